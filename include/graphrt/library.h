@@ -1,0 +1,50 @@
+// graphrt::Library — a loaded image of native code that answers symbol lookups.
+//
+// The module system builds TVM's module tree on top of a Library: it fills the
+// image's context-function pointers, reads `__tvm_dev_mblob` and wraps exported
+// functions as packed functions. Two implementations exist: the dlopen one in
+// the core (src/dso_library.cc) and the embedded ELF loader (modules/elf), which
+// registers itself under the loader name "elf".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace graphrt {
+
+class Library {
+ public:
+  virtual ~Library() = default;
+  // Address of an exported symbol, or nullptr when the image has none.
+  virtual void* symbol(const std::string& name) const = 0;
+  // Where the image came from (a path, or "<memory>"), for error messages.
+  virtual std::string origin() const = 0;
+  // Exported symbol names (best effort; used for "did you mean" hints and
+  // listings). May be empty.
+  virtual std::vector<std::string> symbol_names() const { return {}; }
+};
+
+// A loader makes a Library from a file path or an in-memory image.
+struct LibrarySource {
+  std::string path;                 // set when loading from a file
+  const uint8_t* data = nullptr;    // set when loading from memory
+  size_t size = 0;
+};
+using LibraryLoader = std::function<std::shared_ptr<Library>(const LibrarySource&)>;
+
+// Loader registry: "dlopen" is built in; back ends add more ("elf").
+void register_library_loader(const std::string& name, LibraryLoader loader);
+std::shared_ptr<Library> load_library(const std::string& loader, const LibrarySource& source);
+std::vector<std::string> library_loader_names();
+
+// The runtime's implementation of a TVM C-ABI entry point by its name
+// ("TVMBackendAllocWorkspace", "TVMFuncCall", ...), or nullptr. An in-memory
+// loader resolves the image's imports against these.
+void* runtime_symbol(const std::string& name);
+std::vector<std::string> runtime_symbol_names();
+
+}  // namespace graphrt

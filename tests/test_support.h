@@ -1,0 +1,33 @@
+// Helpers shared by the test suites: fixture discovery and .npy reading.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace graphrt_test {
+
+// Path of ../shared/fixtures (GRAPHRT_FIXTURES env overrides the build-time
+// default); "" when the folder is absent.
+std::string fixtures_dir();
+// fixtures_dir()/<relative>; calls GTEST_SKIP-able check through the macro below.
+std::string fixture_path(const std::string& relative);
+std::vector<uint8_t> read_file(const std::string& path);
+
+// A parsed .npy file: dtype descr ("<f4"), shape and raw little-endian bytes.
+struct Npy {
+  std::string descr;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+};
+Npy read_npy(const std::string& path);
+
+}  // namespace graphrt_test
+
+#define GRAPHRT_REQUIRE_FIXTURES()                                                   \
+  do {                                                                               \
+    if (graphrt_test::fixtures_dir().empty())                                        \
+      GTEST_SKIP() << "fixtures folder ../shared/fixtures not found (set GRAPHRT_FIXTURES)"; \
+  } while (0)
