@@ -1,0 +1,88 @@
+// graphrt::elf::ElfImage — an ELF64 shared object loaded into memory by
+// graphrt itself instead of dlopen.
+//
+// Why: images loaded this way are private to their owner (several copies of
+// one .so load side by side with independent globals), they can come from a
+// memory buffer, and they can only call what the caller's import table
+// allows. Supported: ET_DYN for x86_64 (execute) and aarch64 (relocate-only).
+//
+// Load pipeline: validate headers -> map the address range once (RW) -> copy
+// PT_LOAD bytes (bss stays zero) -> parse PT_DYNAMIC -> resolve imports ->
+// relocate -> final protections (W^X, RELRO read-only) -> DT_INIT, then
+// DT_INIT_ARRAY. The destructor runs DT_FINI_ARRAY (reverse), DT_FINI, unmaps.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "elf_types.h"
+
+namespace graphrt {
+namespace elf {
+
+struct SymbolInfo {
+  void* address = nullptr;
+  uint64_t size = 0;  // st_size
+  unsigned type = 0;  // STT_FUNC, STT_OBJECT, ...
+};
+
+class ElfImage {
+ public:
+  // Loads from a file (read through a private read-only mapping).
+  static std::unique_ptr<ElfImage> load_file(const std::string& path, const LoadOptions& options = {});
+  // Loads from caller memory; the bytes are copied and need not outlive the call.
+  static std::unique_ptr<ElfImage> load_memory(const uint8_t* data, size_t size, const LoadOptions& options = {},
+                                               const std::string& origin = "<memory>");
+
+  ~ElfImage();
+  ElfImage(const ElfImage&) = delete;
+  ElfImage& operator=(const ElfImage&) = delete;
+
+  // Address of an exported (defined GLOBAL/WEAK) symbol, or nullptr.
+  void* symbol(const std::string& name) const;
+  std::optional<SymbolInfo> find_symbol(const std::string& name) const;
+  std::vector<std::string> symbol_names() const;
+  // Undefined symbols the image imported (resolved or weak-zero).
+  const std::vector<std::string>& imports() const { return imports_; }
+
+  const std::string& origin() const { return origin_; }
+  uint16_t machine() const { return machine_; }
+  bool executable() const { return executable_; }
+  const uint8_t* base() const;
+  size_t size() const;
+  // True when [p, p+n) lies inside the mapped image.
+  bool contains(const void* p, size_t n) const;
+  // True when every byte of [p, p+n) is in a readable page of this image.
+  bool is_readable(const void* p, size_t n) const;
+  // True when p lies in an executable page of this image.
+  bool is_code(const void* p) const;
+
+  struct State;  // loader internals (elf_image.cc)
+
+ private:
+  // Passkey: only the load_* factories can construct, yet make_unique works.
+  struct Key {
+    explicit Key() = default;
+  };
+
+ public:
+  ElfImage(Key, const uint8_t* data, size_t size, const LoadOptions& options, std::string origin);
+
+ private:
+  void load(const uint8_t* data, size_t size, const LoadOptions& options);
+  void run_initializers();
+  void run_finalizers() noexcept;
+
+  std::string origin_;
+  uint16_t machine_ = 0;
+  bool executable_ = false;
+  std::vector<std::string> imports_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace elf
+}  // namespace graphrt

@@ -1,0 +1,32 @@
+#include "elf_library.h"
+
+#include "elf_imports.h"
+#include "graphrt/error.h"
+
+namespace graphrt {
+namespace elf {
+
+ImportResolver default_import_resolver() {
+  return [](const std::string& name) -> void* {
+    if (void* p = graphrt::runtime_symbol(name)) return p;
+    return libc_allowlist_symbol(name);
+  };
+}
+
+std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {
+  LoadOptions options;
+  options.imports = default_import_resolver();
+  std::shared_ptr<ElfImage> image;
+  if (!source.path.empty()) {
+    image = ElfImage::load_file(source.path, options);
+  } else {
+    GRAPHRT_CHECK(source.data != nullptr && source.size != 0, "elf loader: empty library source");
+    image = ElfImage::load_memory(source.data, source.size, options);
+  }
+  return std::make_shared<ElfLibrary>(std::move(image));
+}
+
+void register_module() { graphrt::register_library_loader("elf", &load_elf_library); }
+
+}  // namespace elf
+}  // namespace graphrt

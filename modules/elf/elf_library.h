@@ -1,0 +1,38 @@
+// The embedded ELF loader as a graphrt::Library back end ("elf" loader).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "elf_image.h"
+#include "graphrt/library.h"
+
+namespace graphrt {
+namespace elf {
+
+// Import table for TVM-exported images: the runtime's TVM C-ABI entry points
+// (graphrt::runtime_symbol) first, then the libc/libm allow-list.
+ImportResolver default_import_resolver();
+
+class ElfLibrary : public graphrt::Library {
+ public:
+  explicit ElfLibrary(std::shared_ptr<ElfImage> image) : image_(std::move(image)) {}
+  void* symbol(const std::string& name) const override { return image_->symbol(name); }
+  std::string origin() const override { return image_->origin(); }
+  std::vector<std::string> symbol_names() const override { return image_->symbol_names(); }
+  const ElfImage& image() const { return *image_; }
+
+ private:
+  std::shared_ptr<ElfImage> image_;
+};
+
+// Loads a Library from a path or memory source with default_import_resolver().
+std::shared_ptr<Library> load_elf_library(const LibrarySource& source);
+
+// Registers load_elf_library as the "elf" library loader. Called once from
+// modules/register_all.cc.
+void register_module();
+
+}  // namespace elf
+}  // namespace graphrt
