@@ -57,9 +57,20 @@ bool MappedImage::contains_host(const void* p, size_t length) const {
   return addr >= start && addr - start <= size_ && length <= size_ - (addr - start);
 }
 
+bool MappedImage::pages_readable(uint64_t offset, uint64_t length) const {
+  if (page_prot_.empty() || length == 0) return true;  // before the plan: only copy_segments runs
+  const uint64_t page = host_page_size();
+  for (uint64_t i = offset / page; i <= (offset + length - 1) / page; ++i) {
+    if (i >= page_prot_.size() || (page_prot_[i] & PROT_READ) == 0) return false;
+  }
+  return true;
+}
+
 uint8_t* MappedImage::at(uint64_t vaddr, uint64_t length, const char* what) const {
-  if (!contains(vaddr, length)) {
-    throw Error(std::string("ELF ") + what + " lies outside the loaded image")
+  // In range is not enough: gaps between segments end up PROT_NONE, so a
+  // table placed there would fault on a later lookup.
+  if (!contains(vaddr, length) || !pages_readable(vaddr - vaddr_min_, length)) {
+    throw Error(std::string("ELF ") + what + " lies outside the loaded segments")
         .with("vaddr", hex(vaddr))
         .with("size", std::to_string(length));
   }
@@ -125,13 +136,8 @@ void MappedImage::apply_protection(const ParsedElf& parsed) {
 }
 
 bool MappedImage::is_readable(const void* p, size_t length) const {
-  if (!contains_host(p, length) || length == 0) return false;
-  const uint64_t first = static_cast<uint64_t>(static_cast<const uint8_t*>(p) - base_);
-  const uint64_t page = host_page_size();
-  for (uint64_t i = first / page; i <= (first + length - 1) / page; ++i) {
-    if (i >= page_prot_.size() || (page_prot_[i] & PROT_READ) == 0) return false;
-  }
-  return true;
+  if (!contains_host(p, length) || length == 0 || page_prot_.empty()) return false;
+  return pages_readable(static_cast<uint64_t>(static_cast<const uint8_t*>(p) - base_), length);
 }
 
 bool MappedImage::is_executable(uint64_t host_address) const {

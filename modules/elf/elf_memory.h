@@ -62,6 +62,7 @@ class MappedImage {
 
  private:
   void release();
+  bool pages_readable(uint64_t offset, uint64_t length) const;
 
   uint8_t* base_ = nullptr;
   size_t size_ = 0;

@@ -235,6 +235,19 @@ TEST(ElfCorrupt, BadSymbolAndHashTables) {
   try_load(b);  // may load; lookups must still not crash
 }
 
+TEST(ElfCorrupt, TablesInUnreadablePages) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  // A segment without permissions ends up PROT_NONE; the dynamic symbol
+  // table living there must be refused at load, not fault at lookup time
+  // (found by the fuzzer).
+  std::vector<uint8_t> b = mlp_lib();
+  const int first = find_phdr(b, PT_LOAD, 0);
+  Elf64_Phdr p = phdr(b, first);
+  p.p_flags = 0;
+  set_phdr(b, first, p);
+  EXPECT_NE(load_error(b).find("outside the loaded segments"), std::string::npos);
+}
+
 TEST(ElfCorrupt, InitArrayMustPointIntoCode) {
   GRAPHRT_REQUIRE_FIXTURES();
   std::vector<uint8_t> b = mlp_lib();
