@@ -26,6 +26,9 @@ class Library {
   // Exported symbol names (best effort; used for "did you mean" hints and
   // listings). May be empty.
   virtual std::vector<std::string> symbol_names() const { return {}; }
+  // Size in bytes of a data symbol (from its ELF symbol entry), or 0 when
+  // unknown. Used to bound-check `__tvm_dev_mblob` against its size prefix.
+  virtual size_t symbol_size(const std::string& name) const { (void)name; return 0; }
 };
 
 // A loader makes a Library from a file path or an in-memory image.

@@ -1,0 +1,369 @@
+#include "graphrt/graph_executor.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "graph_json.h"
+#include "graphrt/device_api.h"
+#include "graphrt/packed_func.h"
+#include "op_call.h"
+#include "storage_plan.h"
+#include "string_distance.h"
+
+namespace graphrt {
+
+struct GraphExecutor::Impl {
+  GraphDef graph;
+  Module lib;
+  std::vector<DLDevice> devices;
+  MemoryPlan plan_kind = MemoryPlan::kTvm;
+  size_t tvm_plan_bytes = 0;
+  size_t liveness_plan_bytes = 0;
+
+  std::vector<NDArray> buffers;          // allocated storage
+  std::vector<NDArray> entries;          // one view per entry (its DLTensor is what kernels see)
+  std::vector<uint32_t> alias_group;     // per entry
+  std::vector<std::vector<uint32_t>> group_members;  // representative entry -> entries
+  std::vector<std::vector<DLTensor*>> flat_views;    // per entry: flattened copies to patch on zero-copy
+  std::vector<std::unique_ptr<DLTensor>> flat_storage;
+  std::vector<std::unique_ptr<int64_t>> flat_shapes;
+  std::vector<NDArray> shared_param_owners;  // keeps another executor's params alive
+  std::vector<OpCall> ops;
+  std::map<std::string, int> input_by_name;
+  std::map<std::string, int> output_by_name;
+  std::vector<std::string> param_names;
+
+  DLDevice device_for_type(int type) const {
+    for (const DLDevice& d : devices) {
+      if (d.device_type == type) return d;
+    }
+    return devices[0];
+  }
+
+  uint32_t input_entry(int index) const {
+    if (index < 0 || static_cast<size_t>(index) >= graph.arg_nodes.size())
+      throw Error("input index " + std::to_string(index) + " out of range (graph has " +
+                  std::to_string(graph.arg_nodes.size()) + " inputs)");
+    return graph.entry_id(graph.arg_nodes[index], 0);
+  }
+
+  uint32_t output_entry(int index) const {
+    if (index < 0 || static_cast<size_t>(index) >= graph.heads.size())
+      throw Error("output index " + std::to_string(index) + " out of range (graph has " +
+                  std::to_string(graph.heads.size()) + " outputs)");
+    return graph.entry_id(graph.heads[index]);
+  }
+
+  void setup_storage() {
+    int fallback = devices[0].device_type;
+    StoragePlan tvm = plan_tvm(graph, fallback);
+    StoragePlan live = plan_liveness(graph, fallback);
+    tvm_plan_bytes = tvm.total_bytes();
+    liveness_plan_bytes = live.total_bytes();
+    const StoragePlan& plan = plan_kind == MemoryPlan::kLiveness ? live : tvm;
+    for (const StoragePlan::Buffer& b : plan.buffers) {
+      int64_t words = static_cast<int64_t>((b.bytes + 3) / 4);
+      buffers.push_back(NDArray::empty({words}, DLDataType{kDLFloat, 32, 1}, device_for_type(b.device_type)));
+    }
+    size_t n = graph.num_entries();
+    entries.reserve(n);
+    for (size_t e = 0; e < n; ++e) {
+      const NDArray& buffer = buffers[plan.entry_buffer[e]];
+      try {
+        entries.push_back(buffer.view(graph.shape[e], graph.dtype[e], plan.entry_offset[e]));
+      } catch (Error& err) {
+        throw err.with("entry", std::to_string(e));
+      }
+    }
+    alias_group = alias_groups(graph);
+    group_members.assign(n, {});
+    for (uint32_t e = 0; e < n; ++e) group_members[alias_group[e]].push_back(e);
+    flat_views.assign(n, {});
+  }
+
+  DLTensor* argument_tensor(uint32_t entry, bool flatten) {
+    DLTensor* t = entries[entry].handle();
+    if (!flatten) return t;
+    auto shape = std::make_unique<int64_t>(shape_numel(t->shape, t->ndim));
+    auto flat = std::make_unique<DLTensor>(*t);
+    flat->ndim = 1;
+    flat->shape = shape.get();
+    flat_views[entry].push_back(flat.get());
+    flat_shapes.push_back(std::move(shape));
+    flat_storage.push_back(std::move(flat));
+    return flat_storage.back().get();
+  }
+
+  void setup_ops() {
+    ops.clear();
+    for (auto& v : flat_views) v.clear();
+    flat_storage.clear();
+    flat_shapes.clear();
+    for (uint32_t nid = 0; nid < graph.nodes.size(); ++nid) {
+      const GraphNode& node = graph.nodes[nid];
+      if (node.op != "tvm_op" || node.func_name == "__nop") continue;
+      std::vector<DLTensor*> args;
+      for (const NodeEntry& in : node.inputs) args.push_back(argument_tensor(graph.entry_id(in), node.flatten_data));
+      for (uint32_t i = 0; i < node.num_outputs; ++i)
+        args.push_back(argument_tensor(graph.entry_id(nid, i), node.flatten_data));
+      PackedFunc fn;
+      if (node.func_name != "__copy") fn = resolve(nid, node);
+      ops.push_back(OpCall::make(nid, node.name, node.func_name, std::move(fn), std::move(args)));
+    }
+  }
+
+  PackedFunc resolve(uint32_t nid, const GraphNode& node) {
+    PackedFunc fn = lib->get_function(node.func_name, true);
+    if (fn) return fn;
+    std::vector<std::string> names = lib->function_names();
+    for (const Module& m : lib->imports()) {
+      for (const std::string& name : m->function_names()) names.push_back(name);
+    }
+    std::string hint = closest_matches(node.func_name, names, 3);
+    throw Error("graph node " + std::to_string(nid) + " '" + node.name + "' calls function '" + node.func_name +
+                "', which the library does not have" + (hint.empty() ? "" : " (did you mean: " + hint + "?)"))
+        .with("node", node.name)
+        .with("symbol", node.func_name);
+  }
+
+  void build_name_maps() {
+    for (size_t i = 0; i < graph.arg_nodes.size(); ++i) input_by_name[graph.nodes[graph.arg_nodes[i]].name] = static_cast<int>(i);
+    for (size_t i = 0; i < graph.heads.size(); ++i) {
+      const NodeEntry& h = graph.heads[i];
+      const std::string& name = graph.nodes[h.node_id].name;
+      output_by_name[name + ":" + std::to_string(h.index)] = static_cast<int>(i);
+      output_by_name[name] = static_cast<int>(i);
+    }
+  }
+
+  void check_tensor_matches(uint32_t entry, const DLTensor* value, const std::string& what) const {
+    const DLTensor* mine = entries[entry].handle();
+    bool same_shape = mine->ndim == value->ndim &&
+                      std::equal(mine->shape, mine->shape + mine->ndim, value->shape);
+    if (!same_shape || mine->dtype != value->dtype)
+      throw Error(what + " expects " + shape_to_string(mine->shape, mine->ndim) + " " + dtype_to_string(mine->dtype) +
+                  ", got " + shape_to_string(value->shape, value->ndim) + " " + dtype_to_string(value->dtype));
+  }
+
+  void point_group_at(uint32_t entry, void* data) {
+    for (uint32_t member : group_members[alias_group[entry]]) {
+      entries[member]->data = data;
+      for (DLTensor* flat : flat_views[member]) flat->data = data;
+    }
+  }
+
+  void check_zero_copy(uint32_t entry, const DLTensor* value, const std::string& what) const {
+    check_tensor_matches(entry, value, what);
+    const DLTensor* mine = entries[entry].handle();
+    auto address = reinterpret_cast<uintptr_t>(value->data) + value->byte_offset;
+    if (address % 64 != 0) throw Error(what + ": zero-copy tensors must be 64-byte aligned");
+    if (!(mine->device == value->device))
+      throw Error(what + ": zero-copy tensor is on " + device_to_string(value->device) + ", graph expects " +
+                  device_to_string(mine->device));
+    if (!tensor_is_contiguous(value)) throw Error(what + ": zero-copy tensors must be contiguous");
+  }
+};
+
+GraphExecutor::GraphExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GraphExecutor::~GraphExecutor() = default;
+
+static MemoryPlan plan_from_env(MemoryPlan fallback) {
+  const char* env = std::getenv("GRAPHRT_MEMORY_PLAN");
+  if (!env || !*env) return fallback;
+  std::string v = env;
+  if (v == "liveness") return MemoryPlan::kLiveness;
+  if (v == "tvm") return MemoryPlan::kTvm;
+  throw Error("GRAPHRT_MEMORY_PLAN must be 'tvm' or 'liveness', got '" + v + "'");
+}
+
+std::shared_ptr<GraphExecutor> GraphExecutor::create(const std::string& graph_json, const Module& lib,
+                                                     const std::vector<DLDevice>& devices,
+                                                     const GraphExecutorOptions& options) {
+  if (!lib) throw Error("graph executor needs a library module");
+  if (devices.empty()) throw Error("graph executor needs at least one device");
+  auto impl = std::make_unique<Impl>();
+  impl->graph = parse_graph_json(graph_json);
+  impl->lib = lib;
+  impl->devices = devices;
+  impl->plan_kind = options.memory_plan_from_env ? plan_from_env(options.memory_plan) : options.memory_plan;
+  impl->setup_storage();
+  impl->setup_ops();
+  impl->build_name_maps();
+  return std::shared_ptr<GraphExecutor>(new GraphExecutor(std::move(impl)));
+}
+
+int GraphExecutor::num_inputs() const { return static_cast<int>(impl_->graph.arg_nodes.size()); }
+int GraphExecutor::num_outputs() const { return static_cast<int>(impl_->graph.heads.size()); }
+
+int GraphExecutor::input_index(const std::string& name) const {
+  auto it = impl_->input_by_name.find(name);
+  return it == impl_->input_by_name.end() ? -1 : it->second;
+}
+
+int GraphExecutor::output_index(const std::string& name) const {
+  auto it = impl_->output_by_name.find(name);
+  return it == impl_->output_by_name.end() ? -1 : it->second;
+}
+
+std::string GraphExecutor::input_name(int index) const {
+  impl_->input_entry(index);
+  return impl_->graph.nodes[impl_->graph.arg_nodes[index]].name;
+}
+
+std::vector<std::string> GraphExecutor::input_names() const {
+  std::vector<std::string> names;
+  for (uint32_t a : impl_->graph.arg_nodes) names.push_back(impl_->graph.nodes[a].name);
+  return names;
+}
+
+std::vector<TensorInfo> GraphExecutor::input_info() const {
+  std::vector<TensorInfo> out;
+  const GraphDef& g = impl_->graph;
+  for (uint32_t a : g.arg_nodes) {
+    const std::string& name = g.nodes[a].name;
+    if (std::find(impl_->param_names.begin(), impl_->param_names.end(), name) != impl_->param_names.end()) continue;
+    uint32_t e = g.entry_id(a, 0);
+    out.push_back(TensorInfo{name, g.shape[e], g.dtype[e]});
+  }
+  return out;
+}
+
+std::vector<TensorInfo> GraphExecutor::output_info() const {
+  std::vector<TensorInfo> out;
+  const GraphDef& g = impl_->graph;
+  for (const NodeEntry& h : g.heads) {
+    uint32_t e = g.entry_id(h);
+    out.push_back(TensorInfo{g.nodes[h.node_id].name, g.shape[e], g.dtype[e]});
+  }
+  return out;
+}
+
+void GraphExecutor::set_input(int index, const DLTensor* value) {
+  uint32_t entry = impl_->input_entry(index);
+  impl_->check_tensor_matches(entry, value, "input '" + input_name(index) + "'");
+  copy_tensor(value, impl_->entries[entry].handle());
+}
+
+void GraphExecutor::set_input(const std::string& name, const DLTensor* value) {
+  int index = input_index(name);
+  if (index < 0) {
+    std::string valid;
+    for (const std::string& n : input_names()) valid += (valid.empty() ? "" : ", ") + n;
+    throw Error("unknown input '" + name + "' (valid inputs: " + valid + ")").with("tensor", name);
+  }
+  set_input(index, value);
+}
+
+void GraphExecutor::set_input_zero_copy(int index, const DLTensor* value) {
+  uint32_t entry = impl_->input_entry(index);
+  impl_->check_zero_copy(entry, value, "input '" + input_name(index) + "'");
+  impl_->point_group_at(entry, static_cast<char*>(value->data) + value->byte_offset);
+}
+
+void GraphExecutor::set_output_zero_copy(int index, const DLTensor* value) {
+  uint32_t entry = impl_->output_entry(index);
+  impl_->check_zero_copy(entry, value, "output " + std::to_string(index));
+  impl_->point_group_at(entry, static_cast<char*>(value->data) + value->byte_offset);
+}
+
+NDArray GraphExecutor::get_input(int index) const { return impl_->entries[impl_->input_entry(index)]; }
+NDArray GraphExecutor::get_output(int index) const { return impl_->entries[impl_->output_entry(index)]; }
+
+void GraphExecutor::copy_output_to(int index, DLTensor* out) const {
+  uint32_t entry = impl_->output_entry(index);
+  impl_->check_tensor_matches(entry, out, "output " + std::to_string(index));
+  copy_tensor(impl_->entries[entry].handle(), out);
+}
+
+void GraphExecutor::load_params(const std::string& bytes) {
+  ParamList params = load_param_dict(bytes, "params");
+  for (const auto& p : params) {
+    int index = input_index(p.first);
+    if (index < 0) continue;  // TVM ignores params the graph does not use
+    uint32_t entry = impl_->input_entry(index);
+    const DLTensor* mine = impl_->entries[entry].handle();
+    if (tensor_nbytes(mine) != p.second.nbytes())
+      throw Error("param '" + p.first + "' has " + std::to_string(p.second.nbytes()) + " bytes " +
+                  shape_to_string(p.second.shape()) + " " + dtype_to_string(p.second.dtype()) + ", the graph expects " +
+                  std::to_string(tensor_nbytes(mine)) + " bytes " + shape_to_string(mine->shape, mine->ndim) + " " +
+                  dtype_to_string(mine->dtype))
+          .with("param", p.first);
+    copy_tensor(p.second.handle(), impl_->entries[entry].handle());
+    if (std::find(impl_->param_names.begin(), impl_->param_names.end(), p.first) == impl_->param_names.end())
+      impl_->param_names.push_back(p.first);
+  }
+}
+
+void GraphExecutor::share_params(const GraphExecutor& other, const std::string& bytes) {
+  ParamList params = load_param_dict(bytes, "params");
+  for (const auto& p : params) {
+    int index = input_index(p.first);
+    if (index < 0) continue;
+    int other_index = other.input_index(p.first);
+    if (other_index < 0) throw Error("share_params: the other executor has no input '" + p.first + "'").with("param", p.first);
+    NDArray theirs = other.get_input(other_index);
+    uint32_t entry = impl_->input_entry(index);
+    impl_->check_tensor_matches(entry, theirs.handle(), "shared param '" + p.first + "'");
+    impl_->point_group_at(entry, theirs->data);
+    impl_->shared_param_owners.push_back(theirs);
+    if (std::find(impl_->param_names.begin(), impl_->param_names.end(), p.first) == impl_->param_names.end())
+      impl_->param_names.push_back(p.first);
+  }
+}
+
+std::vector<std::string> GraphExecutor::param_names() const { return impl_->param_names; }
+
+void GraphExecutor::run() {
+  for (OpCall& op : impl_->ops) op.invoke();
+}
+
+ProfileReport GraphExecutor::profile(int runs) {
+  using clock = std::chrono::steady_clock;
+  ProfileReport report;
+  report.runs = runs;
+  for (const OpCall& op : impl_->ops) report.nodes.push_back(NodeProfile{op.node_name(), op.function_name(), 0, 0});
+  clock::time_point origin = clock::now();
+  for (int r = 0; r < runs; ++r) {
+    for (size_t i = 0; i < impl_->ops.size(); ++i) {
+      clock::time_point start = clock::now();
+      impl_->ops[i].invoke();
+      for (const DLDevice& d : impl_->devices) {
+        if (d.device_type != kDLCPU) device_api(d)->synchronize(d, nullptr);
+      }
+      clock::time_point end = clock::now();
+      double us = std::chrono::duration<double, std::micro>(end - start).count();
+      report.nodes[i].total_us += us;
+      report.nodes[i].calls += 1;
+      report.total_us += us;
+      report.events.push_back(ProfileReport::TraceEvent{
+          impl_->ops[i].node_name(), impl_->ops[i].function_name(),
+          std::chrono::duration<double, std::micro>(start - origin).count(), us});
+    }
+  }
+  return report;
+}
+
+MemoryReport GraphExecutor::memory_report() const {
+  MemoryReport r;
+  r.tvm_plan_bytes = impl_->tvm_plan_bytes;
+  r.liveness_plan_bytes = impl_->liveness_plan_bytes;
+  r.active = impl_->plan_kind;
+  for (const NDArray& b : impl_->buffers) r.allocated_bytes += b.nbytes();
+  return r;
+}
+
+const GraphDef& GraphExecutor::graph() const { return impl_->graph; }
+std::vector<DLDevice> GraphExecutor::devices() const { return impl_->devices; }
+
+std::shared_ptr<GraphExecutor> create_graph_executor(const std::string& graph_json, const Module& lib,
+                                                     const std::string& params_bytes,
+                                                     const std::vector<DLDevice>& devices,
+                                                     const GraphExecutorOptions& options) {
+  auto executor = GraphExecutor::create(graph_json, lib, devices, options);
+  if (!params_bytes.empty()) executor->load_params(params_bytes);
+  return executor;
+}
+
+}  // namespace graphrt

@@ -1,0 +1,113 @@
+#include "graph_executor_factory.h"
+
+#include "graphrt/binary_loader.h"
+#include "graphrt/registry.h"
+
+namespace graphrt {
+
+namespace {
+
+std::vector<DLDevice> devices_from_args(const TVMArgs& args, int first) {
+  std::vector<DLDevice> devices;
+  for (int i = first; i < args.size(); ++i) devices.push_back(args.as_device(i));
+  if (devices.empty()) devices.push_back(DLDevice{kDLCPU, 0});
+  return devices;
+}
+
+MemoryPlan plan_from_name(const std::string& name) {
+  if (name == "tvm") return MemoryPlan::kTvm;
+  if (name == "liveness") return MemoryPlan::kLiveness;
+  throw Error("unknown memory plan '" + name + "' (use 'tvm' or 'liveness')");
+}
+
+class GraphExecutorFactoryNode : public ModuleNode {
+ public:
+  explicit GraphExecutorFactoryNode(FactoryContents contents) : contents_(std::move(contents)) {}
+  std::string type_key() const override { return "GraphExecutorFactory"; }
+  const FactoryContents& contents() const { return contents_; }
+
+  PackedFunc find_function(const std::string& name, const Module& self) override {
+    Module keep = self;
+    if (name == contents_.module_name) {
+      return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
+        GraphExecutorOptions options;
+        ret->set_module(make_graph_executor_module(create(devices_from_args(args, 0), options)));
+      }, name);
+    }
+    if (name == "create_with_plan") {  // graphrt: ("tvm"|"liveness", dev0, dev1, ...)
+      return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
+        GraphExecutorOptions options;
+        options.memory_plan = plan_from_name(args.as_string(0));
+        options.memory_plan_from_env = false;
+        ret->set_module(make_graph_executor_module(create(devices_from_args(args, 1), options)));
+      }, name);
+    }
+    if (name == "get_graph_json") {
+      return make_function([this, keep](const TVMArgs&, RetValue* ret) { ret->set_string(contents_.graph_json); }, name);
+    }
+    if (name == "get_params_bytes") {  // graphrt: params in save_param_dict format
+      return make_function([this, keep](const TVMArgs&, RetValue* ret) {
+        ret->set_bytes(save_param_dict(contents_.params));
+      }, name);
+    }
+    if (name == "remove_params") {
+      return make_function([this, keep](const TVMArgs&, RetValue* ret) {
+        FactoryContents stripped{contents_.graph_json, {}, contents_.module_name};
+        auto node = make_ref<GraphExecutorFactoryNode>(std::move(stripped));
+        for (const Module& m : imports()) node->add_import(m);
+        ret->set_module(Module(node));
+      }, name);
+    }
+    return PackedFunc();
+  }
+
+  std::vector<std::string> function_names() const override {
+    return {contents_.module_name, "create_with_plan", "get_graph_json", "get_params_bytes", "remove_params"};
+  }
+
+ private:
+  std::shared_ptr<GraphExecutor> create(const std::vector<DLDevice>& devices, const GraphExecutorOptions& options) {
+    if (imports().empty()) throw Error("GraphExecutorFactory has no library module to run");
+    auto executor = GraphExecutor::create(contents_.graph_json, imports()[0], devices, options);
+    for (const auto& p : contents_.params) {
+      int index = executor->input_index(p.first);
+      if (index >= 0) executor->set_input(index, p.second.handle());
+    }
+    return executor;
+  }
+
+  FactoryContents contents_;
+};
+
+Module load_factory(BlobReader& reader) {
+  FactoryContents c;
+  c.graph_json = reader.read_string("factory graph JSON");
+  uint64_t count = reader.read_u64("factory param count");
+  std::vector<std::string> names = reader.read_string_vector("factory param names");
+  if (names.size() != count)
+    throw reader.error("GraphExecutorFactory says " + std::to_string(count) + " params but lists " +
+                       std::to_string(names.size()) + " names");
+  for (const std::string& name : names) {
+    try {
+      c.params.emplace_back(name, read_ndarray_record(reader));
+    } catch (Error& e) {
+      throw e.with("param", name);
+    }
+  }
+  c.module_name = reader.read_string("factory module name");
+  return Module(make_ref<GraphExecutorFactoryNode>(std::move(c)));
+}
+
+}  // namespace
+
+const FactoryContents* factory_contents(const Module& module) {
+  auto* node = dynamic_cast<GraphExecutorFactoryNode*>(module.get());
+  return node ? &node->contents() : nullptr;
+}
+
+void register_graph_executor_factory() {
+  register_binary_loader("GraphExecutorFactory", load_factory);
+  register_binary_loader("GraphRuntimeFactory", load_factory);
+}
+
+}  // namespace graphrt

@@ -1,0 +1,152 @@
+// The "GraphExecutor" module: TVM's packed-function interface (spec §4.10)
+// over GraphExecutor, so TVM-style callers (Python, C) drive it by name.
+#include <fstream>
+#include <functional>
+#include <map>
+
+#include "graphrt/graph_executor.h"
+
+namespace graphrt {
+
+namespace {
+
+using Method = std::function<void(GraphExecutor&, const TVMArgs&, RetValue*)>;
+
+int input_index_arg(GraphExecutor& ex, const TVMArgs& args, int i, bool* unknown) {
+  if (args.code(i) == kTVMStr) {
+    int index = ex.input_index(args.as_string(i));
+    *unknown = index < 0;
+    return index;
+  }
+  *unknown = false;
+  return static_cast<int>(args.as_int(i));
+}
+
+int output_index_arg(GraphExecutor& ex, const TVMArgs& args, int i) {
+  if (args.code(i) != kTVMStr) return static_cast<int>(args.as_int(i));
+  std::string name = args.as_string(i);
+  int index = ex.output_index(name);
+  if (index < 0) throw Error("no graph output named '" + name + "'").with("tensor", name);
+  return index;
+}
+
+const std::map<std::string, Method>& methods() {
+  static const std::map<std::string, Method> table = {
+      {"set_input", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {
+         if (a.code(0) == kTVMStr) {
+           ex.set_input(a.as_string(0), a.as_tensor(1));  // graphrt reports unknown names (TVM ignores them)
+         } else {
+           ex.set_input(static_cast<int>(a.as_int(0)), a.as_tensor(1));
+         }
+       }},
+      {"set_input_zero_copy", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {
+         bool unknown;
+         int index = input_index_arg(ex, a, 0, &unknown);
+         if (unknown) throw Error("unknown input '" + a.as_string(0) + "'").with("tensor", a.as_string(0));
+         ex.set_input_zero_copy(index, a.as_tensor(1));
+       }},
+      {"set_output_zero_copy", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {
+         ex.set_output_zero_copy(output_index_arg(ex, a, 0), a.as_tensor(1));
+       }},
+      {"get_output", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         int index = output_index_arg(ex, a, 0);
+         if (a.size() > 1) {
+           ex.copy_output_to(index, a.as_tensor(1));
+         } else {
+           r->set_ndarray(ex.get_output(index));
+         }
+       }},
+      {"get_input", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         bool unknown;
+         int index = input_index_arg(ex, a, 0, &unknown);
+         if (!unknown) r->set_ndarray(ex.get_input(index));
+       }},
+      {"get_num_outputs", [](GraphExecutor& ex, const TVMArgs&, RetValue* r) { r->set_int(ex.num_outputs()); }},
+      {"get_num_inputs", [](GraphExecutor& ex, const TVMArgs&, RetValue* r) { r->set_int(ex.num_inputs()); }},
+      {"get_input_index", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         r->set_int(ex.input_index(a.as_string(0)));
+       }},
+      {"get_output_index", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         r->set_int(ex.output_index(a.as_string(0)));
+       }},
+      {"get_input_name", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         r->set_string(ex.input_name(static_cast<int>(a.as_int(0))));
+       }},
+      // graphrt: get_input_info as JSON text ({"shape": {...}, "dtype": {...}}),
+      // since graphrt exposes no Map objects.
+      {"get_input_info_json", [](GraphExecutor& ex, const TVMArgs&, RetValue* r) {
+         std::string shapes, dtypes;
+         for (const TensorInfo& t : ex.input_info()) {
+           std::string dims;
+           for (int64_t d : t.shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+           shapes += (shapes.empty() ? "" : ",") + std::string("\"") + t.name + "\":[" + dims + "]";
+           dtypes += (dtypes.empty() ? "" : ",") + std::string("\"") + t.name + "\":\"" + dtype_to_string(t.dtype) + "\"";
+         }
+         r->set_string("{\"shape\":{" + shapes + "},\"dtype\":{" + dtypes + "}}");
+       }},
+      {"run", [](GraphExecutor& ex, const TVMArgs&, RetValue*) { ex.run(); }},
+      {"load_params", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) { ex.load_params(a.as_string(0)); }},
+      {"share_params", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {
+         auto other = graph_executor_of(a.as_module(0));
+         if (!other) throw Error("share_params: argument 0 is not a graph executor module");
+         ex.share_params(*other, a.as_string(1));
+       }},
+      // graphrt: profile(runs) -> text table; profile_trace(runs, path) writes Chrome-trace JSON.
+      {"profile", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         int runs = a.size() > 0 ? static_cast<int>(a.as_int(0)) : 1;
+         r->set_string(ex.profile(runs).table());
+       }},
+      {"profile_trace", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         ProfileReport report = ex.profile(static_cast<int>(a.as_int(0)));
+         std::string path = a.as_string(1);
+         std::ofstream out(path);
+         if (!out) throw Error("cannot write trace file").with("file", path);
+         out << report.chrome_trace();
+         r->set_string(report.table());
+       }},
+      {"memory_report", [](GraphExecutor& ex, const TVMArgs&, RetValue* r) {
+         MemoryReport m = ex.memory_report();
+         r->set_string("{\"tvm_plan_bytes\":" + std::to_string(m.tvm_plan_bytes) + ",\"liveness_plan_bytes\":" +
+                       std::to_string(m.liveness_plan_bytes) + ",\"allocated_bytes\":" +
+                       std::to_string(m.allocated_bytes) + ",\"active\":\"" +
+                       (m.active == MemoryPlan::kLiveness ? "liveness" : "tvm") + "\"}");
+       }},
+  };
+  return table;
+}
+
+class GraphExecutorModuleNode : public ModuleNode {
+ public:
+  explicit GraphExecutorModuleNode(std::shared_ptr<GraphExecutor> executor) : executor_(std::move(executor)) {}
+  std::string type_key() const override { return "GraphExecutor"; }
+  PackedFunc find_function(const std::string& name, const Module& self) override {
+    auto it = methods().find(name);
+    if (it == methods().end()) return PackedFunc();
+    const Method& method = it->second;
+    Module keep = self;
+    GraphExecutor* ex = executor_.get();
+    return make_function([keep, ex, &method](const TVMArgs& args, RetValue* ret) { method(*ex, args, ret); }, name);
+  }
+  std::vector<std::string> function_names() const override {
+    std::vector<std::string> names;
+    for (const auto& kv : methods()) names.push_back(kv.first);
+    return names;
+  }
+  const std::shared_ptr<GraphExecutor>& executor() const { return executor_; }
+
+ private:
+  std::shared_ptr<GraphExecutor> executor_;
+};
+
+}  // namespace
+
+Module make_graph_executor_module(std::shared_ptr<GraphExecutor> executor) {
+  return Module(make_ref<GraphExecutorModuleNode>(std::move(executor)));
+}
+
+std::shared_ptr<GraphExecutor> graph_executor_of(const Module& module) {
+  auto* node = dynamic_cast<GraphExecutorModuleNode*>(module.get());
+  return node ? node->executor() : nullptr;
+}
+
+}  // namespace graphrt

@@ -1,0 +1,49 @@
+#include "op_call.h"
+
+namespace graphrt {
+
+OpCall OpCall::make(uint32_t node_id, std::string node_name, std::string function_name, PackedFunc fn,
+                    std::vector<DLTensor*> args) {
+  OpCall op;
+  op.node_id_ = node_id;
+  op.node_name_ = std::move(node_name);
+  op.function_name_ = std::move(function_name);
+  op.is_copy_ = op.function_name_ == "__copy";
+  op.cfunc_ = fn ? fn->backend_c_func() : nullptr;
+  op.fn_ = std::move(fn);
+  for (DLTensor* t : args) {
+    TVMValue v;
+    v.v_handle = t;
+    op.values_.push_back(v);
+    op.codes_.push_back(kTVMDLTensorHandle);
+  }
+  return op;
+}
+
+void OpCall::fail(const std::string& message) const {
+  throw Error("node " + std::to_string(node_id_) + " '" + node_name_ + "' (" + function_name_ + ") failed: " + message)
+      .with("node", node_name_)
+      .with("symbol", function_name_);
+}
+
+void OpCall::invoke() {
+  int n = static_cast<int>(values_.size());
+  if (cfunc_) {
+    TVMValue ret;
+    int ret_code = kTVMNullptr;
+    if (cfunc_(values_.data(), codes_.data(), n, &ret, &ret_code, nullptr) != 0) fail(last_error());
+    return;
+  }
+  try {
+    if (is_copy_) {
+      copy_tensor(static_cast<DLTensor*>(values_[0].v_handle), static_cast<DLTensor*>(values_[1].v_handle));
+      return;
+    }
+    RetValue ret;
+    fn_->call(TVMArgs(values_.data(), codes_.data(), n), &ret);
+  } catch (const Error& e) {
+    fail(e.what());
+  }
+}
+
+}  // namespace graphrt

@@ -1,0 +1,32 @@
+// One prepared node call: arguments packed once at creation, so run() does no
+// allocation, string handling or lookup.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graphrt/packed_func.h"
+
+namespace graphrt {
+
+class OpCall {
+ public:
+  static OpCall make(uint32_t node_id, std::string node_name, std::string function_name, PackedFunc fn,
+                     std::vector<DLTensor*> args);
+  void invoke();
+  const std::string& node_name() const { return node_name_; }
+  const std::string& function_name() const { return function_name_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const;
+  uint32_t node_id_ = 0;
+  std::string node_name_;
+  std::string function_name_;
+  PackedFunc fn_;
+  TVMBackendPackedCFunc cfunc_ = nullptr;  // fast path for generated kernels
+  bool is_copy_ = false;
+  std::vector<TVMValue> values_;
+  std::vector<int> codes_;
+};
+
+}  // namespace graphrt

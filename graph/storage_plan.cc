@@ -1,0 +1,189 @@
+#include "storage_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "graphrt/error.h"
+#include "graphrt/ndarray.h"
+
+namespace graphrt {
+
+namespace {
+constexpr size_t kAlignment = 64;
+size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+uint32_t find_root(std::vector<uint32_t>& parent, uint32_t x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+}  // namespace
+
+size_t StoragePlan::total_bytes() const {
+  size_t total = 0;
+  for (const Buffer& b : buffers) total += b.bytes;
+  return total;
+}
+
+size_t entry_bytes(const GraphDef& g, size_t entry) {
+  const auto& shape = g.shape[entry];
+  return dtype_bytes(g.dtype[entry], shape_numel(shape.data(), static_cast<int>(shape.size())));
+}
+
+int entry_device_type(const GraphDef& g, size_t entry, int fallback_type) {
+  return g.device_type.empty() ? fallback_type : g.device_type[entry];
+}
+
+std::vector<uint32_t> alias_groups(const GraphDef& g) {
+  std::vector<uint32_t> parent(g.num_entries());
+  std::iota(parent.begin(), parent.end(), 0);
+  for (size_t nid = 0; nid < g.nodes.size(); ++nid) {
+    const GraphNode& node = g.nodes[nid];
+    if (node.op != "tvm_op" || node.func_name != "__nop" || node.inputs.empty()) continue;
+    uint32_t in = find_root(parent, g.entry_id(node.inputs[0]));
+    uint32_t out = find_root(parent, g.entry_id(static_cast<uint32_t>(nid), 0));
+    parent[out] = in;
+  }
+  for (uint32_t e = 0; e < parent.size(); ++e) parent[e] = find_root(parent, e);
+  return parent;
+}
+
+StoragePlan plan_tvm(const GraphDef& g, int fallback_device_type) {
+  StoragePlan plan;
+  size_t entries = g.num_entries();
+  int64_t max_sid = -1;
+  for (int64_t sid : g.storage_id) max_sid = std::max(max_sid, sid);
+  plan.buffers.resize(static_cast<size_t>(max_sid + 1));
+  std::vector<bool> typed(plan.buffers.size(), false);
+  plan.entry_buffer.resize(entries);
+  plan.entry_offset.assign(entries, 0);
+  for (size_t e = 0; e < entries; ++e) {
+    size_t sid = static_cast<size_t>(g.storage_id[e]);
+    int type = entry_device_type(g, e, fallback_device_type);
+    if (typed[sid] && plan.buffers[sid].device_type != type)
+      throw Error("storage_id " + std::to_string(sid) + " is shared by entries on device types " +
+                  std::to_string(plan.buffers[sid].device_type) + " and " + std::to_string(type))
+          .with("entry", std::to_string(e));
+    typed[sid] = true;
+    plan.buffers[sid].device_type = type;
+    // TVM allocates float32 arrays of ceil(bytes/4) elements: round to 4.
+    size_t bytes = (entry_bytes(g, e) + 3) / 4 * 4;
+    plan.buffers[sid].bytes = std::max(plan.buffers[sid].bytes, bytes);
+    plan.entry_buffer[e] = sid;
+  }
+  return plan;
+}
+
+namespace {
+struct Interval {
+  uint32_t group;
+  size_t bytes;
+  size_t first, last;  // node indices where the group is live
+  int device_type;
+  size_t offset = 0;
+};
+
+std::vector<Interval> group_intervals(const GraphDef& g, const std::vector<uint32_t>& group, int fallback) {
+  size_t n = g.nodes.size();
+  std::map<uint32_t, Interval> by_group;
+  auto touch = [&](uint32_t entry, size_t nid) {
+    uint32_t root = group[entry];
+    auto it = by_group.find(root);
+    int type = entry_device_type(g, entry, fallback);
+    if (it == by_group.end()) {
+      by_group.emplace(root, Interval{root, entry_bytes(g, entry), nid, nid, type});
+      return;
+    }
+    if (it->second.device_type != type)
+      throw Error("aliased entries live on different device types").with("entry", std::to_string(entry));
+    it->second.bytes = std::max(it->second.bytes, entry_bytes(g, entry));
+    it->second.first = std::min(it->second.first, nid);
+    it->second.last = std::max(it->second.last, nid);
+  };
+  for (size_t nid = 0; nid < n; ++nid) {
+    for (uint32_t i = 0; i < g.node_row_ptr[nid + 1] - g.node_row_ptr[nid]; ++i)
+      touch(g.entry_id(static_cast<uint32_t>(nid), i), nid);
+    for (const NodeEntry& in : g.nodes[nid].inputs) touch(g.entry_id(in), nid);
+  }
+  // Inputs, parameters and outputs stay valid outside run(): live throughout.
+  for (uint32_t a : g.arg_nodes) {
+    Interval& iv = by_group.at(group[g.entry_id(a, 0)]);
+    iv.first = 0;
+    iv.last = n;
+  }
+  for (const NodeEntry& h : g.heads) {
+    Interval& iv = by_group.at(group[g.entry_id(h)]);
+    iv.first = 0;
+    iv.last = n;
+  }
+  std::vector<Interval> out;
+  for (auto& kv : by_group) out.push_back(kv.second);
+  return out;
+}
+
+// Greedy offset assignment: largest first, lowest offset that does not
+// overlap any placed interval that is live at the same time.
+size_t place(std::vector<Interval*>& items) {
+  std::sort(items.begin(), items.end(), [](const Interval* a, const Interval* b) {
+    return a->bytes != b->bytes ? a->bytes > b->bytes : a->group < b->group;
+  });
+  std::vector<Interval*> placed;
+  size_t arena = 0;
+  for (Interval* item : items) {
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (const Interval* p : placed) {
+      if (p->first <= item->last && item->first <= p->last) busy.emplace_back(p->offset, p->offset + align_up(p->bytes));
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t offset = 0;
+    size_t need = align_up(item->bytes);
+    for (const auto& b : busy) {
+      if (offset + need <= b.first) break;
+      offset = std::max(offset, b.second);
+    }
+    item->offset = offset;
+    arena = std::max(arena, offset + need);
+    placed.push_back(item);
+  }
+  return arena;
+}
+}  // namespace
+
+StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type) {
+  std::vector<uint32_t> group = alias_groups(g);
+  std::vector<Interval> intervals = group_intervals(g, group, fallback_device_type);
+  std::map<int, std::vector<Interval*>> by_device;
+  for (Interval& iv : intervals) by_device[iv.device_type].push_back(&iv);
+  StoragePlan plan;
+  std::map<int, size_t> buffer_of_device;
+  for (auto& kv : by_device) {
+    size_t arena = place(kv.second);
+    buffer_of_device[kv.first] = plan.buffers.size();
+    plan.buffers.push_back(StoragePlan::Buffer{kv.first, std::max<size_t>(arena, kAlignment)});
+  }
+  std::map<uint32_t, const Interval*> of_group;
+  for (const Interval& iv : intervals) of_group[iv.group] = &iv;
+  size_t entries = g.num_entries();
+  plan.entry_buffer.resize(entries);
+  plan.entry_offset.resize(entries);
+  for (size_t e = 0; e < entries; ++e) {
+    auto it = of_group.find(group[e]);
+    if (it == of_group.end()) {
+      // An entry nothing reads or writes (unused op output): give it the arena start
+      // of its device; it is never live at the same time as anything.
+      int type = entry_device_type(g, e, fallback_device_type);
+      if (!buffer_of_device.count(type)) {
+        buffer_of_device[type] = plan.buffers.size();
+        plan.buffers.push_back(StoragePlan::Buffer{type, align_up(entry_bytes(g, e))});
+      }
+      plan.entry_buffer[e] = buffer_of_device[type];
+      plan.entry_offset[e] = 0;
+      continue;
+    }
+    plan.entry_buffer[e] = buffer_of_device.at(it->second->device_type);
+    plan.entry_offset[e] = it->second->offset;
+  }
+  return plan;
+}
+
+}  // namespace graphrt

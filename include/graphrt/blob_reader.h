@@ -1,0 +1,72 @@
+// Bounds-checked reader for TVM's dmlc::Stream encoding (little-endian).
+//
+// Every read names what it expected and where, so a truncated or corrupt blob
+// fails with "truncated blob: expected 8 bytes (count of names) at offset 96,
+// 3 left" instead of reading past the end.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "graphrt/error.h"
+
+namespace graphrt {
+
+class BlobReader {
+ public:
+  BlobReader(const uint8_t* data, size_t size, std::string origin = "")
+      : data_(data), size_(size), origin_(std::move(origin)) {}
+
+  size_t offset() const { return pos_; }
+  size_t remaining() const { return size_ - pos_; }
+  const std::string& origin() const { return origin_; }
+  bool at_end() const { return pos_ == size_; }
+
+  uint64_t read_u64(const char* what);
+  int64_t read_i64(const char* what) { return static_cast<int64_t>(read_u64(what)); }
+  uint32_t read_u32(const char* what);
+  int32_t read_i32(const char* what) { return static_cast<int32_t>(read_u32(what)); }
+  uint16_t read_u16(const char* what);
+  uint8_t read_u8(const char* what);
+  std::string read_string(const char* what);
+  std::vector<std::string> read_string_vector(const char* what);
+  std::vector<uint64_t> read_u64_vector(const char* what);
+  // A count of elements of `element_size` bytes each that must fit in what is left.
+  uint64_t read_count(const char* what, size_t element_size);
+  void read_bytes(void* out, size_t n, const char* what);
+  const uint8_t* take(size_t n, const char* what);  // pointer into the blob
+
+  // An Error with this reader's origin and current offset as context.
+  Error error(const std::string& message) const;
+
+ private:
+  void need(size_t n, const char* what) const;
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+  std::string origin_;
+};
+
+// Little-endian writer for the same encoding.
+class BlobWriter {
+ public:
+  void write_u64(uint64_t v) { write_raw(&v, 8); }
+  void write_u32(uint32_t v) { write_raw(&v, 4); }
+  void write_u16(uint16_t v) { write_raw(&v, 2); }
+  void write_u8(uint8_t v) { write_raw(&v, 1); }
+  void write_string(const std::string& s) {
+    write_u64(s.size());
+    write_raw(s.data(), s.size());
+  }
+  void write_raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
+  const std::string& bytes() const { return out_; }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;  // host is little-endian (x86_64/aarch64); checked in blob_reader.cc
+};
+
+}  // namespace graphrt

@@ -1,0 +1,121 @@
+// graphrt::GraphExecutor — runs a TVM graph (graph JSON + kernels + params).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphrt/module.h"
+#include "graphrt/ndarray.h"
+
+namespace graphrt {
+
+struct GraphDef;
+
+enum class MemoryPlan {
+  kTvm,       // the graph's storage_id sharing, exactly as TVM allocates it
+  kLiveness,  // intermediates packed into one arena per device from tensor lifetimes
+};
+
+struct GraphExecutorOptions {
+  // Default: TVM's plan, unless GRAPHRT_MEMORY_PLAN=liveness is set.
+  MemoryPlan memory_plan = MemoryPlan::kTvm;
+  bool memory_plan_from_env = true;
+};
+
+struct TensorInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  DLDataType dtype;
+};
+
+struct MemoryReport {
+  size_t tvm_plan_bytes = 0;       // sum of TVM's storage pools
+  size_t liveness_plan_bytes = 0;  // arena size of the liveness re-plan
+  size_t allocated_bytes = 0;      // what this executor actually holds
+  MemoryPlan active = MemoryPlan::kTvm;
+};
+
+struct NodeProfile {
+  std::string node;
+  std::string function;
+  double total_us = 0;
+  int64_t calls = 0;
+};
+
+struct ProfileReport {
+  std::vector<NodeProfile> nodes;  // in node order
+  double total_us = 0;
+  int runs = 0;
+  std::string table() const;  // per node and per function: time, calls, share of total
+  // Chrome trace-event JSON (Perfetto / chrome://tracing open it).
+  std::string chrome_trace() const;
+  struct TraceEvent {
+    std::string node, function;
+    double start_us = 0, duration_us = 0;
+  };
+  std::vector<TraceEvent> events;  // every profiled call, for the trace
+};
+
+class GraphExecutor {
+ public:
+  // `lib` answers the graph's func_names (searched through its imports).
+  // devices[0] is the fallback device.
+  static std::shared_ptr<GraphExecutor> create(const std::string& graph_json, const Module& lib,
+                                               const std::vector<DLDevice>& devices,
+                                               const GraphExecutorOptions& options = {});
+  ~GraphExecutor();
+
+  int num_inputs() const;   // all arg nodes, parameters included (as TVM)
+  int num_outputs() const;
+  int input_index(const std::string& name) const;   // -1 when absent
+  int output_index(const std::string& name) const;  // "<node name>:<i>" or node name; -1 when absent
+  std::string input_name(int index) const;
+  std::vector<std::string> input_names() const;
+  // Inputs the user is expected to set: arg nodes minus loaded params.
+  std::vector<TensorInfo> input_info() const;
+  std::vector<TensorInfo> output_info() const;
+
+  void set_input(int index, const DLTensor* value);
+  void set_input(const std::string& name, const DLTensor* value);  // unknown name: Error listing valid ones
+  void set_input_zero_copy(int index, const DLTensor* value);
+  void set_output_zero_copy(int index, const DLTensor* value);
+  NDArray get_input(int index) const;
+  NDArray get_output(int index) const;
+  void copy_output_to(int index, DLTensor* out) const;
+
+  void load_params(const std::string& bytes);
+  void share_params(const GraphExecutor& other, const std::string& bytes);
+  std::vector<std::string> param_names() const;
+
+  void run();
+  ProfileReport profile(int runs = 1);
+
+  MemoryReport memory_report() const;
+  const GraphDef& graph() const;
+  std::vector<DLDevice> devices() const;
+
+  struct Impl;
+
+ private:
+  explicit GraphExecutor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// TVM's save_param_dict format (spec §3): ordered (name, array) pairs.
+using ParamList = std::vector<std::pair<std::string, NDArray>>;
+ParamList load_param_dict(const std::string& bytes, const std::string& origin = "");
+std::string save_param_dict(const ParamList& params);
+
+// Wraps an executor as a TVM "GraphExecutor" module (set_input, run, ...).
+Module make_graph_executor_module(std::shared_ptr<GraphExecutor> executor);
+std::shared_ptr<GraphExecutor> graph_executor_of(const Module& module);  // null if not one
+
+// Three-file form: kernels .so (or any module) + graph JSON + params bytes.
+std::shared_ptr<GraphExecutor> create_graph_executor(const std::string& graph_json, const Module& lib,
+                                                     const std::string& params_bytes,
+                                                     const std::vector<DLDevice>& devices,
+                                                     const GraphExecutorOptions& options = {});
+
+}  // namespace graphrt

@@ -1,0 +1,60 @@
+// Modules: TVM's unit of loaded code, arranged in an import tree.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graphrt/library.h"
+#include "graphrt/object.h"
+#include "graphrt/packed_func.h"
+
+namespace graphrt {
+
+class ModuleNode : public Object {
+ public:
+  virtual std::string type_key() const = 0;
+  // The module's own function `name`, or null. `self` is a reference to this
+  // module, for functions that must keep it alive.
+  virtual PackedFunc find_function(const std::string& name, const Module& self) = 0;
+  // Names this module can answer (for listings and "did you mean" hints).
+  virtual std::vector<std::string> function_names() const { return {}; }
+
+  // TVM's GetFunction(name, query_imports): self first, then imports depth-first.
+  PackedFunc get_function(const std::string& name, bool query_imports = false);
+  // Like get_function(name, true) but throws an Error naming the function,
+  // the module and close matches when it is missing.
+  PackedFunc require_function(const std::string& name);
+  // TVMBackendGetFuncFromEnv: imports only (recursive), memoised, then the
+  // global registry. Handles stay valid for the module's lifetime.
+  FunctionNode* get_func_from_env(const std::string& name);
+
+  const std::vector<Module>& imports() const { return imports_; }
+  void add_import(const Module& m);
+
+ private:
+  std::vector<Module> imports_;
+  std::mutex env_cache_mutex_;
+  std::map<std::string, PackedFunc> env_cache_;
+};
+
+// Loading options; "dlopen" is the default loader, "elf" the embedded one.
+struct LoadOptions {
+  std::string loader = "dlopen";
+};
+
+// Loads a TVM library (.so) and returns its root module (§1.5 of the spec).
+Module load_module(const std::string& path, const LoadOptions& options = {});
+// Same, from an in-memory image (loaders that support it, e.g. "elf").
+Module load_module_from_memory(const uint8_t* data, size_t size, const LoadOptions& options = {});
+// Builds the module tree for an already loaded image.
+Module load_module_from_library(std::shared_ptr<Library> library);
+// Creates a library module over the system-lib symbol table (`prefix` first).
+Module system_lib(const std::string& prefix = "");
+
+// A one-line-per-module text of the tree ("GraphExecutorFactory\n  library ...").
+std::string describe_module_tree(const Module& root);
+
+}  // namespace graphrt

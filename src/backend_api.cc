@@ -1,0 +1,133 @@
+// The C ABI that TVM-generated code calls (spec §5.5), exported under TVM's
+// names for C-codegen/system-lib code and handed to dlopen'd libraries through
+// their `__TVM*` context pointers (runtime_symbol below).
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "graphrt/device_api.h"
+#include "graphrt/library.h"
+#include "graphrt/module.h"
+#include "graphrt/tvm_abi.h"
+#include "system_lib.h"
+#include "thread_pool.h"
+
+using graphrt::Error;
+
+#define GRAPHRT_EXPORT extern "C" __attribute__((visibility("default")))
+
+GRAPHRT_EXPORT void TVMAPISetLastError(const char* msg) { graphrt::set_last_error(msg ? msg : ""); }
+
+GRAPHRT_EXPORT const char* TVMGetLastError(void) { return graphrt::last_error().c_str(); }
+
+GRAPHRT_EXPORT int TVMFuncCall(TVMFunctionHandle func, TVMValue* args, int* arg_type_codes, int num_args,
+                               TVMValue* ret_val, int* ret_type_code) {
+  try {
+    if (!func) throw Error("TVMFuncCall: null function handle");
+    graphrt::RetValue ret;
+    static_cast<graphrt::FunctionNode*>(func)->call(graphrt::TVMArgs(args, arg_type_codes, num_args), &ret);
+    if (ret_val && ret_type_code) ret.release_to_c(ret_val, ret_type_code);
+    return 0;
+  } catch (const std::exception& e) {
+    graphrt::set_last_error(e.what());
+    return -1;
+  }
+}
+
+GRAPHRT_EXPORT int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionHandle* func) {
+  try {
+    if (!mod_node) throw Error("TVMBackendGetFuncFromEnv: the library's module context is not set");
+    *func = static_cast<graphrt::ModuleNode*>(mod_node)->get_func_from_env(func_name);
+    return 0;
+  } catch (const std::exception& e) {
+    graphrt::set_last_error(e.what());
+    return -1;
+  }
+}
+
+GRAPHRT_EXPORT void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
+                                              int /*dtype_code_hint*/, int /*dtype_bits_hint*/) {
+  try {
+    DLDevice dev{static_cast<DLDeviceType>(device_type), device_id};
+    void* p = graphrt::device_api(dev)->alloc_workspace(dev, nbytes);
+    if (!p) graphrt::set_last_error("TVMBackendAllocWorkspace: out of memory for " + std::to_string(nbytes) + " bytes");
+    return p;
+  } catch (const std::exception& e) {
+    graphrt::set_last_error(e.what());
+    return nullptr;
+  }
+}
+
+GRAPHRT_EXPORT int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
+  try {
+    DLDevice dev{static_cast<DLDeviceType>(device_type), device_id};
+    graphrt::device_api(dev)->free_workspace(dev, ptr);
+    return 0;
+  } catch (const std::exception& e) {
+    graphrt::set_last_error(e.what());
+    return -1;
+  }
+}
+
+GRAPHRT_EXPORT int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
+  return graphrt::thread_pool_launch(flambda, cdata, num_task);
+}
+
+GRAPHRT_EXPORT int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
+  return graphrt::thread_pool_barrier(task_id, penv);
+}
+
+GRAPHRT_EXPORT int TVMBackendRunOnce(void** handle, int (*f)(void*), void* cdata, int /*nbytes*/) {
+  static std::mutex once_mutex;
+  std::lock_guard<std::mutex> lock(once_mutex);
+  if (*handle == nullptr) {
+    *handle = reinterpret_cast<void*>(1);
+    return f(cdata);
+  }
+  return 0;
+}
+
+GRAPHRT_EXPORT int TVMBackendRegisterSystemLibSymbol(const char* name, void* ptr) {
+  graphrt::system_lib_register_symbol(name, ptr);
+  return 0;
+}
+
+GRAPHRT_EXPORT int TVMBackendRegisterEnvCAPI(const char* name, void* ptr) {
+  (void)name;
+  (void)ptr;
+  return 0;  // graphrt fills context pointers itself; nothing to record
+}
+
+namespace graphrt {
+
+namespace {
+const std::map<std::string, void*>& runtime_symbol_table() {
+  static const std::map<std::string, void*> table = {
+      {"TVMAPISetLastError", reinterpret_cast<void*>(&TVMAPISetLastError)},
+      {"TVMGetLastError", reinterpret_cast<void*>(&TVMGetLastError)},
+      {"TVMFuncCall", reinterpret_cast<void*>(&TVMFuncCall)},
+      {"TVMBackendGetFuncFromEnv", reinterpret_cast<void*>(&TVMBackendGetFuncFromEnv)},
+      {"TVMBackendAllocWorkspace", reinterpret_cast<void*>(&TVMBackendAllocWorkspace)},
+      {"TVMBackendFreeWorkspace", reinterpret_cast<void*>(&TVMBackendFreeWorkspace)},
+      {"TVMBackendParallelLaunch", reinterpret_cast<void*>(&TVMBackendParallelLaunch)},
+      {"TVMBackendParallelBarrier", reinterpret_cast<void*>(&TVMBackendParallelBarrier)},
+      {"TVMBackendRunOnce", reinterpret_cast<void*>(&TVMBackendRunOnce)},
+      {"TVMBackendRegisterSystemLibSymbol", reinterpret_cast<void*>(&TVMBackendRegisterSystemLibSymbol)},
+      {"TVMBackendRegisterEnvCAPI", reinterpret_cast<void*>(&TVMBackendRegisterEnvCAPI)},
+  };
+  return table;
+}
+}  // namespace
+
+void* runtime_symbol(const std::string& name) {
+  auto it = runtime_symbol_table().find(name);
+  return it == runtime_symbol_table().end() ? nullptr : it->second;
+}
+
+std::vector<std::string> runtime_symbol_names() {
+  std::vector<std::string> names;
+  for (const auto& kv : runtime_symbol_table()) names.push_back(kv.first);
+  return names;
+}
+
+}  // namespace graphrt

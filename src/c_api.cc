@@ -1,0 +1,314 @@
+// The C API (include/graphrt/c_api.h): modules, functions, arrays, devices.
+#include "graphrt/c_api.h"
+
+#include <cstring>
+
+#include "c_api_support.h"
+#include "graphrt/runtime.h"
+#include "thread_pool.h"
+
+using namespace graphrt;
+
+namespace {
+ModuleNode* as_module(TVMModuleHandle h) {
+  if (!h) throw Error("null module handle");
+  return static_cast<ModuleNode*>(h);
+}
+DLTensor* as_array(TVMArrayHandle h) {
+  if (!h) throw Error("null array handle");
+  return h;
+}
+}  // namespace
+
+GRAPHRT_C_EXPORT int TVMModLoadFromFile(const char* file, const char* format, TVMModuleHandle* out) {
+  return c_api_guard([&] {
+    std::string fmt = format ? format : "";
+    std::string path = file ? file : "";
+    if (fmt.empty()) {
+      size_t dot = path.rfind('.');
+      fmt = dot == std::string::npos ? "" : path.substr(dot + 1);
+    }
+    if (fmt != "so" && fmt != "dll" && fmt != "dylib" && fmt != "dso")
+      throw Error("cannot load format '" + fmt + "' (graphrt loads shared libraries: .so)").with("file", path);
+    *out = load_module(path).release();
+  });
+}
+
+GRAPHRT_C_EXPORT int graphrt_module_load(const char* path, const char* loader, TVMModuleHandle* out) {
+  return c_api_guard([&] {
+    if (!path) throw Error("null path");
+    LoadOptions options;
+    if (loader && *loader) options.loader = loader;
+    *out = load_module(path, options).release();
+  });
+}
+
+GRAPHRT_C_EXPORT int graphrt_module_load_from_memory(const void* data, size_t size, const char* loader,
+                                                     TVMModuleHandle* out) {
+  return c_api_guard([&] {
+    LoadOptions options;
+    options.loader = loader && *loader ? loader : "elf";
+    *out = load_module_from_memory(static_cast<const uint8_t*>(data), size, options).release();
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMModImport(TVMModuleHandle mod, TVMModuleHandle dep) {
+  return c_api_guard([&] { as_module(mod)->add_import(Module(as_module(dep))); });
+}
+
+GRAPHRT_C_EXPORT int TVMModGetFunction(TVMModuleHandle mod, const char* name, int query_imports,
+                                       TVMFunctionHandle* out) {
+  return c_api_guard([&] {
+    if (!name) throw Error("null function name");
+    *out = as_module(mod)->get_function(name, query_imports != 0).release();
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMModFree(TVMModuleHandle mod) {
+  return c_api_guard([&] {
+    if (mod) static_cast<ModuleNode*>(mod)->dec_ref();
+  });
+}
+
+GRAPHRT_C_EXPORT int graphrt_module_type_key(TVMModuleHandle mod, const char** out) {
+  return c_api_guard([&] { *out = thread_local_string(as_module(mod)->type_key()); });
+}
+
+GRAPHRT_C_EXPORT int graphrt_module_num_imports(TVMModuleHandle mod, int* out) {
+  return c_api_guard([&] { *out = static_cast<int>(as_module(mod)->imports().size()); });
+}
+
+GRAPHRT_C_EXPORT int graphrt_module_get_import(TVMModuleHandle mod, int index, TVMModuleHandle* out) {
+  return c_api_guard([&] {
+    const auto& imports = as_module(mod)->imports();
+    if (index < 0 || static_cast<size_t>(index) >= imports.size())
+      throw Error("import index " + std::to_string(index) + " out of range (module has " +
+                  std::to_string(imports.size()) + " imports)");
+    *out = Module(imports[index]).release();
+  });
+}
+
+GRAPHRT_C_EXPORT int graphrt_module_function_names(TVMModuleHandle mod, const char** out) {
+  return c_api_guard([&] {
+    std::string joined;
+    for (const std::string& n : as_module(mod)->function_names()) joined += n + "\n";
+    *out = thread_local_string(joined);
+  });
+}
+
+GRAPHRT_C_EXPORT int graphrt_module_describe(TVMModuleHandle mod, const char** out) {
+  return c_api_guard([&] { *out = thread_local_string(describe_module_tree(Module(as_module(mod)))); });
+}
+
+GRAPHRT_C_EXPORT int graphrt_load_plugin(const char* path) {
+  return c_api_guard([&] { load_plugin(path ? path : ""); });
+}
+
+GRAPHRT_C_EXPORT int TVMFuncFree(TVMFunctionHandle func) {
+  return c_api_guard([&] {
+    if (func) static_cast<FunctionNode*>(func)->dec_ref();
+  });
+}
+
+namespace {
+// Return slot handed to TVMPackedCFunc callbacks.
+struct CallbackReturn {
+  RetValue* ret;
+};
+}  // namespace
+
+GRAPHRT_C_EXPORT int TVMFuncCreateFromCFunc(TVMPackedCFunc func, void* resource_handle, TVMPackedCFuncFinalizer fin,
+                                            TVMFunctionHandle* out) {
+  return c_api_guard([&] {
+    std::shared_ptr<void> resource(resource_handle, [fin](void* p) {
+      if (fin) fin(p);
+    });
+    PackedFunc f = make_function([func, resource](const TVMArgs& args, RetValue* ret) {
+      CallbackReturn slot{ret};
+      int rc = func(const_cast<TVMValue*>(args.values()), const_cast<int*>(args.codes()), args.size(), &slot,
+                    resource.get());
+      if (rc != 0) throw Error(last_error());
+    });
+    *out = f.release();
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMCFuncSetReturn(TVMRetValueHandle ret, TVMValue* value, int* type_code, int num_ret) {
+  return c_api_guard([&] {
+    if (num_ret != 1) throw Error("TVMCFuncSetReturn: num_ret must be 1");
+    RetValue* r = static_cast<CallbackReturn*>(ret)->ret;
+    TVMArgs a(value, type_code, 1);
+    switch (type_code[0]) {
+      case kTVMArgInt: r->set_int(value->v_int64); break;
+      case kTVMArgBool: r->set_bool(value->v_int64 != 0); break;
+      case kTVMArgFloat: r->set_float(value->v_float64); break;
+      case kTVMStr: case kTVMBytes: r->set_string(a.as_string(0)); break;
+      case kTVMNDArrayHandle: r->set_ndarray(a.as_ndarray(0)); break;
+      case kTVMModuleHandle: r->set_module(a.as_module(0)); break;
+      case kTVMPackedFuncHandle: r->set_function(a.as_function(0)); break;
+      case kTVMObjectHandle: r->set_object(a.as_object(0)); break;
+      case kDLDevice: r->set_device(value->v_device); break;
+      case kTVMDataType: r->set_dtype(value->v_type); break;
+      case kTVMNullptr: r->set_none(); break;
+      default: r->set_handle(value->v_handle); break;
+    }
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override) {
+  return c_api_guard([&] {
+    if (!name || !f) throw Error("TVMFuncRegisterGlobal: null name or function");
+    registry_set(name, PackedFunc(static_cast<FunctionNode*>(f)), override != 0);
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out) {
+  return c_api_guard([&] {
+    runtime_init();
+    *out = registry_get(name ? name : "").release();
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMFuncListGlobalNames(int* out_size, const char*** out_array) {
+  return c_api_guard([&] {
+    runtime_init();
+    thread_local std::vector<std::string> names;
+    thread_local std::vector<const char*> pointers;
+    names = registry_names();
+    pointers.clear();
+    for (const std::string& n : names) pointers.push_back(n.c_str());
+    *out_size = static_cast<int>(pointers.size());
+    *out_array = pointers.data();
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMFuncRemoveGlobal(const char* name) {
+  return c_api_guard([&] { registry_remove(name ? name : ""); });
+}
+
+GRAPHRT_C_EXPORT int TVMObjectFree(TVMObjectHandle obj) {
+  return c_api_guard([&] {
+    if (obj) static_cast<Object*>(obj)->dec_ref();
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMObjectRetain(TVMObjectHandle obj) {
+  return c_api_guard([&] {
+    if (obj) static_cast<Object*>(obj)->inc_ref();
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMArrayAlloc(const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
+                                   int dtype_lanes, int device_type, int device_id, TVMArrayHandle* out) {
+  return c_api_guard([&] {
+    if (ndim < 0 || (ndim > 0 && !shape)) throw Error("TVMArrayAlloc: bad shape");
+    std::vector<int64_t> dims(shape, shape + ndim);
+    DLDataType dtype{static_cast<uint8_t>(dtype_code), static_cast<uint8_t>(dtype_bits),
+                     static_cast<uint16_t>(dtype_lanes)};
+    DLDevice dev{static_cast<DLDeviceType>(device_type), device_id};
+    *out = NDArray::empty(dims, dtype, dev).release();
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMArrayFree(TVMArrayHandle handle) {
+  return c_api_guard([&] {
+    if (handle) NDArray::adopt_handle(handle);
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMArrayCopyFromBytes(TVMArrayHandle handle, void* data, size_t nbytes) {
+  return c_api_guard([&] { NDArray::borrow_handle(as_array(handle)).copy_from_bytes(data, nbytes); });
+}
+
+GRAPHRT_C_EXPORT int TVMArrayCopyToBytes(TVMArrayHandle handle, void* data, size_t nbytes) {
+  return c_api_guard([&] { NDArray::borrow_handle(as_array(handle)).copy_to_bytes(data, nbytes); });
+}
+
+GRAPHRT_C_EXPORT int TVMArrayCopyFromTo(TVMArrayHandle from, TVMArrayHandle to, TVMStreamHandle stream) {
+  return c_api_guard([&] { copy_tensor(as_array(from), as_array(to), stream); });
+}
+
+GRAPHRT_C_EXPORT int TVMArrayFromDLPack(DLManagedTensor* from, TVMArrayHandle* out) {
+  return c_api_guard([&] { *out = NDArray::from_dlpack(from).release(); });
+}
+
+GRAPHRT_C_EXPORT int TVMArrayToDLPack(TVMArrayHandle from, DLManagedTensor** out) {
+  return c_api_guard([&] { *out = NDArray::borrow_handle(as_array(from)).to_dlpack(); });
+}
+
+GRAPHRT_C_EXPORT void TVMDLManagedTensorCallDeleter(DLManagedTensor* dltensor) {
+  if (dltensor && dltensor->deleter) dltensor->deleter(dltensor);
+}
+
+GRAPHRT_C_EXPORT int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
+                                        int dtype_bits, int dtype_lanes, TVMArrayHandle* out) {
+  return c_api_guard([&] {
+    std::vector<int64_t> dims(shape, shape + ndim);
+    DLDataType dtype{static_cast<uint8_t>(dtype_code), static_cast<uint8_t>(dtype_bits),
+                     static_cast<uint16_t>(dtype_lanes)};
+    *out = NDArray::borrow_handle(as_array(handle)).view(dims, dtype).release();
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMDeviceAllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment, DLDataType,
+                                             void** out_data) {
+  return c_api_guard([&] { *out_data = device_api(dev)->alloc(dev, nbytes, alignment); });
+}
+
+GRAPHRT_C_EXPORT int TVMDeviceFreeDataSpace(DLDevice dev, void* ptr) {
+  return c_api_guard([&] { device_api(dev)->free(dev, ptr); });
+}
+
+GRAPHRT_C_EXPORT int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream) {
+  return c_api_guard([&] { copy_tensor(from, to, stream); });
+}
+
+static DLDevice make_device(int type, int id) { return DLDevice{static_cast<DLDeviceType>(type), id}; }
+
+GRAPHRT_C_EXPORT int TVMStreamCreate(int device_type, int device_id, TVMStreamHandle* out) {
+  return c_api_guard([&] {
+    DLDevice dev = make_device(device_type, device_id);
+    *out = device_api(dev)->create_stream(dev);
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMStreamFree(int device_type, int device_id, TVMStreamHandle stream) {
+  return c_api_guard([&] {
+    DLDevice dev = make_device(device_type, device_id);
+    device_api(dev)->free_stream(dev, stream);
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMSetStream(int device_type, int device_id, TVMStreamHandle handle) {
+  return c_api_guard([&] {
+    DLDevice dev = make_device(device_type, device_id);
+    device_api(dev)->set_stream(dev, handle);
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream) {
+  return c_api_guard([&] {
+    DLDevice dev = make_device(device_type, device_id);
+    device_api(dev)->synchronize(dev, stream);
+  });
+}
+
+GRAPHRT_C_EXPORT int graphrt_device_available(int device_type, int device_id, int* available, const char** reason) {
+  return c_api_guard([&] {
+    DLDevice dev = make_device(device_type, device_id);
+    DeviceAPI* api = device_api_or_null(device_type);
+    std::string why = api ? api->unavailable_reason(dev) : "no device API for " + device_to_string(dev) + " in this build";
+    *available = why.empty() ? 1 : 0;
+    if (reason) *reason = thread_local_string(why);
+  });
+}
+
+GRAPHRT_C_EXPORT int graphrt_set_num_threads(int n) {
+  return c_api_guard([&] { thread_pool_set_max_concurrency(n); });
+}
+
+GRAPHRT_C_EXPORT int graphrt_get_num_threads(int* out) {
+  return c_api_guard([&] { *out = thread_pool_max_concurrency(); });
+}
+
+GRAPHRT_C_EXPORT const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM ABI v0.16-v0.18)"; }

@@ -1,0 +1,32 @@
+// Exception-to-error-code conversion at the C ABI boundary.
+#pragma once
+
+#include <exception>
+
+#include "graphrt/packed_func.h"
+
+#define GRAPHRT_C_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace graphrt {
+
+// Runs `body`; returns 0, or -1 with the exception's message as last error.
+template <typename F>
+int c_api_guard(F&& body) {
+  try {
+    body();
+    return 0;
+  } catch (const std::exception& e) {
+    set_last_error(e.what());
+  } catch (...) {
+    set_last_error("unknown C++ exception");
+  }
+  return -1;
+}
+
+inline const char* thread_local_string(std::string s) {
+  thread_local std::string storage;
+  storage = std::move(s);
+  return storage.c_str();
+}
+
+}  // namespace graphrt

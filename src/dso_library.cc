@@ -1,0 +1,102 @@
+// The "dlopen" loader: TVM's own way of loading a model library.
+#include <dlfcn.h>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <sys/stat.h>
+
+#include "elf_symbol_table.h"
+#include "graphrt/error.h"
+#include "graphrt/library.h"
+
+namespace graphrt {
+
+namespace {
+
+std::vector<uint8_t> read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class DsoLibrary : public Library {
+ public:
+  explicit DsoLibrary(const std::string& path) : path_(path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) throw Error("no such file").with("file", path);
+    if (!S_ISREG(st.st_mode)) throw Error("not a regular file").with("file", path);
+    std::vector<uint8_t> bytes = read_whole_file(path);
+    if (bytes.size() < 4 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' || bytes[3] != 'F')
+      throw Error("not an ELF shared library (bad magic)").with("file", path);
+    symbols_ = read_elf_symbol_table(bytes);
+    // RTLD_LOCAL: the exported context variables of two models must not interpose.
+    handle_ = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    if (!handle_) {
+      const char* why = dlerror();
+      throw Error(std::string("dlopen failed: ") + (why ? why : "unknown error")).with("file", path);
+    }
+  }
+  ~DsoLibrary() override {
+    if (handle_) dlclose(handle_);
+  }
+  void* symbol(const std::string& name) const override { return dlsym(handle_, name.c_str()); }
+  std::string origin() const override { return path_; }
+  std::vector<std::string> symbol_names() const override { return symbols_.functions; }
+  size_t symbol_size(const std::string& name) const override {
+    auto it = symbols_.sizes.find(name);
+    return it == symbols_.sizes.end() ? 0 : it->second;
+  }
+
+ private:
+  std::string path_;
+  void* handle_ = nullptr;
+  ElfSymbolTable symbols_;
+};
+
+struct LoaderTable {
+  std::mutex mutex;
+  std::map<std::string, LibraryLoader> loaders;
+};
+LoaderTable& loader_table() {
+  static LoaderTable* t = new LoaderTable();
+  return *t;
+}
+
+std::shared_ptr<Library> dlopen_loader(const LibrarySource& source) {
+  if (source.path.empty())
+    throw Error("the dlopen loader cannot load from memory; use the \"elf\" loader");
+  return std::make_shared<DsoLibrary>(source.path);
+}
+
+}  // namespace
+
+void register_library_loader(const std::string& name, LibraryLoader loader) {
+  std::lock_guard<std::mutex> lock(loader_table().mutex);
+  loader_table().loaders[name] = std::move(loader);
+}
+
+std::vector<std::string> library_loader_names() {
+  std::lock_guard<std::mutex> lock(loader_table().mutex);
+  std::vector<std::string> names{"dlopen"};
+  for (const auto& kv : loader_table().loaders) names.push_back(kv.first);
+  return names;
+}
+
+std::shared_ptr<Library> load_library(const std::string& loader, const LibrarySource& source) {
+  if (loader.empty() || loader == "dlopen") return dlopen_loader(source);
+  LibraryLoader fn;
+  {
+    std::lock_guard<std::mutex> lock(loader_table().mutex);
+    auto it = loader_table().loaders.find(loader);
+    if (it != loader_table().loaders.end()) fn = it->second;
+  }
+  if (!fn) {
+    std::string names;
+    for (const std::string& n : library_loader_names()) names += (names.empty() ? "" : ", ") + n;
+    throw Error("unknown library loader '" + loader + "' (available: " + names + ")");
+  }
+  return fn(source);
+}
+
+}  // namespace graphrt

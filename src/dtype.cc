@@ -1,0 +1,97 @@
+// dtype, shape and device formatting/parsing (TVM's String2DLDataType rules).
+#include <cstdlib>
+#include <sstream>
+
+#include "graphrt/error.h"
+#include "graphrt/ndarray.h"
+
+namespace graphrt {
+
+size_t dtype_bytes(DLDataType dtype, int64_t numel) {
+  size_t bits = static_cast<size_t>(dtype.bits) * dtype.lanes;
+  return (bits * static_cast<size_t>(numel) + 7) / 8;
+}
+
+int64_t shape_numel(const int64_t* shape, int ndim) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; ++i) n *= shape[i];
+  return n;
+}
+
+std::string dtype_to_string(DLDataType t) {
+  if (t.code == kDLOpaqueHandle && t.bits == 0 && t.lanes == 0) return "void";
+  if (t.code == kDLUInt && t.bits == 1 && t.lanes == 1) return "bool";
+  std::string base;
+  switch (t.code) {
+    case kDLInt: base = "int"; break;
+    case kDLUInt: base = "uint"; break;
+    case kDLFloat: base = "float"; break;
+    case kDLOpaqueHandle: return "handle";
+    case kDLBfloat: base = "bfloat"; break;
+    case 6: return "e4m3_float8";
+    case 7: return "e5m2_float8";
+    default: base = "code" + std::to_string(t.code) + "_"; break;
+  }
+  std::string s = base + std::to_string(t.bits);
+  if (t.lanes != 1) s += "x" + std::to_string(t.lanes);
+  return s;
+}
+
+static DLDataType parse_dtype(const std::string& text) {
+  if (text.empty() || text == "void") return DLDataType{kDLOpaqueHandle, 0, 0};
+  if (text == "bool") return DLDataType{kDLUInt, 1, 1};
+  if (text == "handle") return DLDataType{kDLOpaqueHandle, 64, 1};
+  if (text == "e4m3_float8") return DLDataType{6, 8, 1};
+  if (text == "e5m2_float8") return DLDataType{7, 8, 1};
+  struct Base { const char* name; uint8_t code; };
+  static const Base bases[] = {{"bfloat", kDLBfloat}, {"float", kDLFloat}, {"uint", kDLUInt}, {"int", kDLInt}};
+  for (const Base& b : bases) {
+    std::string name = b.name;
+    if (text.compare(0, name.size(), name) != 0) continue;
+    std::string rest = text.substr(name.size());
+    DLDataType t{b.code, 32, 1};
+    size_t x = rest.find('x');
+    std::string bits = rest.substr(0, x);
+    if (!bits.empty()) {
+      char* end = nullptr;
+      long v = std::strtol(bits.c_str(), &end, 10);
+      if (*end != '\0' || v <= 0 || v > 255) break;
+      t.bits = static_cast<uint8_t>(v);
+    }
+    if (x != std::string::npos) {
+      char* end = nullptr;
+      long lanes = std::strtol(rest.c_str() + x + 1, &end, 10);
+      if (*end != '\0' || lanes <= 0 || lanes > 65535) break;
+      t.lanes = static_cast<uint16_t>(lanes);
+    }
+    return t;
+  }
+  throw Error("unknown dtype '" + text + "'");
+}
+
+DLDataType dtype_from_string(const std::string& text) { return parse_dtype(text); }
+
+std::string shape_to_string(const int64_t* shape, int ndim) {
+  std::ostringstream os;
+  os << "(";
+  for (int i = 0; i < ndim; ++i) os << (i ? ", " : "") << shape[i];
+  if (ndim == 1) os << ",";
+  os << ")";
+  return os.str();
+}
+
+std::string shape_to_string(const std::vector<int64_t>& shape) {
+  return shape_to_string(shape.data(), static_cast<int>(shape.size()));
+}
+
+std::string device_to_string(DLDevice dev) {
+  switch (dev.device_type) {
+    case kDLCPU: return "cpu(" + std::to_string(dev.device_id) + ")";
+    case kDLCUDA: return "cuda(" + std::to_string(dev.device_id) + ")";
+    case kDLCUDAHost: return "cuda_host(" + std::to_string(dev.device_id) + ")";
+    default:
+      return "device_type_" + std::to_string(dev.device_type) + "(" + std::to_string(dev.device_id) + ")";
+  }
+}
+
+}  // namespace graphrt

@@ -1,0 +1,47 @@
+#include "elf_symbol_table.h"
+
+#include <elf.h>
+
+#include <cstring>
+
+namespace graphrt {
+
+namespace {
+template <typename T>
+bool read_at(const std::vector<uint8_t>& file, uint64_t offset, T* out) {
+  if (offset > file.size() || sizeof(T) > file.size() - offset) return false;
+  std::memcpy(out, file.data() + offset, sizeof(T));
+  return true;
+}
+}  // namespace
+
+ElfSymbolTable read_elf_symbol_table(const std::vector<uint8_t>& file) {
+  ElfSymbolTable table;
+  Elf64_Ehdr eh;
+  if (!read_at(file, 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return table;
+  if (eh.e_shentsize != sizeof(Elf64_Shdr)) return table;
+  for (uint16_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh;
+    if (!read_at(file, eh.e_shoff + uint64_t(i) * sizeof(Elf64_Shdr), &sh) || sh.sh_type != SHT_DYNSYM) continue;
+    Elf64_Shdr str;
+    if (!read_at(file, eh.e_shoff + uint64_t(sh.sh_link) * sizeof(Elf64_Shdr), &str)) return table;
+    if (str.sh_offset > file.size() || str.sh_size > file.size() - str.sh_offset) return table;
+    uint64_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+    for (uint64_t k = 1; k < count; ++k) {
+      Elf64_Sym sym;
+      if (!read_at(file, sh.sh_offset + k * sizeof(Elf64_Sym), &sym)) break;
+      if (sym.st_shndx == SHN_UNDEF || sym.st_name >= str.sh_size) continue;
+      const char* base = reinterpret_cast<const char*>(file.data() + str.sh_offset);
+      std::string name(base + sym.st_name, strnlen(base + sym.st_name, str.sh_size - sym.st_name));
+      table.sizes[name] = sym.st_size;
+      int bind = ELF64_ST_BIND(sym.st_info);
+      if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC && (bind == STB_GLOBAL || bind == STB_WEAK) &&
+          name.compare(0, 2, "__") != 0 && name.compare(0, 2, "_Z") != 0 && name != "_init" && name != "_fini")
+        table.functions.push_back(name);
+    }
+  }
+  return table;
+}
+
+}  // namespace graphrt

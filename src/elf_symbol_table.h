@@ -1,0 +1,20 @@
+// Reads the exported function names and symbol sizes of an ELF64 shared
+// object file (its .dynsym), for listings and blob bounds checks of dlopen'd
+// libraries. Bounds-checked; a malformed file gives an empty table.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace graphrt {
+
+struct ElfSymbolTable {
+  std::vector<std::string> functions;  // defined global/weak STT_FUNC symbols
+  std::map<std::string, uint64_t> sizes;  // every defined symbol's st_size
+};
+
+ElfSymbolTable read_elf_symbol_table(const std::vector<uint8_t>& file);
+
+}  // namespace graphrt

@@ -1,0 +1,154 @@
+#include "library_module.h"
+
+#include <cstring>
+
+#include "graphrt/binary_loader.h"
+#include "graphrt/runtime.h"
+
+namespace graphrt {
+
+namespace {
+// Context-function pointers the loader fills (spec §1.5 step 2).
+const char* const kContextFunctions[] = {
+    "TVMFuncCall",          "TVMAPISetLastError",       "TVMBackendGetFuncFromEnv",  "TVMBackendAllocWorkspace",
+    "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch", "TVMBackendParallelBarrier",
+};
+}  // namespace
+
+PackedFunc LibraryModuleNode::find_function(const std::string& name, const Module& self) {
+  std::string symbol = name;
+  if (name == "__tvm_main__") {
+    auto* entry = static_cast<const char*>(library_->symbol("__tvm_main__"));
+    if (!entry) return PackedFunc();
+    symbol = std::string(entry, strnlen(entry, 1024));
+  }
+  void* address = library_->symbol(symbol);
+  if (!address) return PackedFunc();
+  return make_ref<FunctionNode>(reinterpret_cast<TVMBackendPackedCFunc>(address), symbol, Ref<Object>(self));
+}
+
+std::vector<std::string> LibraryModuleNode::function_names() const { return library_->symbol_names(); }
+
+static Module load_legacy_blob(BlobReader& reader, uint64_t count, const Module& lib_module, Module* ctx_out) {
+  auto root = make_ref<LibraryModuleNode>(static_cast<LibraryModuleNode*>(lib_module.get())->library());
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string tkey = reader.read_string("module type key");
+    if (tkey == "_lib" || tkey == "_import_tree") throw reader.error("legacy blob contains a '" + tkey + "' record");
+    root->add_import(load_binary(tkey, reader));
+  }
+  *ctx_out = Module(root);
+  return Module(root);
+}
+
+static void attach_imports(BlobReader& reader, const std::vector<Module>& modules, const std::vector<uint64_t>& row_ptr,
+                           const std::vector<uint64_t>& children) {
+  size_t m = modules.size();
+  if (row_ptr.size() != m + 1)
+    throw reader.error("_import_tree has " + std::to_string(row_ptr.size()) + " row pointers for " +
+                       std::to_string(m) + " modules (expected " + std::to_string(m + 1) + ")");
+  if (row_ptr[0] != 0 || row_ptr[m] != children.size())
+    throw reader.error("_import_tree row pointers do not span the child list");
+  for (size_t i = 0; i < m; ++i) {
+    if (row_ptr[i] > row_ptr[i + 1]) throw reader.error("_import_tree row pointers decrease at module " + std::to_string(i));
+    for (uint64_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
+      uint64_t child = children[j];
+      // The serializer numbers children after parents; requiring it rules out cycles.
+      if (child >= m || child <= i)
+        throw reader.error("_import_tree: module " + std::to_string(i) + " imports invalid module index " +
+                           std::to_string(child));
+      modules[i]->add_import(modules[child]);
+    }
+  }
+}
+
+Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
+                         Module* ctx_out) {
+  BlobReader outer(data, size, origin);
+  uint64_t nbytes = outer.read_u64("blob size prefix");
+  if (nbytes > outer.remaining())
+    throw outer.error("blob size prefix says " + std::to_string(nbytes) + " bytes but only " +
+                      std::to_string(outer.remaining()) + " follow");
+  BlobReader reader(data + 8, nbytes, origin);
+  uint64_t count = reader.read_count("module record count", 8);
+  std::vector<Module> modules;
+  std::vector<uint64_t> row_ptr, children;
+  bool has_tree = false, has_lib = false;
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string tkey = reader.read_string("module type key");
+    if (tkey == "_import_tree") {
+      if (has_tree) throw reader.error("blob has two _import_tree records");
+      row_ptr = reader.read_u64_vector("_import_tree row_ptr");
+      children = reader.read_u64_vector("_import_tree child_indices");
+      has_tree = true;
+    } else if (tkey == "_lib") {
+      if (has_lib) throw reader.error("blob has two _lib records");
+      has_lib = true;
+      modules.push_back(lib_module);
+    } else {
+      modules.push_back(load_binary(tkey, reader));
+    }
+  }
+  if (!reader.at_end())
+    throw reader.error(std::to_string(reader.remaining()) + " unparsed bytes after the last blob record");
+  if (!has_tree) {
+    if (has_lib) throw reader.error("blob has a _lib record but no _import_tree");
+    BlobReader again(data + 8, nbytes, origin);  // legacy layout: every record imported by a new root
+    uint64_t legacy_count = again.read_u64("module record count");
+    modules.clear();
+    return load_legacy_blob(again, legacy_count, lib_module, ctx_out);
+  }
+  if (modules.empty()) throw reader.error("blob has an import tree but no modules");
+  attach_imports(reader, modules, row_ptr, children);
+  *ctx_out = has_lib ? lib_module : modules[0];
+  return modules[0];
+}
+
+static void fill_context_functions(Library& library) {
+  for (const char* name : kContextFunctions) {
+    void** slot = static_cast<void**>(library.symbol(std::string("__") + name));
+    if (slot) *slot = runtime_symbol(name);
+  }
+}
+
+Module load_module_from_library(std::shared_ptr<Library> library) {
+  runtime_init();
+  fill_context_functions(*library);
+  Module lib_module(make_ref<LibraryModuleNode>(library));
+  auto* blob = static_cast<const uint8_t*>(library->symbol("__tvm_dev_mblob"));
+  Module root = lib_module;
+  Module ctx = lib_module;
+  if (blob) {
+    uint64_t nbytes;
+    std::memcpy(&nbytes, blob, 8);
+    size_t known = library->symbol_size("__tvm_dev_mblob");
+    if (known != 0 && (known < 8 || nbytes > known - 8))
+      throw Error("blob size prefix says " + std::to_string(nbytes) + " bytes but the symbol holds " +
+                  std::to_string(known))
+          .with("file", library->origin());
+    try {
+      root = parse_module_blob(blob, nbytes + 8, library->origin(), lib_module, &ctx);
+    } catch (Error& e) {
+      throw e.with("file", library->origin());
+    }
+  }
+  void** ctx_slot = static_cast<void**>(library->symbol("__tvm_module_ctx"));
+  if (ctx_slot) *ctx_slot = ctx.get();
+  return root;
+}
+
+Module load_module(const std::string& path, const LoadOptions& options) {
+  runtime_init();
+  LibrarySource source;
+  source.path = path;
+  return load_module_from_library(load_library(options.loader, source));
+}
+
+Module load_module_from_memory(const uint8_t* data, size_t size, const LoadOptions& options) {
+  runtime_init();
+  LibrarySource source;
+  source.data = data;
+  source.size = size;
+  return load_module_from_library(load_library(options.loader, source));
+}
+
+}  // namespace graphrt

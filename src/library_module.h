@@ -1,0 +1,27 @@
+// The "library" module: functions are exported symbols of a loaded image.
+#pragma once
+
+#include <memory>
+
+#include "graphrt/module.h"
+
+namespace graphrt {
+
+class LibraryModuleNode : public ModuleNode {
+ public:
+  explicit LibraryModuleNode(std::shared_ptr<Library> library) : library_(std::move(library)) {}
+  std::string type_key() const override { return "library"; }
+  PackedFunc find_function(const std::string& name, const Module& self) override;
+  std::vector<std::string> function_names() const override;
+  const std::shared_ptr<Library>& library() const { return library_; }
+
+ private:
+  std::shared_ptr<Library> library_;
+};
+
+// Parses a packed-module blob (spec §1.4) whose "_lib" record is `lib_module`;
+// returns the root. `ctx_out` receives the module generated code must see.
+Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
+                         Module* ctx_out);
+
+}  // namespace graphrt

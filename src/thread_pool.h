@@ -1,0 +1,20 @@
+// The persistent thread pool behind TVMBackendParallelLaunch.
+//
+// Sized by TVM_NUM_THREADS, else OMP_NUM_THREADS, else the number of cores.
+// The calling thread runs task 0; workers spin briefly then sleep, so a launch
+// right after another one costs no system call.
+#pragma once
+
+#include "graphrt/tvm_abi.h"
+
+namespace graphrt {
+
+int thread_pool_max_concurrency();
+// Rebuilds the pool with `n` threads (n <= 0: back to the environment default).
+// Must not be called while a launch is running.
+void thread_pool_set_max_concurrency(int n);
+// TVMBackendParallelLaunch semantics; returns 0 or -1 with the last error set.
+int thread_pool_launch(FTVMParallelLambda flambda, void* cdata, int num_task);
+int thread_pool_barrier(int task_id, TVMParallelGroupEnv* penv);
+
+}  // namespace graphrt
