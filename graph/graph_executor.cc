@@ -1,6 +1,7 @@
 #include "graphrt/graph_executor.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -34,6 +35,61 @@ struct GraphExecutor::Impl {
   std::map<std::string, int> input_by_name;
   std::map<std::string, int> output_by_name;
   std::vector<std::string> param_names;
+  bool device_graph_requested = false;
+  bool device_graph_tried = false;
+  void* device_graph = nullptr;
+  DLDevice graph_device{kDLCPU, 0};
+
+  ~Impl() {
+    if (device_graph) device_api(graph_device)->capture_free(graph_device, device_graph);
+  }
+
+  void run_ops() {
+    for (OpCall& op : ops) op.invoke();
+  }
+
+  // First run: plain (lazy kernel loading must happen outside capture), then
+  // capture one run; later runs replay it.
+  void run_with_device_graph() {
+    if (device_graph) {
+      device_api(graph_device)->capture_launch(graph_device, device_graph);
+      return;
+    }
+    run_ops();
+    if (device_graph_tried) return;
+    device_graph_tried = true;
+    std::string why = device_graph_blocker();
+    DeviceAPI* api = why.empty() ? device_api(graph_device) : nullptr;
+    if (api && api->capture_begin(graph_device, &why)) {
+      try {
+        run_ops();
+      } catch (...) {
+        std::string ignored;
+        api->capture_end(graph_device, &ignored);
+        throw;
+      }
+      device_graph = api->capture_end(graph_device, &why);
+    }
+    if (!device_graph) std::fprintf(stderr, "graphrt: device graph capture unavailable, running node by node: %s\n", why.c_str());
+  }
+
+  std::string device_graph_blocker() {
+    int non_cpu = 0;
+    for (const DLDevice& d : devices) {
+      if (d.device_type != kDLCPU) {
+        graph_device = d;
+        ++non_cpu;
+      }
+    }
+    if (non_cpu != 1) return "graph capture needs exactly one GPU device";
+    for (const NDArray& b : buffers) {
+      if (b->device.device_type == kDLCPU) return "the graph has host storage (CPU nodes cannot be captured)";
+    }
+    for (const OpCall& op : ops) {
+      if (op.function_name() == "__copy") return "the graph has device copies (__copy nodes)";
+    }
+    return "";
+  }
 
   DLDevice device_for_type(int type) const {
     for (const DLDevice& d : devices) {
@@ -148,6 +204,11 @@ struct GraphExecutor::Impl {
   }
 
   void point_group_at(uint32_t entry, void* data) {
+    if (device_graph) {  // the captured graph holds the old addresses
+      device_api(graph_device)->capture_free(graph_device, device_graph);
+      device_graph = nullptr;
+      device_graph_tried = false;
+    }
     for (uint32_t member : group_members[alias_group[entry]]) {
       entries[member]->data = data;
       for (DLTensor* flat : flat_views[member]) flat->data = data;
@@ -188,6 +249,7 @@ std::shared_ptr<GraphExecutor> GraphExecutor::create(const std::string& graph_js
   impl->lib = lib;
   impl->devices = devices;
   impl->plan_kind = options.memory_plan_from_env ? plan_from_env(options.memory_plan) : options.memory_plan;
+  impl->device_graph_requested = options.device_graph;
   impl->setup_storage();
   impl->setup_ops();
   impl->build_name_maps();
@@ -316,8 +378,14 @@ void GraphExecutor::share_params(const GraphExecutor& other, const std::string& 
 std::vector<std::string> GraphExecutor::param_names() const { return impl_->param_names; }
 
 void GraphExecutor::run() {
-  for (OpCall& op : impl_->ops) op.invoke();
+  if (impl_->device_graph_requested) {
+    impl_->run_with_device_graph();
+  } else {
+    impl_->run_ops();
+  }
 }
+
+bool GraphExecutor::device_graph_active() const { return impl_->device_graph != nullptr; }
 
 ProfileReport GraphExecutor::profile(int runs) {
   using clock = std::chrono::steady_clock;

@@ -34,12 +34,16 @@ class GraphExecutorFactoryNode : public ModuleNode {
         ret->set_module(make_graph_executor_module(create(devices_from_args(args, 0), options)));
       }, name);
     }
-    if (name == "create_with_plan") {  // graphrt: ("tvm"|"liveness", dev0, dev1, ...)
+    if (name == "create_with_options") {  // graphrt: ("tvm"|"liveness"|"", device_graph:int, dev0, dev1, ...)
       return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
         GraphExecutorOptions options;
-        options.memory_plan = plan_from_name(args.as_string(0));
-        options.memory_plan_from_env = false;
-        ret->set_module(make_graph_executor_module(create(devices_from_args(args, 1), options)));
+        std::string plan = args.as_string(0);
+        if (!plan.empty()) {
+          options.memory_plan = plan_from_name(plan);
+          options.memory_plan_from_env = false;
+        }
+        options.device_graph = args.as_int(1) != 0;
+        ret->set_module(make_graph_executor_module(create(devices_from_args(args, 2), options)));
       }, name);
     }
     if (name == "get_graph_json") {
@@ -62,7 +66,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
   }
 
   std::vector<std::string> function_names() const override {
-    return {contents_.module_name, "create_with_plan", "get_graph_json", "get_params_bytes", "remove_params"};
+    return {contents_.module_name, "create_with_options", "get_graph_json", "get_params_bytes", "remove_params"};
   }
 
  private:

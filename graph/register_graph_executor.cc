@@ -18,15 +18,19 @@ void create_from_registry(const TVMArgs& args, RetValue* ret) {
   ret->set_module(make_graph_executor_module(GraphExecutor::create(args.as_string(0), args.as_module(1), devices)));
 }
 
-// graphrt.graph_executor.create_with_plan(graph_json, lib, plan, dev0, dev1, ...) with DLDevice args.
-void create_with_plan(const TVMArgs& args, RetValue* ret) {
+// graphrt.graph_executor.create_with_options(graph_json, lib, plan, device_graph, dev0, dev1, ...)
+// with DLDevice args; plan is "tvm", "liveness" or "" (environment default).
+void create_with_options(const TVMArgs& args, RetValue* ret) {
   GraphExecutorOptions options;
   std::string plan = args.as_string(2);
-  if (plan != "tvm" && plan != "liveness") throw Error("unknown memory plan '" + plan + "'");
-  options.memory_plan = plan == "liveness" ? MemoryPlan::kLiveness : MemoryPlan::kTvm;
-  options.memory_plan_from_env = false;
+  if (!plan.empty()) {
+    if (plan != "tvm" && plan != "liveness") throw Error("unknown memory plan '" + plan + "'");
+    options.memory_plan = plan == "liveness" ? MemoryPlan::kLiveness : MemoryPlan::kTvm;
+    options.memory_plan_from_env = false;
+  }
+  options.device_graph = args.as_int(3) != 0;
   std::vector<DLDevice> devices;
-  for (int i = 3; i < args.size(); ++i) devices.push_back(args.as_device(i));
+  for (int i = 4; i < args.size(); ++i) devices.push_back(args.as_device(i));
   if (devices.empty()) devices.push_back(DLDevice{kDLCPU, 0});
   ret->set_module(make_graph_executor_module(GraphExecutor::create(args.as_string(0), args.as_module(1), devices, options)));
 }
@@ -35,8 +39,8 @@ void create_with_plan(const TVMArgs& args, RetValue* ret) {
 void register_graph_executor() {
   register_graph_executor_factory();
   registry_set("tvm.graph_executor.create", make_function(create_from_registry, "tvm.graph_executor.create"));
-  registry_set("graphrt.graph_executor.create_with_plan",
-               make_function(create_with_plan, "graphrt.graph_executor.create_with_plan"));
+  registry_set("graphrt.graph_executor.create_with_options",
+               make_function(create_with_options, "graphrt.graph_executor.create_with_options"));
 }
 
 }  // namespace graphrt

@@ -28,6 +28,23 @@ class DeviceAPI {
   virtual void* create_stream(DLDevice dev) { (void)dev; return nullptr; }
   virtual void free_stream(DLDevice dev, void* stream) { (void)dev; (void)stream; }
   virtual void set_device(DLDevice dev) { (void)dev; }
+
+  // Whole-graph capture (CUDA graphs): record the work issued on the current
+  // stream between capture_begin and capture_end, then replay it with
+  // capture_launch. Each returns false/nullptr with *why set when the device
+  // cannot capture; the graph executor then runs node by node.
+  virtual bool capture_begin(DLDevice dev, std::string* why) {
+    (void)dev;
+    *why = "graph capture is not supported on this device";
+    return false;
+  }
+  virtual void* capture_end(DLDevice dev, std::string* why) {
+    (void)dev;
+    *why = "graph capture is not supported on this device";
+    return nullptr;
+  }
+  virtual void capture_launch(DLDevice dev, void* graph) { (void)dev; (void)graph; }
+  virtual void capture_free(DLDevice dev, void* graph) { (void)dev; (void)graph; }
 };
 
 void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api);

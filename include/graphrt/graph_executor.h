@@ -22,6 +22,10 @@ struct GraphExecutorOptions {
   // Default: TVM's plan, unless GRAPHRT_MEMORY_PLAN=liveness is set.
   MemoryPlan memory_plan = MemoryPlan::kTvm;
   bool memory_plan_from_env = true;
+  // Capture the whole run as one device graph (CUDA graphs) on the first
+  // run() and replay it afterwards. Needs a single non-CPU device; otherwise,
+  // or when capture fails, runs node by node and says why once on stderr.
+  bool device_graph = false;
 };
 
 struct TensorInfo {
@@ -90,6 +94,8 @@ class GraphExecutor {
   std::vector<std::string> param_names() const;
 
   void run();
+  // True once run() replays a captured device graph.
+  bool device_graph_active() const;
   ProfileReport profile(int runs = 1);
 
   MemoryReport memory_report() const;
