@@ -1,0 +1,57 @@
+// graphrt::vm::BytecodeModule — a verified ModuleDef that runs in the
+// interpreter (interpreter.cc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "modules/vm/module.h"
+#include "modules/vm/module_def.h"
+#include "modules/vm/signature.h"
+
+namespace graphrt {
+namespace vm {
+
+// Per-function facts the interpreter needs on every call, computed once.
+struct FunctionInfo {
+  Signature signature;
+  std::vector<ValueType> arg_types;
+  std::vector<uint16_t> arg_slots;  // register each argument lands in (its bank)
+  std::vector<ValueType> result_types;
+};
+
+class BytecodeModule : public Module {
+ public:
+  // Verifies `def` (throws graphrt::Error on any rule violation).
+  static std::shared_ptr<BytecodeModule> create(ModuleDef def);
+  // read_module_def + create.
+  static std::shared_ptr<BytecodeModule> load(const uint8_t* data, size_t size);
+
+  const std::string& name() const override { return def_.name; }
+  uint32_t version() const override { return def_.version; }
+  const std::vector<Dependency>& dependencies() const override { return def_.dependencies; }
+  const std::vector<ImportDecl>& imports() const override { return def_.imports; }
+  const std::vector<ExportDecl>& exports() const override { return exports_; }
+  void call(Stack& stack, ModuleState& state, uint32_t ordinal, const std::vector<Value>& args,
+            std::vector<Value>* results) override;
+
+  const ModuleDef& def() const { return def_; }
+  const FunctionInfo& function_info(uint32_t ordinal) const { return infos_[ordinal]; }
+  const Signature& import_signature(uint32_t ordinal) const { return import_sigs_[ordinal]; }
+  const Ref& rodata(uint32_t index) const { return rodata_[index]; }
+
+  explicit BytecodeModule(ModuleDef def);  // use create()
+
+ private:
+  ModuleDef def_;
+  std::vector<ExportDecl> exports_;
+  std::vector<uint32_t> export_to_function_;
+  std::vector<FunctionInfo> infos_;
+  std::vector<Signature> import_sigs_;
+  std::vector<Ref> rodata_;  // read-only Buffers shared by const.ref.rodata
+};
+
+}  // namespace vm
+}  // namespace graphrt

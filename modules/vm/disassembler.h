@@ -1,0 +1,20 @@
+// ModuleDef -> text in the assembler's format (assembler.h); assembling the
+// output yields the same ModuleDef (labels are named bb<offset>).
+#pragma once
+
+#include <string>
+
+#include "modules/vm/module_def.h"
+
+namespace graphrt {
+namespace vm {
+
+// Throws graphrt::Error on undecodable bytecode; verify first for a precise
+// diagnosis.
+std::string disassemble(const ModuleDef& def);
+
+// A string literal with escapes (shared with the assembler's lexer rules).
+std::string quote_string(const std::string& bytes);
+
+}  // namespace vm
+}  // namespace graphrt

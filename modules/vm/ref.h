@@ -1,0 +1,34 @@
+// graphrt::vm refs: refcounted objects held in ref registers.
+//
+// A ref register holds a Ref (a shared, refcounted pointer). Copying a ref
+// retains, overwriting or destroying it releases, so the interpreter never
+// frees objects by hand. The object kind is a small enum checked on every
+// typed access, mirroring IREE's `iree_vm_ref_check`.
+#pragma once
+
+#include <memory>
+
+namespace graphrt {
+namespace vm {
+
+enum class ObjectKind { kBuffer, kList, kTensor };
+
+class Object {
+ public:
+  virtual ~Object() = default;
+  virtual ObjectKind kind() const = 0;
+};
+
+using Ref = std::shared_ptr<Object>;
+
+const char* object_kind_name(ObjectKind kind);
+
+// The object behind `ref` as T when it has T's kind, else nullptr.
+template <typename T>
+T* ref_as(const Ref& ref) {
+  if (!ref || ref->kind() != T::kKind) return nullptr;
+  return static_cast<T*>(ref.get());
+}
+
+}  // namespace vm
+}  // namespace graphrt

@@ -1,0 +1,84 @@
+// graphrt::vm::Stack — the fiber stack of one invocation.
+//
+// Holds the frames (for depth limits and backtraces) and the register pools
+// that bytecode frames carve their typed banks from. Internal bytecode calls
+// push frames here without host recursion; cross-module calls recurse on the
+// host but still count against the same depth limit and instruction budget.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "modules/vm/ref.h"
+
+namespace graphrt {
+namespace vm {
+
+class Module;
+
+enum class FrameType { kNative, kBytecode };
+
+struct Frame {
+  FrameType type = FrameType::kNative;
+  const Module* module = nullptr;
+  uint32_t function = 0;  // internal ordinal (bytecode) or export ordinal (native)
+  uint32_t pc = 0;        // bytecode offset of the current instruction
+  // Base index of this frame's registers in each pool.
+  uint32_t i32_base = 0, i64_base = 0, f32_base = 0, f64_base = 0, ref_base = 0;
+  // Where the caller wants results (offset of the call's result register
+  // list), for bytecode->bytecode internal calls.
+  uint32_t result_list_pc = 0;
+};
+
+class Stack {
+ public:
+  Stack();
+
+  // Instruction budget: counted on branches and calls (every loop and every
+  // recursion passes one), so a runaway program stops with an Error.
+  void set_budget(uint64_t budget) { budget_ = budget; }
+  uint64_t budget() const { return budget_; }
+  void consume_budget() {
+    if (budget_ == 0) throw_budget_exhausted();
+    --budget_;
+  }
+
+  Frame& push(FrameType type, const Module* module, uint32_t function);
+  void pop();
+  Frame& top() { return frames_.back(); }
+  size_t depth() const { return frames_.size(); }
+  const std::vector<Frame>& frames() const { return frames_; }
+  // "module.function@pc <- ..." innermost first, for error context.
+  std::string backtrace() const;
+
+  std::vector<int32_t> i32;
+  std::vector<int64_t> i64;
+  std::vector<float> f32;
+  std::vector<double> f64;
+  std::vector<Ref> refs;
+
+ private:
+  [[noreturn]] static void throw_budget_exhausted();
+  std::vector<Frame> frames_;
+  uint64_t budget_ = std::numeric_limits<uint64_t>::max();
+};
+
+// Pops the frame it pushed, also during unwinding.
+class FrameScope {
+ public:
+  FrameScope(Stack& stack, FrameType type, const Module* module, uint32_t function)
+      : stack_(stack) {
+    stack_.push(type, module, function);
+  }
+  ~FrameScope() { stack_.pop(); }
+  FrameScope(const FrameScope&) = delete;
+  FrameScope& operator=(const FrameScope&) = delete;
+
+ private:
+  Stack& stack_;
+};
+
+}  // namespace vm
+}  // namespace graphrt
