@@ -46,12 +46,12 @@ int main(int argc, char** argv) {
   try {
     const double elf = median_ms(iterations, [&] {
       auto image = graphrt::elf::ElfImage::load_file(path, options);
-      if (!image->symbol("__tvm_dev_mblob")) throw graphrt::Error("no __tvm_dev_mblob");
+      if (!image->symbol("__TVMAPISetLastError")) throw graphrt::Error("no __TVMAPISetLastError");
     });
     const double dl = median_ms(iterations, [&] {
       void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!h) throw graphrt::Error(std::string("dlopen failed: ") + dlerror());
-      if (!dlsym(h, "__tvm_dev_mblob")) throw graphrt::Error("no __tvm_dev_mblob");
+      if (!dlsym(h, "__TVMAPISetLastError")) throw graphrt::Error("no __TVMAPISetLastError");
       dlclose(h);
     });
     std::printf("file: %s\niterations: %d\n", path.c_str(), iterations);

@@ -32,31 +32,33 @@ struct ElfImage::State {
 
 namespace {
 
-// Read-only private mapping of a whole file; unmapped on scope exit.
+// Read-only private mapping of a whole file, plus its descriptor (kept open
+// so that segments can be mapped from it); both released on scope exit.
 class FileMapping {
  public:
-  explicit FileMapping(const std::string& path) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error("cannot open ELF file: " + std::string(std::strerror(errno))).with("file", path);
+  explicit FileMapping(const std::string& path) : fd_(open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw Error("cannot open ELF file: " + std::string(std::strerror(errno))).with("file", path);
     struct stat st;
-    const bool ok = fstat(fd, &st) == 0;
+    const bool ok = fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
     size_ = ok ? static_cast<size_t>(st.st_size) : 0;
-    if (ok && size_ > 0) data_ = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);  // the mapping keeps the file contents alive
+    if (ok && size_ > 0) data_ = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
     if (!ok || size_ == 0 || data_ == MAP_FAILED) {
-      data_ = MAP_FAILED;
-      throw Error("cannot read ELF file (empty or unmappable)").with("file", path);
+      close(fd_);
+      throw Error("cannot read ELF file (empty, not a regular file, or unmappable)").with("file", path);
     }
   }
   ~FileMapping() {
-    if (data_ != MAP_FAILED) munmap(data_, size_);
+    munmap(data_, size_);
+    close(fd_);
   }
   FileMapping(const FileMapping&) = delete;
   FileMapping& operator=(const FileMapping&) = delete;
   const uint8_t* data() const { return static_cast<const uint8_t*>(data_); }
   size_t size() const { return size_; }
+  int fd() const { return fd_; }
 
  private:
+  int fd_;
   void* data_ = MAP_FAILED;
   size_t size_ = 0;
 };
@@ -88,7 +90,7 @@ std::vector<VoidFn> function_array(const MappedImage& image, const TableRef& tab
 
 std::unique_ptr<ElfImage> ElfImage::load_file(const std::string& path, const LoadOptions& options) {
   FileMapping file(path);
-  return std::make_unique<ElfImage>(Key{}, file.data(), file.size(), options, path);
+  return std::make_unique<ElfImage>(Key{}, file.data(), file.size(), options, path, file.fd());
 }
 
 std::unique_ptr<ElfImage> ElfImage::load_memory(const uint8_t* data, size_t size, const LoadOptions& options,
@@ -96,21 +98,24 @@ std::unique_ptr<ElfImage> ElfImage::load_memory(const uint8_t* data, size_t size
   return std::make_unique<ElfImage>(Key{}, data, size, options, origin);
 }
 
-ElfImage::ElfImage(Key, const uint8_t* data, size_t size, const LoadOptions& options, std::string origin)
+ElfImage::ElfImage(Key, const uint8_t* data, size_t size, const LoadOptions& options, std::string origin, int fd)
     : origin_(std::move(origin)), state_(std::make_unique<State>()) {
   try {
-    load(data, size, options);
+    load(data, size, options, fd);
   } catch (Error& e) {
     throw e.with("file", origin_);  // state_ (and the mapping) are released by unique_ptr
   }
 }
 
-void ElfImage::load(const uint8_t* data, size_t size, const LoadOptions& options) {
+void ElfImage::load(const uint8_t* data, size_t size, const LoadOptions& options, int fd) {
   State& s = *state_;
   s.parsed = parse_elf(data, size, options);
   machine_ = s.parsed.machine;
   s.image = MappedImage(s.parsed.vaddr_min, s.parsed.vaddr_max);
-  s.image.copy_segments(data, s.parsed);
+  if (fd >= 0)
+    s.image.map_segments(fd, data, s.parsed);
+  else
+    s.image.copy_segments(data, s.parsed);
   s.image.plan_protection(s.parsed, options.execute);
   s.dynamic = parse_dynamic(s.image, s.parsed.dynamic);
   s.symbols = std::make_unique<SymbolTable>(s.image, s.dynamic);

@@ -7,7 +7,8 @@
 // allows. Supported: ET_DYN for x86_64 (execute) and aarch64 (relocate-only).
 //
 // Load pipeline: validate headers -> map the address range once (RW) -> copy
-// PT_LOAD bytes (bss stays zero) -> parse PT_DYNAMIC -> resolve imports ->
+// PT_LOAD bytes, or from a file map them copy-on-write where a segment owns
+// its pages, like ld.so (bss stays zero) -> parse PT_DYNAMIC -> resolve imports ->
 // relocate -> final protections (W^X, RELRO read-only) -> DT_INIT, then
 // DT_INIT_ARRAY. The destructor runs DT_FINI_ARRAY (reverse), DT_FINI, unmaps.
 #pragma once
@@ -32,7 +33,8 @@ struct SymbolInfo {
 
 class ElfImage {
  public:
-  // Loads from a file (read through a private read-only mapping).
+  // Loads from a file. Segments are mapped MAP_PRIVATE from it where possible,
+  // so (as with dlopen) truncating the file while it is loaded is not allowed.
   static std::unique_ptr<ElfImage> load_file(const std::string& path, const LoadOptions& options = {});
   // Loads from caller memory; the bytes are copied and need not outlive the call.
   static std::unique_ptr<ElfImage> load_memory(const uint8_t* data, size_t size, const LoadOptions& options = {},
@@ -70,10 +72,11 @@ class ElfImage {
   };
 
  public:
-  ElfImage(Key, const uint8_t* data, size_t size, const LoadOptions& options, std::string origin);
+  // `fd` >= 0: the file `data` was read from, for mapping segments directly.
+  ElfImage(Key, const uint8_t* data, size_t size, const LoadOptions& options, std::string origin, int fd = -1);
 
  private:
-  void load(const uint8_t* data, size_t size, const LoadOptions& options);
+  void load(const uint8_t* data, size_t size, const LoadOptions& options, int fd);
   void run_initializers();
   void run_finalizers() noexcept;
 

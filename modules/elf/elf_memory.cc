@@ -83,6 +83,47 @@ void MappedImage::copy_segments(const uint8_t* file, const ParsedElf& parsed) {
   }
 }
 
+bool MappedImage::can_map(const ParsedElf& parsed, size_t index) const {
+  const uint64_t page = host_page_size();
+  const Segment& s = parsed.loads[index];
+  if (s.filesz == 0 || (s.offset & (page - 1)) != (s.vaddr & (page - 1))) return false;
+  // Loads are sorted and disjoint; only the neighbours can share a page.
+  const uint64_t first_page = s.vaddr & ~(page - 1);
+  const uint64_t end_page = (s.vaddr + s.memsz + page - 1) & ~(page - 1);
+  if (index > 0) {
+    const Segment& prev = parsed.loads[index - 1];
+    if (prev.vaddr + prev.memsz > first_page) return false;
+  }
+  if (index + 1 < parsed.loads.size() && (parsed.loads[index + 1].vaddr & ~(page - 1)) < end_page) return false;
+  return true;
+}
+
+void MappedImage::map_segment(int fd, const Segment& s) {
+  const uint64_t page = host_page_size();
+  const uint64_t start = s.vaddr & ~(page - 1);
+  const uint64_t file_end = (s.vaddr + s.filesz + page - 1) & ~(page - 1);
+  uint8_t* host = at(start, file_end - start, "PT_LOAD segment");
+  void* p = mmap(host, file_end - start, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+                 static_cast<off_t>(s.offset & ~(page - 1)));
+  if (p == MAP_FAILED)
+    throw Error("cannot map PT_LOAD segment: " + std::string(std::strerror(errno))).with("vaddr", hex(s.vaddr));
+  // Bytes of the first and last page outside [vaddr, vaddr+filesz) come from
+  // unrelated parts of the file; zero them so the result equals a copy.
+  std::memset(host, 0, s.vaddr - start);
+  std::memset(host + (s.vaddr - start) + s.filesz, 0, file_end - (s.vaddr + s.filesz));
+}
+
+void MappedImage::map_segments(int fd, const uint8_t* file, const ParsedElf& parsed) {
+  for (size_t i = 0; i < parsed.loads.size(); ++i) {
+    const Segment& s = parsed.loads[i];
+    if (can_map(parsed, i)) {
+      map_segment(fd, s);
+    } else if (s.filesz != 0) {
+      std::memcpy(at(s.vaddr, s.filesz, "PT_LOAD segment"), file + s.offset, s.filesz);
+    }
+  }
+}
+
 namespace {
 int segment_prot(uint32_t flags, bool allow_exec) {
   int prot = 0;

@@ -49,6 +49,10 @@ class MappedImage {
 
   // Copies every PT_LOAD's file bytes; the rest of memsz stays zero (.bss).
   void copy_segments(const uint8_t* file, const ParsedElf& parsed);
+  // Same result, but a segment that has its pages to itself and a file offset
+  // congruent to its vaddr is mapped copy-on-write from `fd` instead of
+  // copied (what ld.so does; it makes loading a large image cheap).
+  void map_segments(int fd, const uint8_t* file, const ParsedElf& parsed);
 
   // Per-page protection for the finished image, computed before relocating so
   // that a W^X conflict is refused early. Pages no segment covers get none.
@@ -62,6 +66,8 @@ class MappedImage {
 
  private:
   void release();
+  bool can_map(const ParsedElf& parsed, size_t index) const;
+  void map_segment(int fd, const Segment& s);
   bool pages_readable(uint64_t offset, uint64_t length) const;
 
   uint8_t* base_ = nullptr;

@@ -163,6 +163,33 @@ TEST(ElfImage, LoadsFromMemory) {
   EXPECT_EQ(image->symbol("no_such_symbol"), nullptr);
 }
 
+TEST(ElfImage, FileAndMemoryLoadsAgree) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  // load_file maps segments from the file, load_memory copies them: the two
+  // images must be identical apart from their base addresses.
+  for (const char* c : {"mlp/deploy_factory.so", "squeezenet1.1/deploy_lib.so"}) {
+    const std::string path = graphrt_test::fixture_path(c);
+    const std::vector<uint8_t> bytes = graphrt_test::read_file(path);
+    auto mapped = ElfImage::load_file(path, allowlist_options(false));
+    auto copied = ElfImage::load_memory(bytes.data(), bytes.size(), allowlist_options(false));
+    ASSERT_EQ(mapped->size(), copied->size());
+    const uint64_t delta = reinterpret_cast<uint64_t>(copied->base()) - reinterpret_cast<uint64_t>(mapped->base());
+    size_t pages_compared = 0;
+    for (size_t off = 0; off < mapped->size(); off += 8) {
+      if (!mapped->is_readable(mapped->base() + off, 8)) continue;
+      pages_compared += off % 4096 == 0;
+      uint64_t a, b;
+      std::memcpy(&a, mapped->base() + off, 8);
+      std::memcpy(&b, copied->base() + off, 8);
+      // Relocated pointers differ by exactly the distance between the bases.
+      if (a != b) {
+        ASSERT_EQ(b - a, delta) << c << " offset " << off;
+      }
+    }
+    EXPECT_GT(pages_compared, 10u);
+  }
+}
+
 TEST(ElfImage, ReportsWhatTheFixtureImports) {
   GRAPHRT_REQUIRE_FIXTURES();
   auto image = ElfImage::load_file(graphrt_test::fixture_path("squeezenet1.1/deploy_lib.so"), allowlist_options(false));
