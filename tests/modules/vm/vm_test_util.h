@@ -9,6 +9,7 @@
 #include "modules/vm/context.h"
 #include "modules/vm/native_module.h"
 #include "modules/vm/value.h"
+#include "graphrt/error.h"
 
 namespace vm_test {
 
