@@ -1,0 +1,51 @@
+"""graphrt: run Apache TVM-exported models (graph executor flow) without TVM.
+
+A pure-Python (ctypes) binding of libgraphrt with an API close to tvm.runtime:
+
+    import graphrt
+    from graphrt import graph_executor
+    lib = graphrt.load_module("deploy_factory.so")
+    gmod = graph_executor.GraphModule(lib["default"](graphrt.cpu(0)))
+    gmod.set_input("data", x)
+    gmod.run()
+    y = gmod.get_output(0).numpy()
+"""
+from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, find_library, library_path
+from .device import Device, cpu, cuda, gpu, device
+from .module import (Module, Function, Object, load_module, load_module_from_memory, get_global_func,
+                     list_global_func_names, load_plugin)
+from .ndarray import NDArray
+from . import ndarray as nd
+from . import graph_executor
+from .params import save_param_dict, load_param_dict, save_param_dict_to_file, load_param_dict_from_file
+
+__version__ = "0.1.0"
+
+TVMError = GraphrtError  # for code written against tvm
+
+
+def version():
+    """graphrt's version string (from the loaded library)."""
+    from . import _lib
+    v = _lib.lib().graphrt_version()
+    return _lib.py_str(v)
+
+
+def set_num_threads(n):
+    """Thread-pool size for parallel kernels (n <= 0: TVM_NUM_THREADS / cores)."""
+    from . import _lib
+    _lib.call("graphrt_set_num_threads", int(n))
+
+
+def get_num_threads():
+    import ctypes
+    from . import _lib
+    out = ctypes.c_int(0)
+    _lib.call("graphrt_get_num_threads", ctypes.byref(out))
+    return out.value
+
+
+__all__ = ["GraphrtError", "GraphrtTypeError", "FunctionNotFoundError", "Device", "cpu", "cuda", "gpu", "device",
+           "Module", "Function", "NDArray", "nd", "load_module", "load_module_from_memory", "get_global_func",
+           "list_global_func_names", "graph_executor", "save_param_dict", "load_param_dict", "version",
+           "set_num_threads", "get_num_threads", "find_library", "library_path"]

@@ -1,0 +1,234 @@
+"""Loading libgraphrt and the ctypes declarations of its C API (include/graphrt/c_api.h)."""
+import ctypes
+import ctypes.util
+import os
+import threading
+
+
+class GraphrtError(RuntimeError):
+    """An error reported by graphrt (its message is TVMGetLastError()) or by these bindings."""
+
+
+class GraphrtTypeError(GraphrtError, TypeError):
+    """A Python value of a type graphrt cannot take."""
+
+
+class FunctionNotFoundError(GraphrtError, AttributeError):
+    """A module (or the registry) has no function of that name."""
+
+
+# ---- C structures (tvm_abi.h / dlpack.h) ----
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class DLManagedTensor(ctypes.Structure):
+    pass
+
+
+DLManagedTensor._fields_ = [
+    ("dl_tensor", DLTensor),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))),
+]
+
+
+class TVMValue(ctypes.Union):
+    _fields_ = [
+        ("v_int64", ctypes.c_int64),
+        ("v_float64", ctypes.c_double),
+        ("v_handle", ctypes.c_void_p),
+        ("v_str", ctypes.c_char_p),
+        ("v_type", DLDataType),
+        ("v_device", DLDevice),
+    ]
+
+
+class TVMByteArray(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("size", ctypes.c_size_t)]
+
+
+# Type codes (TVMArgTypeCode).
+kInt = 0
+kUInt = 1
+kFloat = 2
+kHandle = 3
+kNull = 4
+kDataType = 5
+kDevice = 6
+kDLTensorHandle = 7
+kObjectHandle = 8
+kModuleHandle = 9
+kFuncHandle = 10
+kStr = 11
+kBytes = 12
+kNDArrayHandle = 13
+kBool = 15
+
+_vp = ctypes.c_void_p
+_int = ctypes.c_int
+_cp = ctypes.c_char_p
+_p = ctypes.POINTER
+
+# name: (restype, [argtypes])
+_SIGNATURES = {
+    "TVMGetLastError": (_cp, []),
+    "TVMAPISetLastError": (None, [_cp]),
+    "TVMModLoadFromFile": (_int, [_cp, _cp, _p(_vp)]),
+    "TVMModImport": (_int, [_vp, _vp]),
+    "TVMModGetFunction": (_int, [_vp, _cp, _int, _p(_vp)]),
+    "TVMModFree": (_int, [_vp]),
+    "graphrt_module_load": (_int, [_cp, _cp, _p(_vp)]),
+    "graphrt_module_load_from_memory": (_int, [_vp, ctypes.c_size_t, _cp, _p(_vp)]),
+    "graphrt_module_type_key": (_int, [_vp, _p(_cp)]),
+    "graphrt_module_num_imports": (_int, [_vp, _p(_int)]),
+    "graphrt_module_get_import": (_int, [_vp, _int, _p(_vp)]),
+    "graphrt_module_function_names": (_int, [_vp, _p(_cp)]),
+    "graphrt_module_describe": (_int, [_vp, _p(_cp)]),
+    "graphrt_load_plugin": (_int, [_cp]),
+    "TVMFuncCall": (_int, [_vp, _p(TVMValue), _p(_int), _int, _p(TVMValue), _p(_int)]),
+    "TVMFuncFree": (_int, [_vp]),
+    "TVMFuncGetGlobal": (_int, [_cp, _p(_vp)]),
+    "TVMFuncListGlobalNames": (_int, [_p(_int), _p(_p(_cp))]),
+    "TVMObjectFree": (_int, [_vp]),
+    "TVMArrayAlloc": (_int, [_p(ctypes.c_int64), _int, _int, _int, _int, _int, _int, _p(_vp)]),
+    "TVMArrayFree": (_int, [_vp]),
+    "TVMArrayCopyFromBytes": (_int, [_vp, _vp, ctypes.c_size_t]),
+    "TVMArrayCopyToBytes": (_int, [_vp, _vp, ctypes.c_size_t]),
+    "TVMArrayCopyFromTo": (_int, [_vp, _vp, _vp]),
+    "TVMArrayFromDLPack": (_int, [_vp, _p(_vp)]),
+    "TVMArrayToDLPack": (_int, [_vp, _p(_vp)]),
+    "TVMDLManagedTensorCallDeleter": (None, [_vp]),
+    "graphrt_array_view": (_int, [_vp, _p(ctypes.c_int64), _int, _int, _int, _int, _p(_vp)]),
+    "TVMSynchronize": (_int, [_int, _int, _vp]),
+    "graphrt_device_available": (_int, [_int, _int, _p(_int), _p(_cp)]),
+    "graphrt_set_num_threads": (_int, [_int]),
+    "graphrt_get_num_threads": (_int, [_p(_int)]),
+    "graphrt_params_load": (_int, [_vp, ctypes.c_size_t, _p(_int), _p(_cp), _p(_p(_vp))]),
+    "graphrt_free_handle_array": (None, [_p(_vp)]),
+    "graphrt_params_save": (_int, [_int, _p(_cp), _p(_vp), _p(_vp), _p(ctypes.c_size_t)]),
+    "graphrt_version": (_cp, []),
+}
+
+_LIB = None
+_LIB_PATH = None
+_LOCK = threading.Lock()
+
+
+def _candidates():
+    """Where libgraphrt may be, in search order (see find_library)."""
+    names = ["libgraphrt.so", "libgraphrt.so.0", "libgraphrt.dylib"]
+    env = os.environ.get("GRAPHRT_LIBRARY_PATH")
+    if env:
+        out = []
+        for entry in env.split(os.pathsep):
+            if not entry:
+                continue
+            if os.path.isdir(entry):
+                out.extend(os.path.join(entry, n) for n in names)
+            else:
+                out.append(entry)
+        return out, True
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    python_dir = os.path.dirname(pkg)
+    repo = os.path.dirname(python_dir)
+    dirs = [pkg, os.path.join(python_dir, "build"), os.path.join(repo, "build"), os.path.join(repo, "build", "lib")]
+    out = []
+    for d in dirs:
+        out.extend(os.path.join(d, n) for n in names)
+    return out, False
+
+
+def find_library():
+    """Path of libgraphrt: GRAPHRT_LIBRARY_PATH (a file or a directory), else the build tree
+    (<package>/../build, <repo>/build), else whatever the system linker finds."""
+    candidates, from_env = _candidates()
+    for c in candidates:
+        if os.path.isfile(c):
+            return c
+    if from_env:
+        raise GraphrtError(
+            "GRAPHRT_LIBRARY_PATH=%s does not name libgraphrt.so (or a directory holding it)"
+            % os.environ.get("GRAPHRT_LIBRARY_PATH"))
+    found = ctypes.util.find_library("graphrt")
+    if found:
+        return found
+    raise GraphrtError(
+        "cannot find libgraphrt.so: set GRAPHRT_LIBRARY_PATH to the library (or its directory), "
+        "or build it into <repo>/build (searched: %s)" % ", ".join(sorted(set(os.path.dirname(c) for c in candidates))))
+
+
+def lib():
+    """The loaded libgraphrt (loaded once, RTLD_GLOBAL so C-codegen TVM libraries resolve
+    TVMAPISetLastError etc. through the global namespace)."""
+    global _LIB, _LIB_PATH
+    if _LIB is not None:
+        return _LIB
+    with _LOCK:
+        if _LIB is None:
+            path = find_library()
+            try:
+                handle = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            except OSError as e:
+                raise GraphrtError("cannot load libgraphrt from %s: %s" % (path, e)) from None
+            for name, (restype, argtypes) in _SIGNATURES.items():
+                try:
+                    f = getattr(handle, name)
+                except AttributeError:
+                    continue  # older library: the binding raises when used
+                f.restype = restype
+                f.argtypes = argtypes
+            _LIB_PATH = path
+            _LIB = handle
+    return _LIB
+
+
+def library_path():
+    lib()
+    return _LIB_PATH
+
+
+def last_error():
+    msg = lib().TVMGetLastError()
+    return msg.decode("utf-8", "replace") if msg else "unknown graphrt error"
+
+
+def check(rc):
+    """Raise GraphrtError with graphrt's last error when a C API call failed."""
+    if rc != 0:
+        raise GraphrtError(last_error())
+
+
+def call(name, *args):
+    f = getattr(lib(), name, None)
+    if f is None:
+        raise GraphrtError("this libgraphrt (%s) has no C function %s" % (_LIB_PATH, name))
+    check(f(*args))
+
+
+def c_str(s):
+    if isinstance(s, bytes):
+        return s
+    if not isinstance(s, str):
+        raise GraphrtTypeError("expected a str, got %s" % type(s).__name__)
+    return s.encode("utf-8")
+
+
+def py_str(b):
+    return b.decode("utf-8", "replace") if b is not None else ""

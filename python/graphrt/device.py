@@ -1,0 +1,104 @@
+"""Devices (DLDevice), named as in tvm.runtime: graphrt.cpu(0), graphrt.cuda(0)."""
+import ctypes
+
+from . import _lib
+from ._lib import GraphrtError, GraphrtTypeError
+
+_TYPE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm", 12: "ext_dev",
+               13: "cuda_managed"}
+_NAME_TYPES = {"cpu": 1, "llvm": 1, "c": 1, "cuda": 2, "gpu": 2, "nvptx": 2, "cuda_host": 3, "opencl": 4, "vulkan": 7,
+               "metal": 8, "rocm": 10, "ext_dev": 12, "cuda_managed": 13}
+
+
+class Device:
+    """A device: (device_type, device_id) as in DLPack."""
+
+    kDLCPU = 1
+    kDLCUDA = 2
+
+    __slots__ = ("device_type", "device_id")
+
+    def __init__(self, device_type, device_id=0):
+        if isinstance(device_type, str):
+            name = device_type.lower()
+            if name not in _NAME_TYPES:
+                raise GraphrtError("unknown device '%s' (known: %s)" % (device_type, ", ".join(sorted(_NAME_TYPES))))
+            device_type = _NAME_TYPES[name]
+        if not isinstance(device_type, int) or not isinstance(device_id, int) or isinstance(device_id, bool):
+            raise GraphrtTypeError("Device(device_type, device_id) takes ints")
+        self.device_type = device_type
+        self.device_id = device_id
+
+    @property
+    def exist(self):
+        """True when graphrt can use this device in this build and on this machine."""
+        return self.unavailable_reason is None
+
+    @property
+    def unavailable_reason(self):
+        """None when usable, otherwise graphrt's reason (e.g. no CUDA driver)."""
+        avail = ctypes.c_int(0)
+        reason = ctypes.c_char_p()
+        _lib.call("graphrt_device_available", self.device_type, self.device_id, ctypes.byref(avail),
+                  ctypes.byref(reason))
+        return None if avail.value else (_lib.py_str(reason.value) or "unavailable")
+
+    def sync(self):
+        """Waits for the device's pending work (TVMSynchronize on the current stream)."""
+        _lib.call("TVMSynchronize", self.device_type, self.device_id, None)
+
+    def _as_c(self):
+        return _lib.DLDevice(self.device_type, self.device_id)
+
+    @property
+    def type_name(self):
+        return _TYPE_NAMES.get(self.device_type, "device%d" % self.device_type)
+
+    def __dlpack_device__(self):
+        return (self.device_type, self.device_id)
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and (self.device_type, self.device_id) == (other.device_type,
+                                                                                    other.device_id)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self):
+        return "%s(%d)" % (self.type_name, self.device_id)
+
+
+def cpu(dev_id=0):
+    return Device(1, dev_id)
+
+
+def cuda(dev_id=0):
+    return Device(2, dev_id)
+
+
+gpu = cuda
+
+
+def device(spec, dev_id=None):
+    """graphrt.device("cuda:1"), device("cpu"), device("cuda", 1), device(Device)."""
+    if isinstance(spec, Device):
+        return spec
+    if isinstance(spec, str) and ":" in spec and dev_id is None:
+        name, _, idx = spec.partition(":")
+        try:
+            dev_id = int(idx)
+        except ValueError:
+            raise GraphrtError("bad device '%s' (use e.g. cpu, cuda, cuda:1)" % spec) from None
+        spec = name
+    return Device(spec, 0 if dev_id is None else dev_id)
+
+
+def to_device(obj):
+    if isinstance(obj, Device):
+        return obj
+    if isinstance(obj, str):
+        return device(obj)
+    raise GraphrtTypeError("expected a graphrt.Device (e.g. graphrt.cpu(0)), got %s" % type(obj).__name__)

@@ -1,0 +1,290 @@
+"""Modules and packed functions (TVM's calling convention through TVMFuncCall)."""
+import ctypes
+import os
+
+from . import _lib
+from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, TVMValue
+from .device import Device
+from .ndarray import NDArray, dtype_to_str
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class Object:
+    """An opaque graphrt object returned by a function (freed with TVMObjectFree)."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle):
+        self.handle = ctypes.c_void_p(handle)
+
+    def __del__(self):
+        try:
+            h, self.handle = self.handle, None
+            if h is not None and h.value and _lib._LIB is not None:
+                _lib._LIB.TVMObjectFree(h)
+        except Exception:
+            pass
+
+
+def _put_arg(value, values, codes, i, keep):
+    """Converts one Python value into values[i]/codes[i]; `keep` holds temporaries alive."""
+    if value is None:
+        values[i].v_handle = None
+        codes[i] = _lib.kNull
+    elif isinstance(value, bool):
+        values[i].v_int64 = int(value)
+        codes[i] = _lib.kInt
+    elif isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise GraphrtError("integer argument %d does not fit in int64" % value)
+        values[i].v_int64 = value
+        codes[i] = _lib.kInt
+    elif isinstance(value, float):
+        values[i].v_float64 = value
+        codes[i] = _lib.kFloat
+    elif isinstance(value, str):
+        b = value.encode("utf-8")
+        keep.append(b)
+        values[i].v_str = b
+        codes[i] = _lib.kStr
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        b = bytes(value)
+        buf = ctypes.create_string_buffer(b, len(b))
+        arr = _lib.TVMByteArray(ctypes.cast(buf, ctypes.c_void_p), len(b))
+        keep.extend([buf, arr])
+        values[i].v_handle = ctypes.cast(ctypes.pointer(arr), ctypes.c_void_p)
+        codes[i] = _lib.kBytes
+    elif isinstance(value, NDArray):
+        values[i].v_handle = value._h()
+        codes[i] = _lib.kNDArrayHandle
+    elif isinstance(value, Module):
+        values[i].v_handle = value._h()
+        codes[i] = _lib.kModuleHandle
+    elif isinstance(value, Function):
+        values[i].v_handle = value._h()
+        codes[i] = _lib.kFuncHandle
+    elif isinstance(value, Device):
+        values[i].v_device = value._as_c()
+        codes[i] = _lib.kDevice
+    elif np is not None and isinstance(value, np.ndarray):
+        from . import ndarray as nd
+        tmp = nd.array(value)
+        keep.append(tmp)
+        values[i].v_handle = tmp._h()
+        codes[i] = _lib.kNDArrayHandle
+    elif np is not None and isinstance(value, np.integer):
+        _put_arg(int(value), values, codes, i, keep)
+    elif np is not None and isinstance(value, np.floating):
+        _put_arg(float(value), values, codes, i, keep)
+    else:
+        raise GraphrtTypeError("cannot pass a %s to a graphrt function (argument %d)" % (type(value).__name__, i))
+
+
+def _return_value(value, code):
+    """Converts a returned TVMValue (ownership of objects passes to Python)."""
+    if code in (_lib.kNull,):
+        return None
+    if code == _lib.kInt:
+        return value.v_int64
+    if code == _lib.kBool:
+        return bool(value.v_int64)
+    if code == _lib.kFloat:
+        return value.v_float64
+    if code == _lib.kStr:
+        return _lib.py_str(value.v_str)
+    if code == _lib.kBytes:
+        if not value.v_handle:
+            return b""
+        ba = ctypes.cast(value.v_handle, ctypes.POINTER(_lib.TVMByteArray)).contents
+        return ctypes.string_at(ba.data, ba.size) if ba.size else b""
+    if code == _lib.kNDArrayHandle:
+        return NDArray(ctypes.c_void_p(value.v_handle), owned=True)
+    if code == _lib.kModuleHandle:
+        return Module(ctypes.c_void_p(value.v_handle))
+    if code == _lib.kFuncHandle:
+        return Function(ctypes.c_void_p(value.v_handle))
+    if code == _lib.kDevice:
+        return Device(value.v_device.device_type, value.v_device.device_id)
+    if code == _lib.kDataType:
+        return dtype_to_str(value.v_type)
+    if code == _lib.kObjectHandle:
+        return Object(value.v_handle)
+    if code in (_lib.kHandle, _lib.kDLTensorHandle):
+        return value.v_handle
+    raise GraphrtError("function returned a value of unsupported type code %d" % code)
+
+
+class Function:
+    """A packed function: call it with Python values."""
+
+    __slots__ = ("handle", "_name", "__weakref__")
+
+    def __init__(self, handle, name=None):
+        self.handle = handle if isinstance(handle, ctypes.c_void_p) else ctypes.c_void_p(handle)
+        self._name = name
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:
+            pass
+
+    def free(self):
+        h, self.handle = self.handle, None
+        if h is not None and h.value and _lib._LIB is not None:
+            _lib._LIB.TVMFuncFree(h)
+
+    def _h(self):
+        if self.handle is None or not self.handle.value:
+            raise GraphrtError("function %shas been freed" % ("'%s' " % self._name if self._name else ""))
+        return self.handle
+
+    def __call__(self, *args):
+        n = len(args)
+        values = (TVMValue * max(1, n))()
+        codes = (ctypes.c_int * max(1, n))()
+        keep = []
+        for i, a in enumerate(args):
+            _put_arg(a, values, codes, i, keep)
+        ret = TVMValue()
+        ret_code = ctypes.c_int(_lib.kNull)
+        _lib.call("TVMFuncCall", self._h(), values, codes, n, ctypes.byref(ret), ctypes.byref(ret_code))
+        return _return_value(ret, ret_code.value)
+
+    def __repr__(self):
+        return "<graphrt.Function %s>" % (self._name or hex(self.handle.value or 0) if self.handle else "(freed)")
+
+
+class Module:
+    """A loaded module (TVM's runtime.Module): functions plus imported modules."""
+
+    __slots__ = ("handle", "__weakref__")
+
+    def __init__(self, handle):
+        self.handle = handle if isinstance(handle, ctypes.c_void_p) else ctypes.c_void_p(handle)
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:
+            pass
+
+    def free(self):
+        h, self.handle = self.handle, None
+        if h is not None and h.value and _lib._LIB is not None:
+            _lib._LIB.TVMModFree(h)
+
+    def _h(self):
+        if self.handle is None or not self.handle.value:
+            raise GraphrtError("module has been freed")
+        return self.handle
+
+    @property
+    def type_key(self):
+        out = ctypes.c_char_p()
+        _lib.call("graphrt_module_type_key", self._h(), ctypes.byref(out))
+        return _lib.py_str(out.value)
+
+    @property
+    def imported_modules(self):
+        n = ctypes.c_int(0)
+        _lib.call("graphrt_module_num_imports", self._h(), ctypes.byref(n))
+        mods = []
+        for i in range(n.value):
+            out = ctypes.c_void_p()
+            _lib.call("graphrt_module_get_import", self._h(), i, ctypes.byref(out))
+            mods.append(Module(out))
+        return mods
+
+    def function_names(self):
+        """Names of this module's own functions (not its imports)."""
+        out = ctypes.c_char_p()
+        _lib.call("graphrt_module_function_names", self._h(), ctypes.byref(out))
+        return [n for n in _lib.py_str(out.value).split("\n") if n]
+
+    def describe(self):
+        """Indented text of the module tree."""
+        out = ctypes.c_char_p()
+        _lib.call("graphrt_module_describe", self._h(), ctypes.byref(out))
+        return _lib.py_str(out.value)
+
+    def get_function(self, name, query_imports=False):
+        """The function `name`; FunctionNotFoundError (a GraphrtError and AttributeError) if absent."""
+        out = ctypes.c_void_p()
+        _lib.call("TVMModGetFunction", self._h(), _lib.c_str(name), 1 if query_imports else 0, ctypes.byref(out))
+        if not out.value:
+            raise FunctionNotFoundError("module '%s' has no function '%s'%s" % (
+                self.type_key, name, "" if query_imports else " (imports not searched)"))
+        return Function(out, name)
+
+    def implements_function(self, name, query_imports=False):
+        try:
+            self.get_function(name, query_imports)
+            return True
+        except FunctionNotFoundError:
+            return False
+
+    def __getitem__(self, name):
+        if not isinstance(name, str):
+            raise GraphrtTypeError("module functions are looked up by name (str)")
+        return self.get_function(name)
+
+    def import_module(self, other):
+        if not isinstance(other, Module):
+            raise GraphrtTypeError("import_module takes a Module")
+        _lib.call("TVMModImport", self._h(), other._h())
+
+    def __repr__(self):
+        if self.handle is None:
+            return "<graphrt.Module (freed)>"
+        return "<graphrt.Module %s>" % self.type_key
+
+
+def load_module(path, loader="dlopen"):
+    """Loads a TVM-exported library (.so) and returns its root module.
+    loader: "dlopen" (the system loader) or "elf" (graphrt's embedded ELF loader)."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise GraphrtTypeError("load_module takes a path (str), got %s" % type(path).__name__)
+    if loader not in (None, "dlopen", "elf") and not isinstance(loader, str):
+        raise GraphrtTypeError("loader must be a str")
+    out = ctypes.c_void_p()
+    _lib.call("graphrt_module_load", _lib.c_str(path), _lib.c_str(loader or "dlopen"), ctypes.byref(out))
+    return Module(out)
+
+
+def load_module_from_memory(data, loader="elf"):
+    b = bytes(data)
+    buf = ctypes.create_string_buffer(b, len(b))
+    out = ctypes.c_void_p()
+    _lib.call("graphrt_module_load_from_memory", buf, len(b), _lib.c_str(loader), ctypes.byref(out))
+    return Module(out)
+
+
+def get_global_func(name, allow_missing=False):
+    """A function from graphrt's global registry (e.g. "tvm.graph_executor.create")."""
+    out = ctypes.c_void_p()
+    _lib.call("TVMFuncGetGlobal", _lib.c_str(name), ctypes.byref(out))
+    if not out.value:
+        if allow_missing:
+            return None
+        raise FunctionNotFoundError("no global function '%s' is registered" % name)
+    return Function(out, name)
+
+
+def list_global_func_names():
+    n = ctypes.c_int(0)
+    arr = ctypes.POINTER(ctypes.c_char_p)()
+    _lib.call("TVMFuncListGlobalNames", ctypes.byref(n), ctypes.byref(arr))
+    return [_lib.py_str(arr[i]) for i in range(n.value)]
+
+
+def load_plugin(path):
+    _lib.call("graphrt_load_plugin", _lib.c_str(os.fspath(path)))
