@@ -1,0 +1,100 @@
+// libFuzzer target for the VM loader, verifier and interpreter.
+//
+// Bytes go through read_module_def + verify_module exactly as a .vmbc file
+// would; a module that verifies is linked with the built-in tensor module and
+// a stub for any other import, and every export whose arguments are all
+// scalars is run with zero arguments under an instruction budget. Traps are
+// fine; crashes, sanitizer reports and hangs are bugs. See README_vm.md.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "graphrt/error.h"
+#include "modules/vm/binary_format.h"
+#include "modules/vm/bytecode_module.h"
+#include "modules/vm/context.h"
+#include "modules/vm/limits.h"
+#include "modules/vm/native_module.h"
+#include "modules/vm/signature.h"
+#include "modules/vm/tensor_module.h"
+
+namespace {
+
+using namespace graphrt::vm;
+
+// Any import not served by `tensor` resolves to a stub that returns zeros.
+std::shared_ptr<NativeModule> stub_for(const BytecodeModule& module, const std::string& name) {
+  auto stub = std::make_shared<NativeModule>(name, UINT32_MAX);
+  for (const ImportDecl& decl : module.imports()) {
+    const auto names = split_full_name(decl.full_name);
+    if (names.first != name || stub->lookup_export(names.second) >= 0) continue;
+    const std::vector<ValueType> results = parse_signature(decl.signature).result_types();
+    stub->add_function(names.second, decl.signature, [results](NativeCall& c) {
+      for (ValueType t : results) {
+        Value v;
+        v.type = t;
+        c.ret(v);
+      }
+    });
+  }
+  return stub;
+}
+
+void run_exports(Context& context, const BytecodeModule& module) {
+  for (const ExportDecl& e : module.exports()) {
+    const Signature sig = parse_signature(e.signature);
+    std::vector<Value> args;
+    bool scalar_only = true;
+    for (ValueType t : sig.arg_types()) {
+      scalar_only = scalar_only && t != ValueType::kRef;
+      Value v;
+      v.type = t;
+      args.push_back(v);
+    }
+    if (!scalar_only) continue;
+    Stack stack;
+    stack.set_budget(2000);
+    try {
+      context.invoke(module.name() + "." + e.name, args, stack);
+    } catch (const graphrt::Error&) {
+    }
+  }
+}
+
+void fuzz_one(const uint8_t* data, size_t size) {
+  std::shared_ptr<BytecodeModule> module;
+  try {
+    module = BytecodeModule::load(data, size);
+  } catch (const graphrt::Error&) {
+    return;  // rejected at load: the expected outcome for most inputs
+  }
+  try {
+    Context context(Instance::create());
+    context.register_module(create_tensor_module());
+    for (const ImportDecl& decl : module->imports()) {
+      const std::string name = split_full_name(decl.full_name).first;
+      if (!context.has_module(name) && name != module->name()) context.register_module(stub_for(*module, name));
+    }
+    context.register_module(module);
+    run_exports(context, *module);
+  } catch (const graphrt::Error&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool configured = [] {
+    // Small caps keep each input fast and memory-bounded.
+    limits().max_buffer_bytes = 1 << 16;
+    limits().max_list_size = 1 << 12;
+    limits().max_tensor_bytes = 1 << 16;
+    limits().max_stack_depth = 64;
+    limits().max_registers_per_bank = 256;
+    return true;
+  }();
+  (void)configured;
+  fuzz_one(data, size);
+  return 0;
+}
