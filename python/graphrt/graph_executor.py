@@ -153,9 +153,10 @@ class GraphModule:
                     raise GraphrtTypeError("cannot use a %s as an input" % type(value).__name__) from None
                 if value.dtype == object:
                     raise GraphrtTypeError("cannot use a %s as an input" % type(value).__name__)
-                cur = self._get_input(key)
-                if cur is not None:
-                    value = value.astype(cur.dtype, copy=False)
+            # numpy values are cast to the input's dtype, as TVM's copyfrom does
+            cur = self._get_input(key)
+            if cur is not None and value.shape == cur.shape:
+                value = value.astype(cur.dtype, copy=False)
             self._check_value(key, value)
             value = nd.array(value)
         else:
