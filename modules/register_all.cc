@@ -1,10 +1,18 @@
 // The one place that registers every back end (design: explicit registration,
-// no static initialisers). Called once by graphrt::runtime_init().
+// no static initialisers). Called once by graphrt::runtime_init(); a back end
+// left out of the build (GRAPHRT_BACKENDS) compiles its call away.
 #include "graphrt/runtime.h"
+
+#ifdef GRAPHRT_WITH_ELF
+#include "modules/elf/elf_library.h"
+#endif
 
 namespace graphrt {
 
 void register_builtin_modules() {
+#ifdef GRAPHRT_WITH_ELF
+  elf::register_module();
+#endif
 }
 
 }  // namespace graphrt

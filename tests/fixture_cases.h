@@ -1,0 +1,43 @@
+// Fixture cases and helpers to run them (shared by core and graph tests).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "graphrt/graph_executor.h"
+#include "graphrt/runtime.h"
+#include "test_support.h"
+
+namespace graphrt_test {
+
+// CPU cases that graphrt must run bit-exactly (or within case.json's tolerance).
+inline std::vector<std::string> cpu_cases() {
+  return {"mlp", "multi_io", "squeezenet1.1", "chain1000", "mlp_linked_params", "byoc_ccompiler"};
+}
+inline std::vector<std::string> all_tvm_cases() {
+  std::vector<std::string> cases = cpu_cases();
+  cases.push_back("mlp_cuda");
+  return cases;
+}
+
+inline nlohmann::json case_json(const std::string& name) {
+  std::vector<uint8_t> bytes = read_file(fixture_path(name + "/case.json"));
+  return nlohmann::json::parse(bytes.begin(), bytes.end());
+}
+
+inline std::string read_text(const std::string& path) {
+  std::vector<uint8_t> bytes = read_file(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+DLDataType npy_dtype(const std::string& descr);
+graphrt::NDArray npy_to_ndarray(const Npy& npy);
+
+// Sets every input_<name>.npy of the case on the executor.
+void set_case_inputs(graphrt::GraphExecutor& ex, const std::string& name);
+// Compares output i with output_<i>.npy (tolerance 0 = bit-exact); returns "" or a description.
+std::string compare_output(const graphrt::NDArray& got, const std::string& expected_path, double tolerance);
+
+}  // namespace graphrt_test
