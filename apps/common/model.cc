@@ -1,0 +1,103 @@
+#include "model.h"
+
+#include <fstream>
+#include <iterator>
+
+#include "args.h"
+#include "graphrt/c_api.h"
+
+namespace graphrt_apps {
+
+using graphrt::Error;
+
+std::string read_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + what).with("file", path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+Model load_model(const std::string& path, const std::string& loader, const std::string& graph_path,
+                 const std::string& params_path) {
+  {
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) throw Error("cannot open model").with("file", path);
+  }
+  if (!params_path.empty() && graph_path.empty()) throw UsageError("--params needs --graph (three-file form)");
+  Model m;
+  graphrt::LoadOptions options;
+  options.loader = loader.empty() ? "dlopen" : loader;
+  m.root = graphrt::load_module(path, options);
+  m.is_factory = m.root->type_key() == "GraphExecutorFactory" || m.root->type_key() == "GraphRuntimeFactory";
+  if (!graph_path.empty()) {
+    m.three_file = true;
+    m.graph_json = read_file(graph_path, "graph JSON");
+    if (!params_path.empty()) {
+      m.params_bytes = read_file(params_path, "params file");
+      for (const auto& p : graphrt::load_param_dict(m.params_bytes, params_path)) m.param_names.push_back(p.first);
+    }
+    return m;
+  }
+  if (!m.is_factory)
+    throw Error("model root is a '" + m.root->type_key() +
+                "' module, not a GraphExecutorFactory: pass --graph G.json [--params P.params] (three-file form)")
+        .with("file", path);
+  m.graph_json = graphrt::call_function(m.root->require_function("get_graph_json"), {}).as_string();
+  std::string params = graphrt::call_function(m.root->require_function("get_params_bytes"), {}).as_string();
+  for (const auto& p : graphrt::load_param_dict(params)) m.param_names.push_back(p.first);
+  return m;
+}
+
+DLDevice parse_device(const std::string& text) {
+  std::string name = text, id;
+  size_t colon = text.find(':');
+  if (colon != std::string::npos) {
+    name = text.substr(0, colon);
+    id = text.substr(colon + 1);
+  }
+  int dev_id = 0;
+  if (!id.empty()) {
+    size_t used = 0;
+    try {
+      dev_id = std::stoi(id, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != id.size() || dev_id < 0) throw UsageError("bad device '" + text + "' (use cpu, cuda or cuda:N)");
+  }
+  if (name == "cpu") return DLDevice{kDLCPU, dev_id};
+  if (name == "cuda" || name == "gpu") return DLDevice{kDLCUDA, dev_id};
+  throw UsageError("unknown device '" + text + "' (use cpu, cuda or cuda:N)");
+}
+
+void require_device(DLDevice dev) {
+  int available = 0;
+  const char* reason = nullptr;
+  if (graphrt_device_available(dev.device_type, dev.device_id, &available, &reason) != 0)
+    throw Error(TVMGetLastError());
+  if (!available)
+    throw Error("device " + graphrt::device_to_string(dev) + " is not available: " + (reason ? reason : "unknown"));
+}
+
+std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
+                                                      bool device_graph) {
+  if (!plan.empty() && plan != "tvm" && plan != "liveness")
+    throw UsageError("unknown memory plan '" + plan + "' (use tvm or liveness)");
+  if (!model.three_file) {
+    // One-file form: the factory binds its params.
+    graphrt::ArgList args;
+    args.add_string(plan).add_int(device_graph ? 1 : 0).add_device(dev);
+    graphrt::Module ex = graphrt::call_function(model.root->require_function("create_with_options"), args).as_module();
+    auto executor = graphrt::graph_executor_of(ex);
+    if (!executor) throw Error("the factory did not return a graph executor");
+    return executor;
+  }
+  graphrt::GraphExecutorOptions options;
+  if (!plan.empty()) {
+    options.memory_plan = plan == "liveness" ? graphrt::MemoryPlan::kLiveness : graphrt::MemoryPlan::kTvm;
+    options.memory_plan_from_env = false;
+  }
+  options.device_graph = device_graph;
+  return graphrt::create_graph_executor(model.graph_json, model.root, model.params_bytes, {dev}, options);
+}
+
+}  // namespace graphrt_apps

@@ -1,0 +1,39 @@
+// Loading a model in either form (one-file factory .so, or kernels .so + graph JSON + params)
+// for the command-line apps.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphrt/graph_executor.h"
+#include "graphrt/runtime.h"
+
+namespace graphrt_apps {
+
+struct Model {
+  graphrt::Module root;
+  bool is_factory = false;           // root is a GraphExecutorFactory
+  bool three_file = false;           // --graph given: kernels + graph JSON + params
+  std::string graph_json;            // the factory's, or the --graph file's
+  std::string params_bytes;          // --params file (three-file form)
+  std::vector<std::string> param_names;  // params bound by the factory or the params file
+};
+
+std::string read_file(const std::string& path, const std::string& what);
+
+// Loads `path` with `loader` ("dlopen" | "elf"). With `graph_path` the three-file form is
+// used (root = kernels); otherwise the root must be a GraphExecutorFactory.
+Model load_model(const std::string& path, const std::string& loader, const std::string& graph_path,
+                 const std::string& params_path);
+
+// "cpu", "cpu:0", "cuda", "cuda:1"; throws UsageError otherwise.
+DLDevice parse_device(const std::string& text);
+// Throws graphrt::Error with graphrt's reason when the device is unusable.
+void require_device(DLDevice dev);
+
+// An executor for `model` on `dev`; `plan` is "" (default), "tvm" or "liveness".
+std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
+                                                      bool device_graph);
+
+}  // namespace graphrt_apps

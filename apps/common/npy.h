@@ -1,0 +1,28 @@
+// .npy (format v1.0/v2.0/v3.0 read, v1.0 write) for the command-line apps.
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace graphrt_apps {
+
+struct NpyArray {
+  DLDataType dtype{};
+  std::vector<int64_t> shape;
+  std::vector<char> data;  // C-order, little-endian
+  int64_t numel() const;
+};
+
+// Throws graphrt::Error naming the file and what is wrong with it.
+NpyArray read_npy(const std::string& path);
+// Writes a v1.0 file; `data` holds numel elements of `dtype` in C order.
+void write_npy(const std::string& path, DLDataType dtype, const std::vector<int64_t>& shape, const void* data,
+               size_t nbytes);
+// numpy descr ("<f4") <-> DLDataType; throws on types .npy cannot hold.
+std::string npy_descr(DLDataType dtype);
+DLDataType dtype_from_npy_descr(const std::string& descr, const std::string& file);
+
+}  // namespace graphrt_apps

@@ -1,0 +1,327 @@
+// graphrt-pack: builds a TVM-format model library without TVM.
+//
+// Compiles kernels written against TVM's packed C ABI
+//   int fn(TVMValue* args, int* codes, int n, TVMValue* ret, int* ret_code, void* resource)
+// with the system compiler and links them, together with a generated C file that defines
+// `__tvm_dev_mblob` (spec §1.4: u64 size + u64 count + records + `_import_tree`), into a .so
+// that TVM's runtime (and graphrt) can load:
+//   --graph/--params   -> a GraphExecutorFactory record (root) importing `_lib`
+//   --blob-entry T=F   -> a raw record with tkey T and payload F, imported by `_lib`
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/args.h"
+#include "common/model.h"
+
+extern char** environ;
+
+using namespace graphrt_apps;
+using graphrt::Error;
+
+namespace {
+
+const char* kUsage =
+    "usage: graphrt-pack -o OUT.so [--graph G.json [--params P.params] [--module-name default]]\n"
+    "                    [--blob-entry TKEY=FILE ...] [--cc CC] [--cxx CXX] [--cflags FLAGS] [--ldflags FLAGS]\n"
+    "                    [-I DIR ...] [--emit-c FILE.c] [--emit-blob FILE.bin] [--verbose] SOURCES/OBJECTS...\n"
+    "  SOURCES: .c / .cc / .cpp files with TVM packed-ABI kernels, or .o / .a files\n";
+
+#ifndef GRAPHRT_PACK_INCLUDE_DIRS
+#define GRAPHRT_PACK_INCLUDE_DIRS ""
+#endif
+
+class Blob {
+ public:
+  void u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  }
+  void str(const std::string& s) {
+    u64(s.size());
+    raw(s);
+  }
+  void raw(const std::string& s) { bytes_.append(s); }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+uint64_t read_u64(const std::string& b, size_t& pos, const std::string& what, const std::string& file) {
+  if (pos + 8 > b.size()) throw Error("params file truncated reading " + what).with("file", file);
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(b[pos + i])) << (8 * i);
+  pos += 8;
+  return v;
+}
+
+struct ParamRecords {
+  std::vector<std::string> names;
+  std::vector<std::string> records;  // raw NDArray records (spec §3.2)
+};
+
+// Splits a save_param_dict file (spec §3.1) into names and raw NDArray records.
+ParamRecords split_params(const std::string& b, const std::string& file) {
+  size_t pos = 0;
+  if (read_u64(b, pos, "magic", file) != 0xF7E58D4F05049CB7ULL)
+    throw Error("not a TVM params file (bad magic)").with("file", file);
+  read_u64(b, pos, "reserved", file);
+  ParamRecords p;
+  uint64_t n = read_u64(b, pos, "name count", file);
+  if (n > b.size()) throw Error("params file: implausible name count").with("file", file);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t len = read_u64(b, pos, "name length", file);
+    if (len > b.size() - pos) throw Error("params file truncated in a name").with("file", file);
+    p.names.push_back(b.substr(pos, len));
+    pos += len;
+  }
+  uint64_t n2 = read_u64(b, pos, "array count", file);
+  if (n2 != n) throw Error("params file lists " + std::to_string(n) + " names but " + std::to_string(n2) + " arrays")
+      .with("file", file);
+  for (uint64_t i = 0; i < n; ++i) {
+    size_t start = pos;
+    if (read_u64(b, pos, "array magic", file) != 0xDD5E40F096B4A13FULL)
+      throw Error("params file: bad array magic").with("param", p.names[i]).with("file", file);
+    read_u64(b, pos, "reserved", file);
+    if (pos + 16 > b.size()) throw Error("params file truncated").with("param", p.names[i]).with("file", file);
+    int32_t ndim;
+    std::memcpy(&ndim, b.data() + pos + 8, 4);
+    pos += 16;  // device type/id, ndim, dtype
+    if (ndim < 0 || ndim > 32) throw Error("params file: bad ndim").with("param", p.names[i]).with("file", file);
+    for (int d = 0; d < ndim; ++d) read_u64(b, pos, "shape", file);
+    uint64_t size = read_u64(b, pos, "data size", file);
+    if (size > b.size() - pos) throw Error("params file truncated in data").with("param", p.names[i]).with("file", file);
+    pos += size;
+    p.records.push_back(b.substr(start, pos - start));
+  }
+  return p;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_cxx(const std::string& f) {
+  return ends_with(f, ".cc") || ends_with(f, ".cpp") || ends_with(f, ".cxx") || ends_with(f, ".C");
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream is(s);
+  std::string w;
+  while (is >> w) out.push_back(w);
+  return out;
+}
+
+void run_command(const std::vector<std::string>& cmd, bool verbose) {
+  if (verbose) {
+    for (const auto& c : cmd) std::cerr << c << " ";
+    std::cerr << "\n";
+  }
+  std::vector<char*> argv;
+  for (const auto& c : cmd) argv.push_back(const_cast<char*>(c.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  if (rc != 0) throw Error("cannot run compiler '" + cmd[0] + "': " + std::strerror(rc));
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) throw Error("waiting for the compiler failed");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string line;
+    for (const auto& c : cmd) line += c + " ";
+    throw Error("compiler failed (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): " + line);
+  }
+}
+
+std::string blob_c_source(const std::string& blob) {
+  std::ostringstream os;
+  os << "/* Generated by graphrt-pack: the packed module blob (TVM spec 1.4). */\n"
+        "#ifdef __cplusplus\n#define GRAPHRT_PACK_EXTERN extern \"C\"\n#else\n#define GRAPHRT_PACK_EXTERN\n#endif\n"
+        "GRAPHRT_PACK_EXTERN __attribute__((visibility(\"default\"))) const unsigned char __tvm_dev_mblob["
+     << blob.size() << "] = {\n";
+  for (size_t i = 0; i < blob.size(); ++i) {
+    os << static_cast<unsigned>(static_cast<unsigned char>(blob[i])) << ",";
+    if (i % 24 == 23) os << "\n";
+  }
+  os << "};\n"
+        "/* The loader stores the library module here (kernels may define it themselves). */\n"
+        "GRAPHRT_PACK_EXTERN __attribute__((weak, visibility(\"default\"))) void* __tvm_module_ctx = 0;\n";
+  return os.str();
+}
+
+int run(int argc, char** argv) {
+  Args args({{"-o", true}, {"--output", true}, {"--graph", true}, {"--params", true}, {"--module-name", true},
+             {"--blob-entry", true, true}, {"--cc", true}, {"--cxx", true}, {"--cflags", true}, {"--ldflags", true},
+             {"-I", true, true}, {"--emit-c", true}, {"--emit-blob", true}, {"--verbose", false}, {"--help", false},
+             {"-h", false}});
+  args.parse(argc, argv);
+  if (args.has("--help") || args.has("-h")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::string out = args.has("-o") ? args.get("-o") : args.get("--output");
+  if (out.empty()) throw UsageError("no output given (-o OUT.so)");
+  if (args.has("--params") && !args.has("--graph")) throw UsageError("--params needs --graph");
+  if (args.has("--module-name") && !args.has("--graph")) throw UsageError("--module-name needs --graph");
+  bool verbose = args.has("--verbose");
+  for (const std::string& src : args.positional()) {
+    struct stat st;
+    if (stat(src.c_str(), &st) != 0) throw Error("cannot find source/object file").with("file", src);
+  }
+  if (args.positional().empty() && !args.has("--graph") && args.all("--blob-entry").empty())
+    throw UsageError("nothing to pack: give kernel sources/objects, --graph or --blob-entry");
+
+  // ---- the blob (spec §1.4) ----
+  std::vector<std::pair<std::string, std::string>> extras;
+  for (const std::string& spec : args.all("--blob-entry")) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--blob-entry expects TKEY=FILE, got '" + spec + "'");
+    std::string tkey = spec.substr(0, eq);
+    if (tkey == "_lib" || tkey == "_import_tree")
+      throw UsageError("--blob-entry: '" + tkey + "' is reserved");
+    extras.emplace_back(tkey, read_file(spec.substr(eq + 1), "blob entry payload"));
+  }
+  bool factory = args.has("--graph");
+  std::string blob;
+  if (factory || !extras.empty()) {
+    Blob s;
+    uint64_t modules = (factory ? 1 : 0) + 1 + extras.size();
+    s.u64(modules + 1);  // records, the import tree included
+    if (factory) {
+      std::string graph = read_file(args.get("--graph"), "graph JSON");
+      try {
+        auto j = nlohmann::json::parse(graph);
+        if (!j.is_object() || !j.contains("nodes") || !j.contains("arg_nodes") || !j.contains("heads"))
+          throw Error("graph JSON lacks nodes/arg_nodes/heads");
+      } catch (const nlohmann::json::exception& e) {
+        throw Error(std::string("graph JSON does not parse: ") + e.what()).with("file", args.get("--graph"));
+      }
+      ParamRecords params;
+      if (args.has("--params")) params = split_params(read_file(args.get("--params"), "params file"), args.get("--params"));
+      s.str("GraphExecutorFactory");
+      s.str(graph);
+      s.u64(params.names.size());
+      s.u64(params.names.size());
+      for (const auto& n : params.names) s.str(n);
+      for (const auto& r : params.records) s.raw(r);
+      s.str(args.get("--module-name", "default"));
+    }
+    s.str("_lib");
+    for (const auto& e : extras) {
+      s.str(e.first);
+      s.raw(e.second);
+    }
+    // Import tree: factory(0) -> _lib(1); _lib -> every extra entry.
+    uint64_t lib = factory ? 1 : 0;
+    std::vector<uint64_t> row_ptr{0}, children;
+    if (factory) {
+      children.push_back(lib);
+      row_ptr.push_back(children.size());
+    }
+    for (uint64_t i = 0; i < extras.size(); ++i) children.push_back(lib + 1 + i);
+    row_ptr.push_back(children.size());
+    for (uint64_t i = 0; i < extras.size(); ++i) row_ptr.push_back(children.size());
+    s.str("_import_tree");
+    s.u64(row_ptr.size());
+    for (uint64_t v : row_ptr) s.u64(v);
+    s.u64(children.size());
+    for (uint64_t v : children) s.u64(v);
+    Blob whole;
+    whole.u64(s.bytes().size());
+    whole.raw(s.bytes());
+    blob = whole.bytes();
+  }
+  if (args.has("--emit-blob")) {
+    std::ofstream f(args.get("--emit-blob"), std::ios::binary);
+    f.write(blob.data(), static_cast<std::streamsize>(blob.size()));
+    if (!f) throw Error("cannot write blob").with("file", args.get("--emit-blob"));
+  }
+
+  // ---- compile and link ----
+  char tmpl[] = "/tmp/graphrt-pack-XXXXXX";
+  if (!mkdtemp(tmpl)) throw Error("cannot create a temporary directory");
+  std::string tmp = tmpl;
+  std::vector<std::string> cleanup;
+  auto remove_all = [&] {
+    for (const auto& f : cleanup) std::remove(f.c_str());
+    rmdir(tmp.c_str());
+  };
+  try {
+    std::string c_path = args.has("--emit-c") ? args.get("--emit-c") : tmp + "/graphrt_blob.c";
+    {
+      std::ofstream f(c_path);
+      f << (blob.empty() ? std::string("/* graphrt-pack: no blob (library without imports) */\n"
+                                       "__attribute__((weak, visibility(\"default\"))) void* __tvm_module_ctx = 0;\n")
+                         : blob_c_source(blob));
+      if (!f) throw Error("cannot write generated C file").with("file", c_path);
+    }
+    if (!args.has("--emit-c")) cleanup.push_back(c_path);
+    const char* env_cc = std::getenv("CC");
+    const char* env_cxx = std::getenv("CXX");
+    std::string cc = args.get("--cc", env_cc && *env_cc ? env_cc : "cc");
+    std::string cxx = args.get("--cxx", env_cxx && *env_cxx ? env_cxx : "c++");
+    std::vector<std::string> flags{"-fPIC", "-O2"};
+    for (const std::string& d : split_words(std::string(GRAPHRT_PACK_INCLUDE_DIRS))) flags.push_back("-I" + d);
+    for (const std::string& d : args.all("-I")) flags.push_back("-I" + d);
+    for (const std::string& w : split_words(args.get("--cflags"))) flags.push_back(w);
+    std::vector<std::string> objects;
+    bool any_cxx = false;
+    std::vector<std::string> sources{c_path};
+    for (const auto& s : args.positional()) sources.push_back(s);
+    int index = 0;
+    for (const std::string& src : sources) {
+      bool c_like = ends_with(src, ".c");
+      bool cxx_like = is_cxx(src);
+      if (!c_like && !cxx_like) {
+        objects.push_back(src);  // .o, .a, ...: linked as given
+        continue;
+      }
+      any_cxx |= cxx_like;
+      std::string obj = tmp + "/obj" + std::to_string(index++) + ".o";
+      std::vector<std::string> cmd{cxx_like ? cxx : cc, "-c"};
+      cmd.insert(cmd.end(), flags.begin(), flags.end());
+      if (cxx_like) cmd.push_back("-std=c++17");
+      cmd.insert(cmd.end(), {"-o", obj, src});
+      cleanup.push_back(obj);
+      run_command(cmd, verbose);
+      objects.push_back(obj);
+    }
+    std::vector<std::string> link{any_cxx ? cxx : cc, "-shared", "-fPIC", "-o", out};
+    link.insert(link.end(), objects.begin(), objects.end());
+    for (const std::string& w : split_words(args.get("--ldflags"))) link.push_back(w);
+    run_command(link, verbose);
+  } catch (...) {
+    remove_all();
+    throw;
+  }
+  remove_all();
+  std::cout << "graphrt-pack: wrote " << out << " (" << (factory ? "GraphExecutorFactory + " : "") << "_lib"
+            << (extras.empty() ? "" : " + " + std::to_string(extras.size()) + " blob entr" +
+                                          (extras.size() == 1 ? "y" : "ies"))
+            << ", blob " << blob.size() << " bytes)\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "graphrt-pack: error: " << one_line(e.what()) << " (see --help)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "graphrt-pack: error: " << one_line(e.what()) << "\n";
+    return 1;
+  }
+}

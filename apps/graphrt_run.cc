@@ -1,0 +1,256 @@
+// graphrt-run: runs a TVM-exported model (one-file factory .so, or kernels .so + graph JSON +
+// params) on given or random inputs; prints/saves outputs, latency and per-node profiles.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "common/args.h"
+#include "common/model.h"
+#include "common/npy.h"
+#include "graphrt/c_api.h"
+
+using namespace graphrt_apps;
+using graphrt::Error;
+using graphrt::operator!=;
+
+namespace {
+
+const char* kUsage =
+    "usage: graphrt-run MODEL.so [--graph G.json [--params P.params]] [--input NAME=FILE.npy ...]\n"
+    "                   [--random-inputs SEED] [--output-dir DIR] [--device cpu|cuda[:N]] [--threads N]\n"
+    "                   [--repeat N] [--warmup N] [--profile [--trace FILE.json]]\n"
+    "                   [--memory-plan tvm|liveness] [--cuda-graph] [--loader dlopen|elf] [--quiet]\n";
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+void fill_random(graphrt::NDArray& host, std::mt19937_64& rng) {
+  DLDataType t = host.dtype();
+  int64_t n = graphrt::shape_numel(host.shape().data(), static_cast<int>(host.shape().size())) * t.lanes;
+  void* p = host->data;
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  for (int64_t i = 0; i < n; ++i) {
+    if (t.code == kDLFloat && t.bits == 32) {
+      static_cast<float*>(p)[i] = static_cast<float>(real(rng));
+    } else if (t.code == kDLFloat && t.bits == 64) {
+      static_cast<double*>(p)[i] = real(rng);
+    } else if ((t.code == kDLInt || t.code == kDLUInt) && t.bits == 1) {
+      static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(small(rng) & 1);
+    } else if (t.code == kDLInt || t.code == kDLUInt) {
+      int64_t v = small(rng);
+      std::memcpy(static_cast<char*>(p) + i * (t.bits / 8), &v, t.bits / 8);  // little-endian
+    } else {
+      throw Error("--random-inputs cannot fill dtype " + graphrt::dtype_to_string(t));
+    }
+  }
+}
+
+std::string preview(const graphrt::NDArray& host, int count) {
+  DLDataType t = host.dtype();
+  int64_t n = graphrt::shape_numel(host.shape().data(), static_cast<int>(host.shape().size())) * t.lanes;
+  std::ostringstream os;
+  os << "[";
+  const char* p = static_cast<const char*>(host->data);
+  for (int64_t i = 0; i < std::min<int64_t>(n, count); ++i) {
+    if (i) os << ", ";
+    if (t.code == kDLFloat && t.bits == 32) {
+      os << static_cast<const float*>(static_cast<const void*>(p))[i];
+    } else if (t.code == kDLFloat && t.bits == 64) {
+      os << static_cast<const double*>(static_cast<const void*>(p))[i];
+    } else if ((t.code == kDLInt || t.code == kDLUInt) && t.bits <= 64 && t.bits % 8 == 0) {
+      int64_t v = 0;
+      std::memcpy(&v, p + i * (t.bits / 8), t.bits / 8);
+      if (t.code == kDLInt && t.bits < 64 && (v >> (t.bits - 1)) & 1) v -= int64_t(1) << t.bits;
+      os << v;
+    } else if (t.bits == 1 || t.bits == 8) {
+      os << static_cast<int>(static_cast<const uint8_t*>(static_cast<const void*>(p))[i]);
+    } else {
+      os << "?";
+    }
+  }
+  if (n > count) os << ", ... (" << n << " values)";
+  os << "]";
+  return os.str();
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  double pos = q * (v.size() - 1);
+  size_t lo = static_cast<size_t>(pos);
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+void sync(DLDevice dev) {
+  if (dev.device_type != kDLCPU && TVMSynchronize(dev.device_type, dev.device_id, nullptr) != 0)
+    throw Error(TVMGetLastError());
+}
+
+int run(int argc, char** argv) {
+  Args args({{"--graph", true},         {"--params", true},     {"--input", true, true}, {"--random-inputs", true},
+             {"--output-dir", true},    {"--device", true},     {"--threads", true},     {"--repeat", true},
+             {"--warmup", true},        {"--profile", false},   {"--trace", true},       {"--memory-plan", true},
+             {"--cuda-graph", false},   {"--loader", true},     {"--quiet", false},      {"--help", false},
+             {"-h", false}});
+  args.parse(argc, argv);
+  if (args.has("--help") || args.has("-h")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (args.positional().size() != 1)
+    throw UsageError(args.positional().empty() ? "no MODEL given" : "expected one MODEL, got " +
+                                                                     std::to_string(args.positional().size()) +
+                                                                     " (" + join(args.positional()) + ")");
+  std::string loader = args.get("--loader", "dlopen");
+  if (loader != "dlopen" && loader != "elf") throw UsageError("unknown loader '" + loader + "' (use dlopen or elf)");
+  std::string plan = args.get("--memory-plan");
+  if (args.has("--memory-plan") && plan != "tvm" && plan != "liveness")
+    throw UsageError("unknown memory plan '" + plan + "' (use tvm or liveness)");
+  if (args.has("--trace") && !args.has("--profile")) throw UsageError("--trace needs --profile");
+  int repeat = static_cast<int>(args.get_int("--repeat", 0, 0, 1000000));
+  int warmup = static_cast<int>(args.get_int("--warmup", repeat > 0 ? 1 : 0, 0, 1000000));
+  int threads = static_cast<int>(args.get_int("--threads", 0, 0, 4096));
+  bool quiet = args.has("--quiet");
+  long long seed = args.get_int("--random-inputs", -1, 0, (1LL << 62));
+  DLDevice dev = parse_device(args.get("--device", "cpu"));
+
+  // Inputs given on the command line, parsed before anything runs.
+  std::vector<std::pair<std::string, std::string>> given;
+  for (const std::string& spec : args.all("--input")) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--input expects NAME=FILE.npy, got '" + spec + "'");
+    given.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+  }
+  std::string out_dir = args.get("--output-dir");
+
+  if (threads > 0 && graphrt_set_num_threads(threads) != 0) throw Error(TVMGetLastError());
+  require_device(dev);
+  Model model = load_model(args.positional()[0], loader, args.get("--graph"), args.get("--params"));
+  auto ex = make_executor(model, dev, plan, args.has("--cuda-graph"));
+
+  // Inputs to provide: graph inputs minus bound params.
+  std::set<std::string> params(model.param_names.begin(), model.param_names.end());
+  std::vector<graphrt::TensorInfo> needed;
+  std::vector<std::string> needed_names;
+  for (const auto& info : ex->input_info()) {
+    if (params.count(info.name)) continue;
+    needed.push_back(info);
+    needed_names.push_back(info.name);
+  }
+  std::set<std::string> set_names;
+  for (const auto& kv : given) {
+    const std::string& name = kv.first;
+    int index = ex->input_index(name);
+    if (index < 0) throw Error("unknown input '" + name + "' (model inputs: " + join(needed_names) + ")");
+    if (set_names.count(name)) throw UsageError("input '" + name + "' given twice");
+    NpyArray a = read_npy(kv.second);
+    graphrt::NDArray cur = ex->get_input(index);
+    std::vector<int64_t> want(cur.shape().begin(), cur.shape().end());
+    if (a.dtype != cur.dtype())
+      throw Error("input '" + name + "' has dtype " + graphrt::dtype_to_string(a.dtype) + ", the model expects " +
+                  graphrt::dtype_to_string(cur.dtype()))
+          .with("file", kv.second);
+    if (a.shape != want)
+      throw Error("input '" + name + "' has shape " + graphrt::shape_to_string(a.shape) + ", the model expects " +
+                  graphrt::shape_to_string(want))
+          .with("file", kv.second);
+    graphrt::NDArray host = graphrt::NDArray::empty(want, cur.dtype(), DLDevice{kDLCPU, 0});
+    host.copy_from_bytes(a.data.data(), a.data.size());
+    ex->set_input(index, host.handle());
+    set_names.insert(name);
+  }
+  std::mt19937_64 rng(static_cast<uint64_t>(seed < 0 ? 0 : seed));
+  for (const auto& info : needed) {
+    if (set_names.count(info.name)) continue;
+    if (seed < 0)
+      throw Error("input '" + info.name + "' not given (use --input " + info.name +
+                  "=FILE.npy or --random-inputs SEED)");
+    graphrt::NDArray host = graphrt::NDArray::empty(info.shape, info.dtype, DLDevice{kDLCPU, 0});
+    fill_random(host, rng);
+    ex->set_input(info.name, host.handle());
+    if (!quiet)
+      std::cout << "input " << info.name << ": random " << graphrt::shape_to_string(info.shape) << " "
+                << graphrt::dtype_to_string(info.dtype) << " (seed " << seed << ")\n";
+  }
+
+  for (int i = 0; i < warmup; ++i) ex->run();
+  if (repeat > 0) {
+    std::vector<double> ms;
+    ms.reserve(repeat);
+    for (int i = 0; i < repeat; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      ex->run();
+      sync(dev);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    double mean = 0;
+    for (double v : ms) mean += v;
+    mean /= ms.size();
+    std::printf("latency over %d runs (%d warm-up): mean %.4f ms, p50 %.4f ms, p90 %.4f ms, min %.4f ms, max %.4f ms\n",
+                repeat, warmup, mean, percentile(ms, 0.5), percentile(ms, 0.9), *std::min_element(ms.begin(), ms.end()),
+                *std::max_element(ms.begin(), ms.end()));
+  } else if (warmup == 0) {
+    ex->run();
+    sync(dev);
+  }
+
+  if (!out_dir.empty()) {
+    struct stat st;
+    if (stat(out_dir.c_str(), &st) != 0 && mkdir(out_dir.c_str(), 0755) != 0)
+      throw Error("cannot create output directory").with("dir", out_dir);
+  }
+  for (int i = 0; i < ex->num_outputs(); ++i) {
+    graphrt::NDArray out = ex->get_output(i);
+    graphrt::NDArray host = out.copy_to_device(DLDevice{kDLCPU, 0});
+    if (!quiet)
+      std::cout << "output " << i << ": " << graphrt::shape_to_string(host.shape()) << " "
+                << graphrt::dtype_to_string(host.dtype()) << " " << preview(host, 8) << "\n";
+    if (!out_dir.empty()) {
+      std::string path = out_dir + "/output_" + std::to_string(i) + ".npy";
+      write_npy(path, host.dtype(), host.shape(), host->data, host.nbytes());
+    }
+  }
+  if (!out_dir.empty() && !quiet) std::cout << "wrote " << ex->num_outputs() << " output(s) to " << out_dir << "\n";
+
+  if (args.has("--profile")) {
+    graphrt::ProfileReport report = ex->profile(std::max(1, repeat));
+    std::cout << report.table();
+    if (args.has("--trace")) {
+      std::string path = args.get("--trace");
+      std::ofstream f(path);
+      if (!f) throw Error("cannot write trace file").with("file", path);
+      f << report.chrome_trace();
+      if (!f) throw Error("error writing trace file").with("file", path);
+      if (!quiet) std::cout << "wrote Chrome trace to " << path << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "graphrt-run: error: " << one_line(e.what()) << " (see --help)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "graphrt-run: error: " << one_line(e.what()) << "\n";
+    return 1;
+  }
+}
