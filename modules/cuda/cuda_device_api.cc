@@ -1,0 +1,430 @@
+#include "modules/cuda/cuda_device_api.h"
+
+#include <cstdlib>
+#include <memory>
+
+#include "graphrt/error.h"
+#include "graphrt/ndarray.h"
+
+namespace graphrt {
+namespace cuda_backend {
+
+size_t pool_bucket_size(size_t nbytes) {
+  constexpr size_t kMin = 256;
+  constexpr size_t kMiB = size_t(1) << 20;
+  if (nbytes <= kMin) return kMin;
+  if (nbytes <= kMiB) {
+    size_t b = kMin;
+    while (b < nbytes) b <<= 1;
+    return b;
+  }
+  return (nbytes + kMiB - 1) / kMiB * kMiB;
+}
+
+namespace {
+
+// A capture in progress on this thread.
+struct CaptureRecord {
+  int device = 0;
+  CUstream stream = nullptr;
+  bool swapped_stream = false;         // we installed the capture stream as current
+  std::vector<void*> workspaces;       // allocated while capturing: reserved for the graph
+};
+
+// What capture_end hands to the graph executor.
+struct CapturedGraph {
+  int device = 0;
+  CUgraphExec exec = nullptr;
+  CUstream stream = nullptr;  // replay stream when the thread has none
+  std::vector<void*> workspaces;
+};
+
+struct ThreadState {
+  int device = 0;
+  CUcontext current_ctx = nullptr;
+  std::array<CUstream, kMaxCudaDevices> streams{};
+  CaptureRecord* capture = nullptr;
+};
+thread_local ThreadState tls;
+
+std::shared_ptr<CudaDeviceAPI>& global_slot() {
+  static auto* slot = new std::shared_ptr<CudaDeviceAPI>();  // never destroyed: registered for the process
+  return *slot;
+}
+
+std::string dev_name(int id) { return "cuda:" + std::to_string(id); }
+
+}  // namespace
+
+CudaDeviceAPI* cuda_device_api() {
+  static std::once_flag once;
+  std::call_once(once, [] { global_slot() = std::make_shared<CudaDeviceAPI>(); });
+  return global_slot().get();
+}
+
+std::shared_ptr<CudaDeviceAPI> cuda_device_api_shared() {
+  cuda_device_api();
+  return global_slot();
+}
+
+CudaDeviceAPI::CudaDeviceAPI(std::string driver_path) : driver_path_(std::move(driver_path)) {
+  for (auto& c : contexts_) c.store(nullptr);
+}
+
+CudaDeviceAPI::~CudaDeviceAPI() { release_cached(); }
+
+void CudaDeviceAPI::ensure_init() {
+  std::call_once(init_once_, [this] {
+    driver_ = CudaDriver::load(driver_path_);
+    if (!driver_.ok()) {
+      init_error_ = driver_.error;
+      return;
+    }
+    CUresult r = driver_.cuInit(0);
+    if (r == CUDA_ERROR_NO_DEVICE) {
+      device_count_ = 0;
+      return;
+    }
+    if (r != CUDA_SUCCESS) {
+      init_error_ = "cuInit failed: " + driver_.describe(r);
+      return;
+    }
+    r = driver_.cuDeviceGetCount(&device_count_);
+    if (r != CUDA_SUCCESS) {
+      init_error_ = "cuDeviceGetCount failed: " + driver_.describe(r);
+      device_count_ = 0;
+      return;
+    }
+    if (device_count_ > kMaxCudaDevices) device_count_ = kMaxCudaDevices;
+    // Registered after cuInit so that it runs before the driver's own teardown.
+    if (this == global_slot().get()) {
+      std::atexit([] {
+        if (CudaDeviceAPI* api = global_slot().get()) api->release_cached();
+      });
+    }
+  });
+}
+
+const CudaDriver& CudaDeviceAPI::driver() {
+  ensure_init();
+  return driver_;
+}
+
+std::string CudaDeviceAPI::init_error() {
+  ensure_init();
+  return init_error_;
+}
+
+int CudaDeviceAPI::device_count() {
+  ensure_init();
+  return init_error_.empty() ? device_count_ : 0;
+}
+
+std::string CudaDeviceAPI::unavailable_reason(DLDevice dev) {
+  ensure_init();
+  if (!init_error_.empty()) return init_error_;
+  if (dev.device_id < 0 || dev.device_id >= device_count_)
+    return "no CUDA device " + std::to_string(dev.device_id) + " (" + std::to_string(device_count_) + " devices)";
+  return "";
+}
+
+void CudaDeviceAPI::check(CUresult r, const std::string& what) {
+  if (r != CUDA_SUCCESS) throw Error(what + ": " + driver_.describe(r));
+}
+
+int CudaDeviceAPI::current_device() const { return tls.device; }
+
+CUstream CudaDeviceAPI::current_stream(int device_id) const {
+  if (device_id < 0 || device_id >= kMaxCudaDevices) return nullptr;
+  return tls.streams[device_id];
+}
+
+CUstream CudaDeviceAPI::stream_for(int device_id, void* stream) const {
+  return stream ? static_cast<CUstream>(stream) : current_stream(device_id);
+}
+
+void CudaDeviceAPI::activate(int device_id) {
+  CUcontext ctx = (device_id >= 0 && device_id < kMaxCudaDevices) ? contexts_[device_id].load(std::memory_order_acquire)
+                                                                  : nullptr;
+  if (!ctx) {
+    std::string why = unavailable_reason(DLDevice{kDLCUDA, device_id});
+    if (!why.empty()) throw Error("device " + dev_name(device_id) + " is unavailable: " + why);
+    std::lock_guard<std::mutex> lock(mutex_);
+    ctx = contexts_[device_id].load();
+    if (!ctx) {
+      CUdevice device = 0;
+      check(driver_.cuDeviceGet(&device, device_id), "cuDeviceGet(" + std::to_string(device_id) + ")");
+      check(driver_.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain for " + dev_name(device_id));
+      contexts_[device_id].store(ctx, std::memory_order_release);
+    }
+  }
+  if (tls.current_ctx != ctx) {
+    check(driver_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent for " + dev_name(device_id));
+    tls.current_ctx = ctx;
+  }
+}
+
+void CudaDeviceAPI::set_device(DLDevice dev) {
+  activate(dev.device_id);
+  tls.device = dev.device_id;
+}
+
+// --- Memory pool.
+
+void* CudaDeviceAPI::pool_alloc(int device_id, size_t nbytes) {
+  size_t bucket = pool_bucket_size(nbytes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  Pool& pool = pools_[device_id];
+  auto it = pool.free_lists.find(bucket);
+  CUdeviceptr p = 0;
+  if (it != pool.free_lists.end() && !it->second.empty()) {
+    p = it->second.back();
+    it->second.pop_back();
+    pool.stats.cached_bytes -= bucket;
+  } else {
+    CUresult r = driver_.cuMemAlloc(&p, bucket);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {  // give the cache back and try once more
+      release_cached_locked(device_id);
+      r = driver_.cuMemAlloc(&p, bucket);
+    }
+    check(r, "cuMemAlloc of " + std::to_string(nbytes) + " bytes on " + dev_name(device_id));
+    ++pool.stats.driver_allocs;
+  }
+  pool.sizes[p] = bucket;
+  pool.stats.in_use_bytes += bucket;
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+}
+
+void CudaDeviceAPI::pool_free(int device_id, void* ptr) {
+  if (!ptr) return;
+  CUdeviceptr p = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr));
+  std::lock_guard<std::mutex> lock(mutex_);
+  Pool& pool = pools_[device_id];
+  auto it = pool.sizes.find(p);
+  if (it == pool.sizes.end() || shut_down_.load()) {
+    // Not ours, or the process is exiting: hand it straight back (errors at
+    // exit, e.g. CUDA_ERROR_DEINITIALIZED, are of no use to anyone).
+    if (it != pool.sizes.end()) pool.sizes.erase(it);
+    if (driver_.cuMemFree) driver_.cuMemFree(p);
+    return;
+  }
+  size_t bucket = it->second;
+  pool.sizes.erase(it);
+  pool.stats.in_use_bytes -= bucket;
+  pool.stats.cached_bytes += bucket;
+  pool.free_lists[bucket].push_back(p);
+}
+
+void CudaDeviceAPI::release_cached_locked(int device_id) {
+  Pool& pool = pools_[device_id];
+  CUcontext ctx = contexts_[device_id].load();
+  if (ctx && tls.current_ctx != ctx && driver_.cuCtxSetCurrent(ctx) == CUDA_SUCCESS) tls.current_ctx = ctx;
+  for (auto& entry : pool.free_lists) {
+    for (CUdeviceptr p : entry.second) driver_.cuMemFree(p);
+  }
+  pool.free_lists.clear();
+  pool.stats.cached_bytes = 0;
+}
+
+void CudaDeviceAPI::release_cached() {
+  if (!driver_.ok() || !driver_.cuMemFree) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (int d = 0; d < kMaxCudaDevices; ++d) {
+    if (!pools_[d].free_lists.empty()) release_cached_locked(d);
+  }
+  if (this == global_slot().get()) shut_down_.store(true);
+}
+
+CudaDeviceAPI::PoolStats CudaDeviceAPI::pool_stats(int device_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pools_.at(device_id).stats;
+}
+
+void* CudaDeviceAPI::alloc(DLDevice dev, size_t nbytes, size_t alignment) {
+  if (alignment > 256)
+    throw Error("CUDA allocations are 256-byte aligned; " + std::to_string(alignment) + " was requested")
+        .with("device", dev_name(dev.device_id));
+  activate(dev.device_id);
+  return pool_alloc(dev.device_id, nbytes);
+}
+
+void CudaDeviceAPI::free(DLDevice dev, void* ptr) {
+  if (dev.device_id < 0 || dev.device_id >= kMaxCudaDevices) return;
+  pool_free(dev.device_id, ptr);
+}
+
+void* CudaDeviceAPI::alloc_workspace(DLDevice dev, size_t nbytes) {
+  activate(dev.device_id);
+  void* p = pool_alloc(dev.device_id, nbytes);
+  if (tls.capture && tls.capture->device == dev.device_id) tls.capture->workspaces.push_back(p);
+  return p;
+}
+
+void CudaDeviceAPI::free_workspace(DLDevice dev, void* ptr) {
+  if (CaptureRecord* cap = tls.capture) {
+    // A workspace used inside a captured graph belongs to the graph until
+    // capture_free: its address is baked into the recorded kernels.
+    for (void* w : cap->workspaces) {
+      if (w == ptr) return;
+    }
+  }
+  free(dev, ptr);
+}
+
+// --- Copies and streams.
+
+void CudaDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
+  size_t n = tensor_nbytes(from);
+  if (n == 0) return;
+  const char* src = static_cast<const char*>(from->data) + from->byte_offset;
+  char* dst = static_cast<char*>(to->data) + to->byte_offset;
+  auto dptr = [](const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); };
+  bool from_gpu = from->device.device_type == kDLCUDA;
+  bool to_gpu = to->device.device_type == kDLCUDA;
+  if (from_gpu && to_gpu) {
+    int id = from->device.device_id;
+    activate(id);
+    check(driver_.cuMemcpyDtoDAsync(dptr(dst), dptr(src), n, stream_for(id, stream)),
+          "cuMemcpyDtoDAsync of " + std::to_string(n) + " bytes " + device_to_string(from->device) + " -> " +
+              device_to_string(to->device));
+  } else if (to_gpu) {
+    int id = to->device.device_id;
+    activate(id);
+    CUstream s = stream_for(id, stream);
+    check(driver_.cuMemcpyHtoDAsync(dptr(dst), src, n, s), "cuMemcpyHtoDAsync of " + std::to_string(n) + " bytes to " + dev_name(id));
+    check(driver_.cuStreamSynchronize(s), "cuStreamSynchronize after a host-to-device copy");
+  } else if (from_gpu) {
+    int id = from->device.device_id;
+    activate(id);
+    CUstream s = stream_for(id, stream);
+    check(driver_.cuMemcpyDtoHAsync(dst, dptr(src), n, s), "cuMemcpyDtoHAsync of " + std::to_string(n) + " bytes from " + dev_name(id));
+    check(driver_.cuStreamSynchronize(s), "cuStreamSynchronize after a device-to-host copy");
+  } else {
+    throw Error("CUDA copy between " + device_to_string(from->device) + " and " + device_to_string(to->device));
+  }
+}
+
+void CudaDeviceAPI::synchronize(DLDevice dev, void* stream) {
+  activate(dev.device_id);
+  check(driver_.cuStreamSynchronize(stream_for(dev.device_id, stream)), "cuStreamSynchronize on " + dev_name(dev.device_id));
+}
+
+void CudaDeviceAPI::set_stream(DLDevice dev, void* stream) {
+  if (dev.device_id < 0 || dev.device_id >= kMaxCudaDevices) throw Error("bad CUDA device id " + std::to_string(dev.device_id));
+  tls.streams[dev.device_id] = static_cast<CUstream>(stream);
+}
+
+void* CudaDeviceAPI::create_stream(DLDevice dev) {
+  activate(dev.device_id);
+  CUstream s = nullptr;
+  check(driver_.cuStreamCreate(&s, 1 /* CU_STREAM_NON_BLOCKING */), "cuStreamCreate on " + dev_name(dev.device_id));
+  return s;
+}
+
+void CudaDeviceAPI::free_stream(DLDevice dev, void* stream) {
+  if (!stream) return;
+  activate(dev.device_id);
+  if (tls.streams[dev.device_id] == stream) tls.streams[dev.device_id] = nullptr;
+  check(driver_.cuStreamDestroy(static_cast<CUstream>(stream)), "cuStreamDestroy on " + dev_name(dev.device_id));
+}
+
+// --- CUDA-graph capture.
+//
+// Capture needs a stream other than the legacy default one. When the thread
+// has no current stream for the device, a per-device capture stream (created
+// with CU_STREAM_DEFAULT, so it stays ordered with the legacy default stream
+// that copies and later node-by-node runs use) becomes the thread's current
+// stream while capturing, and replays are launched on it.
+
+bool CudaDeviceAPI::capture_begin(DLDevice dev, std::string* why) {
+  try {
+    int id = dev.device_id;
+    activate(id);
+    if (tls.capture) {
+      *why = "a CUDA graph capture is already in progress on this thread";
+      return false;
+    }
+    auto rec = std::make_unique<CaptureRecord>();
+    rec->device = id;
+    rec->stream = tls.streams[id];
+    if (!rec->stream) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!capture_streams_[id])
+          check(driver_.cuStreamCreate(&capture_streams_[id], CU_STREAM_DEFAULT), "cuStreamCreate (capture stream)");
+        rec->stream = capture_streams_[id];
+      }
+      rec->swapped_stream = true;
+      tls.streams[id] = rec->stream;
+    }
+    CUresult r = driver_.cuStreamBeginCapture(rec->stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+    if (r != CUDA_SUCCESS) {
+      if (rec->swapped_stream) tls.streams[id] = nullptr;
+      *why = "cuStreamBeginCapture: " + driver_.describe(r);
+      return false;
+    }
+    tls.capture = rec.release();
+    return true;
+  } catch (const Error& e) {
+    *why = e.what();
+    return false;
+  }
+}
+
+void* CudaDeviceAPI::capture_end(DLDevice dev, std::string* why) {
+  std::unique_ptr<CaptureRecord> rec(tls.capture);
+  if (!rec || rec->device != dev.device_id) {
+    *why = "no CUDA graph capture in progress on this thread for " + dev_name(dev.device_id);
+    return nullptr;
+  }
+  tls.capture = nullptr;
+  if (rec->swapped_stream) tls.streams[rec->device] = nullptr;
+  auto give_back_workspaces = [&] {
+    for (void* w : rec->workspaces) pool_free(rec->device, w);
+  };
+  CUgraph graph = nullptr;
+  CUresult r = driver_.cuStreamEndCapture(rec->stream, &graph);
+  if (r != CUDA_SUCCESS || !graph) {
+    give_back_workspaces();
+    *why = "cuStreamEndCapture: " + driver_.describe(r);
+    return nullptr;
+  }
+  CUgraphExec exec = nullptr;
+  r = driver_.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  driver_.cuGraphDestroy(graph);
+  if (r != CUDA_SUCCESS) {
+    give_back_workspaces();
+    *why = "cuGraphInstantiateWithFlags: " + driver_.describe(r);
+    return nullptr;
+  }
+  auto* captured = new CapturedGraph();
+  captured->device = rec->device;
+  captured->exec = exec;
+  captured->stream = rec->stream;
+  captured->workspaces = std::move(rec->workspaces);
+  return captured;
+}
+
+void CudaDeviceAPI::capture_launch(DLDevice dev, void* graph) {
+  auto* g = static_cast<CapturedGraph*>(graph);
+  activate(dev.device_id);
+  CUstream s = tls.streams[dev.device_id] ? tls.streams[dev.device_id] : g->stream;
+  check(driver_.cuGraphLaunch(g->exec, s), "cuGraphLaunch on " + dev_name(dev.device_id));
+}
+
+void CudaDeviceAPI::capture_free(DLDevice dev, void* graph) {
+  auto* g = static_cast<CapturedGraph*>(graph);
+  if (!g) return;
+  try {
+    activate(dev.device_id);
+    driver_.cuStreamSynchronize(g->stream);  // a replay may still be running
+    driver_.cuGraphExecDestroy(g->exec);
+  } catch (const Error&) {
+    // Called from destructors (possibly at exit): nothing useful to report.
+  }
+  for (void* w : g->workspaces) pool_free(g->device, w);
+  delete g;
+}
+
+}  // namespace cuda_backend
+}  // namespace graphrt

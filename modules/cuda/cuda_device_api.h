@@ -1,0 +1,101 @@
+// The CUDA DeviceAPI: driver bring-up, primary contexts, a caching memory
+// pool, copies, per-thread current streams and CUDA-graph capture.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graphrt/device_api.h"
+#include "modules/cuda/cuda_driver.h"
+#include "modules/cuda/cuda_module.h"
+
+namespace graphrt {
+namespace cuda_backend {
+
+// Pool bucket for a request: at least 256 bytes; powers of two up to 1 MiB,
+// then multiples of 1 MiB (so large graph buffers waste at most 1 MiB).
+size_t pool_bucket_size(size_t nbytes);
+
+class CudaDeviceAPI : public DeviceAPI {
+ public:
+  // The driver library is opened on first use, not here.
+  explicit CudaDeviceAPI(std::string driver_path = default_driver_path());
+  ~CudaDeviceAPI() override;
+
+  std::string unavailable_reason(DLDevice dev) override;
+  void* alloc(DLDevice dev, size_t nbytes, size_t alignment) override;
+  void free(DLDevice dev, void* ptr) override;
+  void copy(const DLTensor* from, DLTensor* to, void* stream) override;
+  void* alloc_workspace(DLDevice dev, size_t nbytes) override;
+  void free_workspace(DLDevice dev, void* ptr) override;
+  void synchronize(DLDevice dev, void* stream) override;
+  void set_stream(DLDevice dev, void* stream) override;
+  void* create_stream(DLDevice dev) override;
+  void free_stream(DLDevice dev, void* stream) override;
+  void set_device(DLDevice dev) override;
+  bool capture_begin(DLDevice dev, std::string* why) override;
+  void* capture_end(DLDevice dev, std::string* why) override;
+  void capture_launch(DLDevice dev, void* graph) override;
+  void capture_free(DLDevice dev, void* graph) override;
+
+  // The driver (loaded on first call) and whether cuInit worked: "" or why not.
+  const CudaDriver& driver();
+  std::string init_error();
+  int device_count();  // 0 when the driver is unusable
+
+  // This thread's device (the last set_device; 0 before any).
+  int current_device() const;
+  // Makes `device_id`'s primary context current on this thread; throws.
+  void activate(int device_id);
+  // This thread's stream for the device (null = the legacy default stream).
+  CUstream current_stream(int device_id) const;
+  // Throws an Error "<what>: CUDA_ERROR_... (n): text" unless r is success.
+  void check(CUresult r, const std::string& what);
+
+  struct PoolStats {
+    size_t cached_bytes = 0;  // in free lists
+    size_t in_use_bytes = 0;  // handed out
+    size_t driver_allocs = 0; // cuMemAlloc calls
+  };
+  PoolStats pool_stats(int device_id);
+  // Returns every cached block to the driver (also done at exit).
+  void release_cached();
+
+ private:
+  struct Pool {
+    std::map<size_t, std::vector<CUdeviceptr>> free_lists;  // bucket size -> blocks
+    std::unordered_map<CUdeviceptr, size_t> sizes;           // block -> bucket size (in use)
+    PoolStats stats;
+  };
+  void ensure_init();
+  void* pool_alloc(int device_id, size_t nbytes);
+  void pool_free(int device_id, void* ptr);
+  void release_cached_locked(int device_id);
+  CUstream stream_for(int device_id, void* stream) const;
+
+  std::string driver_path_;
+  std::once_flag init_once_;
+  CudaDriver driver_;
+  std::string init_error_;
+  int device_count_ = 0;
+
+  std::mutex mutex_;  // contexts, pools, capture streams
+  std::array<std::atomic<CUcontext>, kMaxCudaDevices> contexts_{};
+  std::array<Pool, kMaxCudaDevices> pools_;
+  std::array<CUstream, kMaxCudaDevices> capture_streams_{};
+  std::atomic<bool> shut_down_{false};
+};
+
+// The process-wide instance (created on first use; register_module()
+// registers it for kDLCUDA). Its cached blocks are freed at exit.
+CudaDeviceAPI* cuda_device_api();
+std::shared_ptr<CudaDeviceAPI> cuda_device_api_shared();
+
+}  // namespace cuda_backend
+}  // namespace graphrt

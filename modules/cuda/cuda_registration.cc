@@ -1,0 +1,18 @@
+#include "modules/cuda/cuda_registration.h"
+
+#include "graphrt/binary_loader.h"
+#include "graphrt/device_api.h"
+#include "modules/cuda/cuda_device_api.h"
+#include "modules/cuda/cuda_module.h"
+
+namespace graphrt {
+namespace cuda_backend {
+
+void register_module() {
+  // kDLCUDAHost needs nothing here: the core maps it to the CPU API.
+  register_device_api(kDLCUDA, cuda_device_api_shared());
+  register_binary_loader("cuda", [](BlobReader& reader) { return load_cuda_module(reader, cuda_device_api()); });
+}
+
+}  // namespace cuda_backend
+}  // namespace graphrt

@@ -1,0 +1,12 @@
+// The CUDA back end's one registration point (called from
+// modules/register_all.cc): the "cuda" loadbinary handler and the kDLCUDA
+// DeviceAPI. Registering does not open the driver; that happens on first use.
+#pragma once
+
+namespace graphrt {
+namespace cuda_backend {
+
+void register_module();
+
+}  // namespace cuda_backend
+}  // namespace graphrt

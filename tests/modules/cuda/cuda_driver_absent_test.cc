@@ -1,0 +1,98 @@
+// Behaviour without a usable CUDA driver: clear messages, CPU unaffected.
+// GRAPHRT_CUDA_DRIVER points the process-wide driver at a missing library
+// (set before main, before anything opens the driver).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sys/stat.h>
+
+#include "cuda_test_util.h"
+#include "graphrt/error.h"
+#include "graphrt/ndarray.h"
+#include "modules/cuda/cuda_device_api.h"
+#include "test_support.h"
+
+using namespace graphrt;
+using namespace graphrt::cuda_backend;
+
+namespace {
+const int kEnvSet = setenv("GRAPHRT_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+
+bool file_exists(const char* path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+}  // namespace
+
+TEST(CudaDriverAbsent, LoadReportsMissingLibrary) {
+  CudaDriver d = CudaDriver::load("/nonexistent/libcuda.so");
+  EXPECT_FALSE(d.ok());
+  EXPECT_EQ(d.error.rfind("libcuda.so not found: ", 0), 0u) << d.error;
+  EXPECT_EQ(d.cuInit, nullptr);
+}
+
+TEST(CudaDriverAbsent, NotACudaLibrary) {
+  // A real shared library without the driver's entry points.
+  CudaDriver d = CudaDriver::load("libm.so.6");
+  EXPECT_FALSE(d.ok());
+  EXPECT_NE(d.error.find("lacks CUDA driver entry points"), std::string::npos) << d.error;
+  EXPECT_NE(d.error.find("cuInit"), std::string::npos) << d.error;
+}
+
+TEST(CudaDriverAbsent, ToolkitStubLibrary) {
+  const char* stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+  if (!file_exists(stub)) GTEST_SKIP() << stub << " not present";
+  CudaDeviceAPI api(stub);
+  std::string why = api.unavailable_reason(DLDevice{kDLCUDA, 0});
+  EXPECT_FALSE(why.empty());  // the stub answers every call with CUDA_ERROR_STUB_LIBRARY
+  EXPECT_EQ(api.device_count(), 0);
+  std::printf("stub driver: %s\n", why.c_str());
+}
+
+TEST(CudaDriverAbsent, DeviceApiSaysWhy) {
+  CudaDeviceAPI api("/nonexistent/libcuda.so.1");
+  std::string why = api.unavailable_reason(DLDevice{kDLCUDA, 0});
+  EXPECT_EQ(why.rfind("libcuda.so.1 not found: ", 0), 0u) << why;
+  EXPECT_EQ(api.device_count(), 0);
+  EXPECT_THROW(api.alloc(DLDevice{kDLCUDA, 0}, 16, 64), Error);
+  EXPECT_THROW(api.set_device(DLDevice{kDLCUDA, 0}), Error);
+  std::string capture_why;
+  EXPECT_FALSE(api.capture_begin(DLDevice{kDLCUDA, 0}, &capture_why));
+  EXPECT_NE(capture_why.find("not found"), std::string::npos) << capture_why;
+  api.free(DLDevice{kDLCUDA, 0}, nullptr);  // harmless
+}
+
+TEST(CudaDriverAbsent, ProcessWideApiAndCpuStillWork) {
+  ASSERT_EQ(kEnvSet, 0);
+  cuda_test::init();
+  EXPECT_EQ(default_driver_path(), "/nonexistent/libcuda.so.1");
+  try {
+    device_api(DLDevice{kDLCUDA, 0});
+    FAIL() << "cuda:0 reported available";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("libcuda.so.1 not found"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(NDArray::empty({4}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCUDA, 0}), Error);
+  NDArray a = NDArray::empty({4}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
+  float v[4] = {1, 2, 3, 4};
+  a.copy_from_bytes(v, sizeof(v));
+  float w[4] = {};
+  a.copy_to_bytes(w, sizeof(w));
+  EXPECT_EQ(w[3], 4.0f);
+}
+
+TEST(CudaDriverAbsent, FixtureLoadsButCannotRun) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  cuda_test::init();
+  // Loading needs no driver: the image is only handed to the driver on first launch.
+  Module lib = load_module(graphrt_test::fixture_path("mlp_cuda/deploy_lib.so"));
+  ASSERT_NE(cuda_test::find_cuda_module(lib), nullptr) << describe_module_tree(lib);
+  Module factory = load_module(graphrt_test::fixture_path("mlp_cuda/deploy_factory.so"));
+  PackedFunc create = factory->require_function("default");
+  try {
+    call_function(create, ArgList().add_device(DLDevice{kDLCUDA, 0}));
+    FAIL() << "executor created without a driver";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("libcuda.so.1 not found"), std::string::npos) << e.what();
+  }
+}
