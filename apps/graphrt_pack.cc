@@ -271,7 +271,8 @@ int run(int argc, char** argv) {
     std::string cc = args.get("--cc", env_cc && *env_cc ? env_cc : "cc");
     std::string cxx = args.get("--cxx", env_cxx && *env_cxx ? env_cxx : "c++");
     std::vector<std::string> flags{"-fPIC", "-O2"};
-    for (const std::string& d : split_words(std::string(GRAPHRT_PACK_INCLUDE_DIRS))) flags.push_back("-I" + d);
+    for (const std::string& d : split_words(std::string(GRAPHRT_PACK_INCLUDE_DIRS)))
+      if (d != "/usr/include" && d != "/usr/local/include") flags.push_back("-I" + d);  // system dirs: never -I
     for (const std::string& d : args.all("-I")) flags.push_back("-I" + d);
     for (const std::string& w : split_words(args.get("--cflags"))) flags.push_back(w);
     std::vector<std::string> objects;

@@ -1,0 +1,59 @@
+"""CLI tests: app binaries from GRAPHRT_APPS_DIR (else <repo>/build/apps), the demo model from
+GRAPHRT_DEMO_DIR (else <dir of apps>/../examples/demo_mlp), fixtures from GRAPHRT_FIXTURES."""
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "python"))  # Case helpers
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+from _cases import Case, cpu_cases, fixtures_dir  # noqa: E402,F401  (tests/python/_cases.py)
+
+
+def apps_dir():
+    d = os.environ.get("GRAPHRT_APPS_DIR") or os.path.join(REPO, "build", "apps")
+    return d
+
+
+def app(name):
+    path = os.path.join(apps_dir(), name)
+    if not os.path.isfile(path):
+        pytest.skip("%s not built (set GRAPHRT_APPS_DIR; looked in %s)" % (name, apps_dir()))
+    return path
+
+
+def demo_dir():
+    return os.environ.get("GRAPHRT_DEMO_DIR") or os.path.join(os.path.dirname(apps_dir()), "examples", "demo_mlp")
+
+
+def pytest_generate_tests(metafunc):
+    if "case" in metafunc.fixturenames:
+        names = cpu_cases()
+        metafunc.parametrize("case", names if names else [None], ids=names if names else ["no-fixtures"],
+                             indirect=True)
+
+
+@pytest.fixture
+def case(request):
+    if request.param is None:
+        pytest.skip("TVM fixtures not found (set GRAPHRT_FIXTURES or provide ../shared/fixtures)")
+    return Case(request.param)
+
+
+@pytest.fixture
+def mlp():
+    d = fixtures_dir()
+    if not d or not os.path.isdir(os.path.join(d, "mlp")):
+        pytest.skip("mlp fixture not found (set GRAPHRT_FIXTURES)")
+    return Case("mlp")
+
+
+@pytest.fixture
+def demo():
+    d = demo_dir()
+    if not os.path.isfile(os.path.join(d, "demo_mlp.so")):
+        pytest.skip("demo_mlp.so not built (set GRAPHRT_DEMO_DIR; looked in %s)" % d)
+    return d

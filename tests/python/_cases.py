@@ -1,0 +1,56 @@
+"""TVM fixture cases shared by tests/python and tests/apps."""
+import json
+import os
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def fixtures_dir():
+    d = os.environ.get("GRAPHRT_FIXTURES") or os.path.join(os.path.dirname(REPO), "shared", "fixtures")
+    return d if os.path.isdir(d) else None
+
+
+def cpu_cases():
+    d = fixtures_dir()
+    if not d:
+        return []
+    out = []
+    for name in sorted(os.listdir(d)):
+        case = os.path.join(d, name, "case.json")
+        if not os.path.isfile(case):
+            continue
+        with open(case) as f:
+            info = json.load(f)
+        if "cuda" in info.get("target", "") or name == "mlp_cuda":
+            continue
+        out.append(name)
+    return out
+
+
+class Case:
+    def __init__(self, name):
+        self.name = name
+        self.dir = os.path.join(fixtures_dir(), name)
+        with open(os.path.join(self.dir, "case.json")) as f:
+            self.info = json.load(f)
+        self.tolerance = float(self.info.get("tolerance", 0.0))
+
+    def path(self, f):
+        return os.path.join(self.dir, f)
+
+    def inputs(self):
+        import numpy as np
+        return {k: np.load(self.path("input_%s.npy" % k)) for k in self.info["inputs"]}
+
+    def expected(self):
+        import numpy as np
+        return [np.load(self.path("output_%d.npy" % i)) for i in range(len(self.info["outputs"]))]
+
+    def check(self, got, i):
+        import numpy as np
+        exp = self.expected()[i]
+        assert got.shape == exp.shape and got.dtype == exp.dtype, (got.shape, got.dtype, exp.shape, exp.dtype)
+        if self.tolerance == 0:
+            assert np.array_equal(got, exp), "%s output %d differs" % (self.name, i)
+        else:
+            assert np.allclose(got, exp, rtol=self.tolerance, atol=self.tolerance)
