@@ -1,5 +1,7 @@
 #include "modules/vm/list.h"
 
+#include <unordered_set>
+
 #include "graphrt/error.h"
 #include "modules/vm/limits.h"
 
@@ -37,8 +39,36 @@ const Value& List::get(int64_t index, ValueType expected) const {
   return v;
 }
 
+namespace {
+
+// True when `target` is reachable from `start` through nested lists. Only
+// lists hold refs, so every ref cycle goes through lists.
+bool reaches(const List* start, const List* target) {
+  std::vector<const List*> pending{start};
+  std::unordered_set<const List*> seen;
+  while (!pending.empty()) {
+    const List* list = pending.back();
+    pending.pop_back();
+    if (list == target) return true;
+    if (!seen.insert(list).second) continue;
+    for (int64_t k = 0; k < list->size(); ++k) {
+      const Value& v = list->at(k);
+      if (const List* inner = v.type == ValueType::kRef ? ref_as<List>(v.ref) : nullptr) pending.push_back(inner);
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void List::set(int64_t index, Value value) {
   check_index(index);
+  // Refcounting cannot free cycles, so a set that would close one is a trap
+  // (found by the fuzzer: a list stored into itself leaked).
+  if (value.type == ValueType::kRef) {
+    const List* inner = ref_as<List>(value.ref);
+    if (inner && reaches(inner, this)) throw Error("list.set.ref would create a reference cycle");
+  }
   items_[static_cast<size_t>(index)] = std::move(value);
 }
 

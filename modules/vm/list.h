@@ -23,8 +23,11 @@ class List : public Object {
   void resize(int64_t size);
   void reserve(int64_t capacity);
   const Value& get(int64_t index, ValueType expected) const;
+  // Traps when `value` is a list that (transitively) contains this list:
+  // refcounted cycles would never be freed.
   void set(int64_t index, Value value);
-  void push_back(Value value) { items_.push_back(std::move(value)); }
+  // Unchecked element access for traversal (index must be < size()).
+  const Value& at(int64_t index) const { return items_[static_cast<size_t>(index)]; }
 
  private:
   void check_index(int64_t index) const;

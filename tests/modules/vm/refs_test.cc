@@ -102,6 +102,18 @@ func store_rodata "0_v" export
   ret
 end
 
+func cycle "0_v" export
+  const.i32 %i0, 1
+  list.alloc %r0, %i0
+  list.resize %r0, %i0
+  list.alloc %r1, %i0
+  list.resize %r1, %i0
+  const.i32 %i1, 0
+  list.set.ref %r0, %i1, %r1
+  list.set.ref %r1, %i1, %r0
+  ret
+end
+
 func oob "0I_i" export
   const.i64 %I1, 4
   buffer.alloc %r0, %I1
@@ -150,6 +162,16 @@ TEST(VmRefs, RodataIsReadOnly) {
   auto r = h.call("rodata_text", {});
   EXPECT_EQ(graphrt::vm::ref_as<graphrt::vm::Buffer>(r[0].ref)->as_string(), "hello");
   EXPECT_THROW(h.call("store_rodata", {}), graphrt::Error);
+}
+
+TEST(VmRefs, ListCyclesAreRefused) {
+  Harness h(kSource);
+  try {
+    h.call("cycle", {});
+    FAIL();
+  } catch (const graphrt::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("reference cycle"), std::string::npos);
+  }
 }
 
 TEST(VmRefs, BufferBoundsChecked) {
