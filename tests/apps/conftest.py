@@ -10,23 +10,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "python"))  # Case helpers
 sys.path.insert(0, os.path.join(REPO, "python"))
 
+sys.path.insert(0, HERE)
+from _apps import demo_dir  # noqa: E402
 from _cases import Case, cpu_cases, fixtures_dir  # noqa: E402,F401  (tests/python/_cases.py)
-
-
-def apps_dir():
-    d = os.environ.get("GRAPHRT_APPS_DIR") or os.path.join(REPO, "build", "apps")
-    return d
-
-
-def app(name):
-    path = os.path.join(apps_dir(), name)
-    if not os.path.isfile(path):
-        pytest.skip("%s not built (set GRAPHRT_APPS_DIR; looked in %s)" % (name, apps_dir()))
-    return path
-
-
-def demo_dir():
-    return os.environ.get("GRAPHRT_DEMO_DIR") or os.path.join(os.path.dirname(apps_dir()), "examples", "demo_mlp")
 
 
 def pytest_generate_tests(metafunc):

@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import app, demo_dir  # noqa: F401
+from _apps import app
 import blobparse
 
 
