@@ -339,8 +339,9 @@ void GraphExecutor::copy_output_to(int index, DLTensor* out) const {
   copy_tensor(impl_->entries[entry].handle(), out);
 }
 
-void GraphExecutor::load_params(const std::string& bytes) {
-  ParamList params = load_param_dict(bytes, "params");
+void GraphExecutor::load_params(const std::string& bytes) { set_params(load_param_dict(bytes, "params")); }
+
+void GraphExecutor::set_params(const ParamList& params) {
   for (const auto& p : params) {
     int index = input_index(p.first);
     if (index < 0) continue;  // TVM ignores params the graph does not use

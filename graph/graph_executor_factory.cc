@@ -73,10 +73,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
   std::shared_ptr<GraphExecutor> create(const std::vector<DLDevice>& devices, const GraphExecutorOptions& options) {
     if (imports().empty()) throw Error("GraphExecutorFactory has no library module to run");
     auto executor = GraphExecutor::create(contents_.graph_json, imports()[0], devices, options);
-    for (const auto& p : contents_.params) {
-      int index = executor->input_index(p.first);
-      if (index >= 0) executor->set_input(index, p.second.handle());
-    }
+    executor->set_params(contents_.params);
     return executor;
   }
 

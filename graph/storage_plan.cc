@@ -121,8 +121,9 @@ std::vector<Interval> group_intervals(const GraphDef& g, const std::vector<uint3
   return out;
 }
 
-// Greedy offset assignment: largest first, lowest offset that does not
-// overlap any placed interval that is live at the same time.
+// Greedy offset assignment: largest first, at the lowest 64-byte aligned
+// offset that does not overlap any placed interval live at the same time.
+// Sizes are exact (only offsets are aligned), so small tensors pack densely.
 size_t place(std::vector<Interval*>& items) {
   std::sort(items.begin(), items.end(), [](const Interval* a, const Interval* b) {
     return a->bytes != b->bytes ? a->bytes > b->bytes : a->group < b->group;
@@ -132,17 +133,16 @@ size_t place(std::vector<Interval*>& items) {
   for (Interval* item : items) {
     std::vector<std::pair<size_t, size_t>> busy;
     for (const Interval* p : placed) {
-      if (p->first <= item->last && item->first <= p->last) busy.emplace_back(p->offset, p->offset + align_up(p->bytes));
+      if (p->first <= item->last && item->first <= p->last) busy.emplace_back(p->offset, p->offset + p->bytes);
     }
     std::sort(busy.begin(), busy.end());
     size_t offset = 0;
-    size_t need = align_up(item->bytes);
     for (const auto& b : busy) {
-      if (offset + need <= b.first) break;
-      offset = std::max(offset, b.second);
+      if (offset + item->bytes <= b.first) break;
+      offset = std::max(offset, align_up(b.second));
     }
     item->offset = offset;
-    arena = std::max(arena, offset + need);
+    arena = std::max(arena, offset + item->bytes);
     placed.push_back(item);
   }
   return arena;
@@ -159,7 +159,7 @@ StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type) {
   for (auto& kv : by_device) {
     size_t arena = place(kv.second);
     buffer_of_device[kv.first] = plan.buffers.size();
-    plan.buffers.push_back(StoragePlan::Buffer{kv.first, std::max<size_t>(arena, kAlignment)});
+    plan.buffers.push_back(StoragePlan::Buffer{kv.first, std::max<size_t>(arena, 4)});
   }
   std::map<uint32_t, const Interval*> of_group;
   for (const Interval& iv : intervals) of_group[iv.group] = &iv;

@@ -49,7 +49,9 @@ static void attach_imports(BlobReader& reader, const std::vector<Module>& module
   if (row_ptr[0] != 0 || row_ptr[m] != children.size())
     throw reader.error("_import_tree row pointers do not span the child list");
   for (size_t i = 0; i < m; ++i) {
-    if (row_ptr[i] > row_ptr[i + 1]) throw reader.error("_import_tree row pointers decrease at module " + std::to_string(i));
+    if (row_ptr[i] > row_ptr[i + 1] || row_ptr[i + 1] > children.size())
+      throw reader.error("_import_tree row pointers are not increasing within the child list at module " +
+                         std::to_string(i));
     for (uint64_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
       uint64_t child = children[j];
       // The serializer numbers children after parents; requiring it rules out cycles.

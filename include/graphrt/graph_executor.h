@@ -12,6 +12,7 @@
 namespace graphrt {
 
 struct GraphDef;
+using ParamList = std::vector<std::pair<std::string, NDArray>>;
 
 enum class MemoryPlan {
   kTvm,       // the graph's storage_id sharing, exactly as TVM allocates it
@@ -90,6 +91,9 @@ class GraphExecutor {
   void copy_output_to(int index, DLTensor* out) const;
 
   void load_params(const std::string& bytes);
+  // Copies named params into the inputs they name (unknown names ignored, as
+  // TVM) and leaves them out of input_info().
+  void set_params(const ParamList& params);
   void share_params(const GraphExecutor& other, const std::string& bytes);
   std::vector<std::string> param_names() const;
 
@@ -110,7 +114,6 @@ class GraphExecutor {
 };
 
 // TVM's save_param_dict format (spec §3): ordered (name, array) pairs.
-using ParamList = std::vector<std::pair<std::string, NDArray>>;
 ParamList load_param_dict(const std::string& bytes, const std::string& origin = "");
 std::string save_param_dict(const ParamList& params);
 

@@ -33,7 +33,7 @@ BlobFixture extract_blob(const std::string& name) {
 // Parses a copy of `bytes` exactly sized on the heap (ASan sees over-reads).
 bool parses(const BlobFixture& f, const std::vector<uint8_t>& bytes, std::string* error) {
   std::unique_ptr<uint8_t[]> copy(new uint8_t[bytes.size() ? bytes.size() : 1]);
-  std::memcpy(copy.get(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(copy.get(), bytes.data(), bytes.size());
   try {
     Module ctx;
     Module root = parse_module_blob(copy.get(), bytes.size(), "test", f.lib_module, &ctx);
