@@ -99,7 +99,7 @@ void CudaDeviceAPI::ensure_init() {
     // Registered after cuInit so that it runs before the driver's own teardown.
     if (this == global_slot().get()) {
       std::atexit([] {
-        if (CudaDeviceAPI* api = global_slot().get()) api->release_cached();
+        if (CudaDeviceAPI* api = global_slot().get()) api->shutdown();
       });
     }
   });
@@ -232,7 +232,11 @@ void CudaDeviceAPI::release_cached() {
   for (int d = 0; d < kMaxCudaDevices; ++d) {
     if (!pools_[d].free_lists.empty()) release_cached_locked(d);
   }
-  if (this == global_slot().get()) shut_down_.store(true);
+}
+
+void CudaDeviceAPI::shutdown() {
+  release_cached();
+  shut_down_.store(true);  // later frees (static arrays) go straight to the driver
 }
 
 CudaDeviceAPI::PoolStats CudaDeviceAPI::pool_stats(int device_id) {
@@ -372,11 +376,11 @@ bool CudaDeviceAPI::capture_begin(DLDevice dev, std::string* why) {
 }
 
 void* CudaDeviceAPI::capture_end(DLDevice dev, std::string* why) {
-  std::unique_ptr<CaptureRecord> rec(tls.capture);
-  if (!rec || rec->device != dev.device_id) {
+  if (!tls.capture || tls.capture->device != dev.device_id) {
     *why = "no CUDA graph capture in progress on this thread for " + dev_name(dev.device_id);
     return nullptr;
   }
+  std::unique_ptr<CaptureRecord> rec(tls.capture);
   tls.capture = nullptr;
   if (rec->swapped_stream) tls.streams[rec->device] = nullptr;
   auto give_back_workspaces = [&] {

@@ -64,8 +64,10 @@ class CudaDeviceAPI : public DeviceAPI {
     size_t driver_allocs = 0; // cuMemAlloc calls
   };
   PoolStats pool_stats(int device_id);
-  // Returns every cached block to the driver (also done at exit).
+  // Returns every cached block to the driver.
   void release_cached();
+  // At exit (registered after cuInit): release_cached(), then stop caching.
+  void shutdown();
 
  private:
   struct Pool {
