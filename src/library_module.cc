@@ -105,6 +105,11 @@ Module parse_module_blob(const uint8_t* data, size_t size, const std::string& or
   return modules[0];
 }
 
+static void attach_environment_to_tree(ModuleNode* node, ModuleNode* ctx) {
+  node->attach_environment(ctx);
+  for (const Module& child : node->imports()) attach_environment_to_tree(child.get(), ctx);
+}
+
 static void fill_context_functions(Library& library) {
   for (const char* name : kContextFunctions) {
     void** slot = static_cast<void**>(library.symbol(std::string("__") + name));
@@ -135,6 +140,7 @@ Module load_module_from_library(std::shared_ptr<Library> library) {
   }
   void** ctx_slot = static_cast<void**>(library->symbol("__tvm_module_ctx"));
   if (ctx_slot) *ctx_slot = ctx.get();
+  attach_environment_to_tree(root.get(), ctx.get());
   return root;
 }
 

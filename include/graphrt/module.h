@@ -31,6 +31,12 @@ class ModuleNode : public Object {
   // global registry. Handles stay valid for the module's lifetime.
   FunctionNode* get_func_from_env(const std::string& name);
 
+  // Called once after a library's module tree is built, with the module that
+  // generated code sees as its context (the "_lib" module). Modules that call
+  // back into the tree by name (the VM's kernel calls) keep this pointer; it
+  // is not a reference because the context owns them through its imports.
+  virtual void attach_environment(ModuleNode* context) { (void)context; }
+
   const std::vector<Module>& imports() const { return imports_; }
   void add_import(const Module& m);
 

@@ -1,16 +1,66 @@
+// The VM back end's registration: the `graphrt_vm` blob record becomes a
+// module whose exported tensor functions graph nodes can call, and whose
+// `tvm.call` reaches the kernels of the library it was packed with.
 #include "modules/vm/register.h"
+
+#include "graphrt/binary_loader.h"
+#include "graphrt/module.h"
+#include "modules/vm/program.h"
 
 namespace graphrt {
 namespace vm {
 
+namespace {
+
+class VmModuleNode : public graphrt::ModuleNode {
+ public:
+  explicit VmModuleNode(std::string bytecode) : bytecode_(std::move(bytecode)) {
+    ProgramOptions options;
+    options.kernels = [this](const std::string& name) { return resolve_kernel(name); };
+    program_ = Program::load(reinterpret_cast<const uint8_t*>(bytecode_.data()), bytecode_.size(), options);
+  }
+
+  std::string type_key() const override { return "graphrt_vm"; }
+
+  graphrt::PackedFunc find_function(const std::string& name, const graphrt::Module& self) override {
+    if (!program_->has_function(name)) return graphrt::PackedFunc();
+    graphrt::Module keep = self;
+    Program* program = program_.get();
+    return graphrt::make_function([keep, program, name](const TVMArgs& args, RetValue*) {
+      std::vector<DLTensor*> tensors;
+      for (int i = 0; i < args.size(); ++i) tensors.push_back(args.as_tensor(i));
+      program->invoke(name, tensors);
+    }, name);
+  }
+
+  std::vector<std::string> function_names() const override { return program_->tensor_functions(); }
+
+  void attach_environment(graphrt::ModuleNode* context) override { context_ = context; }
+
+ private:
+  Kernel resolve_kernel(const std::string& name) {
+    if (!context_) throw Error("VM kernel call '" + name + "': the VM module is not part of a library's module tree");
+    graphrt::PackedFunc f = context_->get_function(name, true);
+    if (!f) return Kernel();
+    return [f](const std::vector<DLTensor*>& tensors) {
+      ArgList args;
+      for (DLTensor* t : tensors) args.add_tensor(t);
+      call_function(f, args);
+    };
+  }
+
+  std::string bytecode_;
+  std::shared_ptr<Program> program_;
+  graphrt::ModuleNode* context_ = nullptr;
+};
+
+}  // namespace
+
 void register_module() {
-  // TODO(lead): register the `runtime.module.loadbinary_graphrt_vm` handler
-  // with the core registry. It reads the payload with
-  // Program::load_payload(data, size, &consumed, {kernels}) where `kernels`
-  // wraps the root module's get_function(name, /*query_imports=*/true), and
-  // wraps the Program in a core Module whose get_function(name) returns a
-  // PackedFunc that collects the DLTensor* arguments and calls
-  // Program::invoke(name, tensors). See modules/vm/README.md, "Integration".
+  register_binary_loader("graphrt_vm", [](BlobReader& reader) {
+    std::string bytecode = reader.read_string("graphrt_vm bytecode");
+    return graphrt::Module(make_ref<VmModuleNode>(std::move(bytecode)));
+  });
 }
 
 }  // namespace vm
