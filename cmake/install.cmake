@@ -1,0 +1,25 @@
+# `cmake --install`: headers, libgraphrt, the apps and a CMake package config,
+# so a C++ user writes find_package(graphrt) and links graphrt::graphrt.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS graphrt EXPORT graphrtTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/graphrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+foreach(app graphrt_run graphrt_inspect graphrt_pack graphrt_vm_asm)
+  if(TARGET ${app})
+    install(TARGETS ${app} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()
+
+install(EXPORT graphrtTargets NAMESPACE graphrt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/graphrt)
+configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/graphrtConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/graphrtConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/graphrt)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/graphrtConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/graphrtConfig.cmake ${CMAKE_BINARY_DIR}/graphrtConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/graphrt)
