@@ -201,14 +201,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const UsageError& e) {
-    std::cerr << "graphrt-inspect: error: " << one_line(e.what()) << " (see --help)\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "graphrt-inspect: error: " << one_line(e.what()) << "\n";
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return graphrt_apps::run_app("graphrt-inspect", run, argc, argv); }

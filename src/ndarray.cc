@@ -181,8 +181,9 @@ void copy_tensor(const DLTensor* from, DLTensor* to, void* stream) {
   if (n_from == 0) return;
   int from_type = from->device.device_type;
   int to_type = to->device.device_type;
-  bool from_host = from_type == kDLCPU;
-  bool to_host = to_type == kDLCPU;
+  // Pinned host memory (CUDAHost) is plain host memory to the CPU.
+  bool from_host = from_type == kDLCPU || from_type == kDLCUDAHost;
+  bool to_host = to_type == kDLCPU || to_type == kDLCUDAHost;
   if (from_host && to_host) {
     std::memmove(static_cast<char*>(to->data) + to->byte_offset,
                  static_cast<const char*>(from->data) + from->byte_offset, n_from);

@@ -1,3 +1,4 @@
+#include <iostream>
 #include "args.h"
 
 #include <cctype>
@@ -76,6 +77,18 @@ std::string one_line(const std::string& text) {
   }
   while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
   return out;
+}
+
+int run_app(const char* app_name, int (*body)(int, char**), int argc, char** argv) {
+  try {
+    return body(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << app_name << ": error: " << one_line(e.what()) << " (see --help)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << app_name << ": error: " << one_line(e.what()) << "\n";
+    return 1;
+  }
 }
 
 }  // namespace graphrt_apps

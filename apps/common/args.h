@@ -40,4 +40,8 @@ class Args {
 // Replaces newlines so that an error stays on one line.
 std::string one_line(const std::string& text);
 
+// Runs an app's body and turns exceptions into one stderr line and an exit
+// code: 2 for usage mistakes, 1 for every other error.
+int run_app(const char* app_name, int (*body)(int, char**), int argc, char** argv);
+
 }  // namespace graphrt_apps

@@ -1,4 +1,5 @@
 #include "elf_library.h"
+#include "iree_executable_module.h"
 
 #include "elf_imports.h"
 #include "graphrt/error.h"
@@ -26,7 +27,10 @@ std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {
   return std::make_shared<ElfLibrary>(std::move(image));
 }
 
-void register_module() { graphrt::register_library_loader("elf", &load_elf_library); }
+void register_module() {
+  graphrt::register_library_loader("elf", &load_elf_library);
+  register_iree_executable_loader();
+}
 
 }  // namespace elf
 }  // namespace graphrt

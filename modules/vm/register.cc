@@ -38,14 +38,30 @@ class VmModuleNode : public graphrt::ModuleNode {
   void attach_environment(graphrt::ModuleNode* context) override { context_ = context; }
 
  private:
+  // Kernels are held without references: the context (the library module)
+  // owns this module through its imports, so a reference back would be a
+  // cycle. Generated kernels are called through their code address, which
+  // stays mapped while the context lives; other functions are looked up per call.
   Kernel resolve_kernel(const std::string& name) {
     if (!context_) throw Error("VM kernel call '" + name + "': the VM module is not part of a library's module tree");
     graphrt::PackedFunc f = context_->get_function(name, true);
     if (!f) return Kernel();
-    return [f](const std::vector<DLTensor*>& tensors) {
+    if (TVMBackendPackedCFunc code = f->backend_c_func()) {
+      return [code, name](const std::vector<DLTensor*>& tensors) {
+        std::vector<TVMValue> values(tensors.size());
+        std::vector<int> codes(tensors.size(), kTVMDLTensorHandle);
+        for (size_t i = 0; i < tensors.size(); ++i) values[i].v_handle = tensors[i];
+        TVMValue ret;
+        int ret_code = kTVMNullptr;
+        if (code(values.data(), codes.data(), static_cast<int>(values.size()), &ret, &ret_code, nullptr) != 0)
+          throw Error(last_error()).with("symbol", name);
+      };
+    }
+    graphrt::ModuleNode* context = context_;
+    return [context, name](const std::vector<DLTensor*>& tensors) {
       ArgList args;
       for (DLTensor* t : tensors) args.add_tensor(t);
-      call_function(f, args);
+      call_function(context->require_function(name), args);
     };
   }
 
