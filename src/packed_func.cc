@@ -262,67 +262,53 @@ void FunctionNode::call(const TVMArgs& args, RetValue* ret) const {
 }
 
 // ---- ArgList ----
-static TVMValue int_value(int64_t v) {
-  TVMValue x;
-  x.v_int64 = v;
-  return x;
+ArgList& ArgList::push(TVMValue value, int code) {
+  values_.push_back(value);
+  codes_.push_back(code);
+  return *this;
 }
 ArgList& ArgList::add_int(int64_t v) {
-  values_.push_back(int_value(v));
-  codes_.push_back(kTVMArgInt);
-  return *this;
+  TVMValue x;
+  x.v_int64 = v;
+  return push(x, kTVMArgInt);
 }
 ArgList& ArgList::add_float(double v) {
   TVMValue x;
   x.v_float64 = v;
-  values_.push_back(x);
-  codes_.push_back(kTVMArgFloat);
-  return *this;
+  return push(x, kTVMArgFloat);
 }
 ArgList& ArgList::add_string(const std::string& s) {
   strings_.push_back(std::make_unique<std::string>(s));
   TVMValue x;
   x.v_str = strings_.back()->c_str();
-  values_.push_back(x);
-  codes_.push_back(kTVMStr);
-  return *this;
+  return push(x, kTVMStr);
 }
 ArgList& ArgList::add_tensor(DLTensor* t) {
   TVMValue x;
   x.v_handle = t;
-  values_.push_back(x);
-  codes_.push_back(kTVMDLTensorHandle);
-  return *this;
+  return push(x, kTVMDLTensorHandle);
 }
 ArgList& ArgList::add_ndarray(const NDArray& a) {
   arrays_.push_back(a);
   TVMValue x;
   x.v_handle = a.handle();
-  values_.push_back(x);
-  codes_.push_back(kTVMNDArrayHandle);
-  return *this;
+  return push(x, kTVMNDArrayHandle);
 }
 ArgList& ArgList::add_device(DLDevice d) {
   TVMValue x;
   x.v_device = d;
-  values_.push_back(x);
-  codes_.push_back(kDLDevice);
-  return *this;
+  return push(x, kDLDevice);
 }
 ArgList& ArgList::add_handle(void* p) {
   TVMValue x;
   x.v_handle = p;
-  values_.push_back(x);
-  codes_.push_back(p ? kTVMOpaqueHandle : kTVMNullptr);
-  return *this;
+  return push(x, p ? kTVMOpaqueHandle : kTVMNullptr);
 }
 ArgList& ArgList::add_module(const Module& m) {
   modules_.push_back(m);
   TVMValue x;
   x.v_handle = m.get();
-  values_.push_back(x);
-  codes_.push_back(kTVMModuleHandle);
-  return *this;
+  return push(x, kTVMModuleHandle);
 }
 
 RetValue call_function(const PackedFunc& f, const ArgList& args) {

@@ -137,6 +137,7 @@ class ArgList {
   TVMArgs args() const { return TVMArgs(values_.data(), codes_.data(), static_cast<int>(values_.size())); }
 
  private:
+  ArgList& push(TVMValue value, int code);
   std::vector<TVMValue> values_;
   std::vector<int> codes_;
   std::vector<std::unique_ptr<std::string>> strings_;

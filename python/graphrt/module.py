@@ -120,14 +120,14 @@ def _return_value(value, code):
     raise GraphrtError("function returned a value of unsupported type code %d" % code)
 
 
-class Function:
-    """A packed function: call it with Python values."""
+class _OwnedHandle:
+    """A C handle that carries one reference, dropped by free() or at collection."""
 
-    __slots__ = ("handle", "_name", "__weakref__")
+    __slots__ = ("handle", "__weakref__")
+    _free_function = None  # name of the C API call that drops the reference
 
-    def __init__(self, handle, name=None):
+    def __init__(self, handle):
         self.handle = handle if isinstance(handle, ctypes.c_void_p) else ctypes.c_void_p(handle)
-        self._name = name
 
     def __del__(self):
         try:
@@ -138,12 +138,29 @@ class Function:
     def free(self):
         h, self.handle = self.handle, None
         if h is not None and h.value and _lib._LIB is not None:
-            _lib._LIB.TVMFuncFree(h)
+            getattr(_lib._LIB, self._free_function)(h)
 
     def _h(self):
         if self.handle is None or not self.handle.value:
-            raise GraphrtError("function %shas been freed" % ("'%s' " % self._name if self._name else ""))
+            raise GraphrtError("%s has been freed" % self._describe())
         return self.handle
+
+    def _describe(self):
+        return "object"
+
+
+class Function(_OwnedHandle):
+    """A packed function (TVM's PackedFunc), callable with Python values."""
+
+    __slots__ = ("_name",)
+    _free_function = "TVMFuncFree"
+
+    def __init__(self, handle, name=None):
+        super().__init__(handle)
+        self._name = name
+
+    def _describe(self):
+        return "function '%s'" % self._name if self._name else "function"
 
     def __call__(self, *args):
         n = len(args)
@@ -161,29 +178,14 @@ class Function:
         return "<graphrt.Function %s>" % (self._name or hex(self.handle.value or 0) if self.handle else "(freed)")
 
 
-class Module:
+class Module(_OwnedHandle):
     """A loaded module (TVM's runtime.Module): functions plus imported modules."""
 
-    __slots__ = ("handle", "__weakref__")
+    __slots__ = ()
+    _free_function = "TVMModFree"
 
-    def __init__(self, handle):
-        self.handle = handle if isinstance(handle, ctypes.c_void_p) else ctypes.c_void_p(handle)
-
-    def __del__(self):
-        try:
-            self.free()
-        except Exception:
-            pass
-
-    def free(self):
-        h, self.handle = self.handle, None
-        if h is not None and h.value and _lib._LIB is not None:
-            _lib._LIB.TVMModFree(h)
-
-    def _h(self):
-        if self.handle is None or not self.handle.value:
-            raise GraphrtError("module has been freed")
-        return self.handle
+    def _describe(self):
+        return "module"
 
     @property
     def type_key(self):
