@@ -166,22 +166,12 @@ StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type) {
   size_t entries = g.num_entries();
   plan.entry_buffer.resize(entries);
   plan.entry_offset.resize(entries);
+  // group_intervals touched every entry (each is some node's output), so
+  // every group has an interval.
   for (size_t e = 0; e < entries; ++e) {
-    auto it = of_group.find(group[e]);
-    if (it == of_group.end()) {
-      // An entry nothing reads or writes (unused op output): give it the arena start
-      // of its device; it is never live at the same time as anything.
-      int type = entry_device_type(g, e, fallback_device_type);
-      if (!buffer_of_device.count(type)) {
-        buffer_of_device[type] = plan.buffers.size();
-        plan.buffers.push_back(StoragePlan::Buffer{type, align_up(entry_bytes(g, e))});
-      }
-      plan.entry_buffer[e] = buffer_of_device[type];
-      plan.entry_offset[e] = 0;
-      continue;
-    }
-    plan.entry_buffer[e] = buffer_of_device.at(it->second->device_type);
-    plan.entry_offset[e] = it->second->offset;
+    const Interval* iv = of_group.at(group[e]);
+    plan.entry_buffer[e] = buffer_of_device.at(iv->device_type);
+    plan.entry_offset[e] = iv->offset;
   }
   return plan;
 }
