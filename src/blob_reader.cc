@@ -30,27 +30,6 @@ const uint8_t* BlobReader::take(size_t n, const char* what) {
   return p;
 }
 
-uint64_t BlobReader::read_u64(const char* what) {
-  uint64_t v;
-  read_bytes(&v, 8, what);
-  return v;
-}
-uint32_t BlobReader::read_u32(const char* what) {
-  uint32_t v;
-  read_bytes(&v, 4, what);
-  return v;
-}
-uint16_t BlobReader::read_u16(const char* what) {
-  uint16_t v;
-  read_bytes(&v, 2, what);
-  return v;
-}
-uint8_t BlobReader::read_u8(const char* what) {
-  uint8_t v;
-  read_bytes(&v, 1, what);
-  return v;
-}
-
 uint64_t BlobReader::read_count(const char* what, size_t element_size) {
   size_t at = pos_;
   uint64_t n = read_u64(what);

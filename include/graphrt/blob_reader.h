@@ -25,12 +25,12 @@ class BlobReader {
   const std::string& origin() const { return origin_; }
   bool at_end() const { return pos_ == size_; }
 
-  uint64_t read_u64(const char* what);
-  int64_t read_i64(const char* what) { return static_cast<int64_t>(read_u64(what)); }
-  uint32_t read_u32(const char* what);
-  int32_t read_i32(const char* what) { return static_cast<int32_t>(read_u32(what)); }
-  uint16_t read_u16(const char* what);
-  uint8_t read_u8(const char* what);
+  uint64_t read_u64(const char* what) { return read_scalar<uint64_t>(what); }
+  int64_t read_i64(const char* what) { return read_scalar<int64_t>(what); }
+  uint32_t read_u32(const char* what) { return read_scalar<uint32_t>(what); }
+  int32_t read_i32(const char* what) { return read_scalar<int32_t>(what); }
+  uint16_t read_u16(const char* what) { return read_scalar<uint16_t>(what); }
+  uint8_t read_u8(const char* what) { return read_scalar<uint8_t>(what); }
   std::string read_string(const char* what);
   std::vector<std::string> read_string_vector(const char* what);
   std::vector<uint64_t> read_u64_vector(const char* what);
@@ -43,6 +43,13 @@ class BlobReader {
   Error error(const std::string& message) const;
 
  private:
+  // Little-endian scalar (the host is little-endian; checked in blob_reader.cc).
+  template <typename T>
+  T read_scalar(const char* what) {
+    T v;
+    read_bytes(&v, sizeof(T), what);
+    return v;
+  }
   void need(size_t n, const char* what) const;
   const uint8_t* data_;
   size_t size_;
