@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sys/stat.h>
 
+#include "dlopen_path.h"
 #include "elf_symbol_table.h"
 #include "graphrt/error.h"
 #include "graphrt/library.h"
@@ -31,7 +32,7 @@ class DsoLibrary : public Library {
       throw Error("not an ELF shared library (bad magic)").with("file", path);
     symbols_ = read_elf_symbol_table(bytes);
     // RTLD_LOCAL: the exported context variables of two models must not interpose.
-    handle_ = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    handle_ = dlopen(dlopen_path(path).c_str(), RTLD_LAZY | RTLD_LOCAL);
     if (!handle_) {
       const char* why = dlerror();
       throw Error(std::string("dlopen failed: ") + (why ? why : "unknown error")).with("file", path);

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "cpu_device_api.h"
+#include "dlopen_path.h"
 #include "graphrt/runtime.h"
 #include "thread_pool.h"
 
@@ -39,7 +40,7 @@ void runtime_init() {
 
 void load_plugin(const std::string& path) {
   runtime_init();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlopen(dlopen_path(path).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();
     throw Error(std::string("cannot load plugin: ") + (why ? why : "dlopen failed")).with("file", path);
