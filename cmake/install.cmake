@@ -9,6 +9,9 @@ install(TARGETS graphrt EXPORT graphrtTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/graphrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# TVM's header paths (tvm/runtime/c_runtime_api.h, module.h, ...): code written
+# against TVM's runtime API builds against graphrt unchanged.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/tvm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 foreach(app graphrt_run graphrt_inspect graphrt_pack graphrt_vm_asm)
   if(TARGET ${app})

@@ -5,6 +5,7 @@
 
 #include "c_api_support.h"
 #include "graphrt/runtime.h"
+#include "object_types.h"
 #include "thread_pool.h"
 
 using namespace graphrt;
@@ -136,22 +137,7 @@ GRAPHRT_C_EXPORT int TVMFuncCreateFromCFunc(TVMPackedCFunc func, void* resource_
 GRAPHRT_C_EXPORT int TVMCFuncSetReturn(TVMRetValueHandle ret, TVMValue* value, int* type_code, int num_ret) {
   return c_api_guard([&] {
     if (num_ret != 1) throw Error("TVMCFuncSetReturn: num_ret must be 1");
-    RetValue* r = static_cast<CallbackReturn*>(ret)->ret;
-    TVMArgs a(value, type_code, 1);
-    switch (type_code[0]) {
-      case kTVMArgInt: r->set_int(value->v_int64); break;
-      case kTVMArgBool: r->set_bool(value->v_int64 != 0); break;
-      case kTVMArgFloat: r->set_float(value->v_float64); break;
-      case kTVMStr: case kTVMBytes: r->set_string(a.as_string(0)); break;
-      case kTVMNDArrayHandle: r->set_ndarray(a.as_ndarray(0)); break;
-      case kTVMModuleHandle: r->set_module(a.as_module(0)); break;
-      case kTVMPackedFuncHandle: r->set_function(a.as_function(0)); break;
-      case kTVMObjectHandle: r->set_object(a.as_object(0)); break;
-      case kDLDevice: r->set_device(value->v_device); break;
-      case kTVMDataType: r->set_dtype(value->v_type); break;
-      case kTVMNullptr: r->set_none(); break;
-      default: r->set_handle(value->v_handle); break;
-    }
+    static_cast<CallbackReturn*>(ret)->ret->set_arg(TVMArgs(value, type_code, 1), 0);
   });
 }
 
@@ -312,3 +298,95 @@ GRAPHRT_C_EXPORT int graphrt_get_num_threads(int* out) {
 }
 
 GRAPHRT_C_EXPORT const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM ABI v0.16-v0.18)"; }
+
+// ---- TVM's object, byte-array, scoped-memory and stream-pair calls ----
+
+GRAPHRT_C_EXPORT int TVMCbArgToReturn(TVMValue* value, int* code) {
+  return c_api_guard([&] {
+    if (!value || !code) throw Error("TVMCbArgToReturn: null value or code");
+    switch (*code) {
+      case kTVMObjectHandle: case kTVMModuleHandle: case kTVMPackedFuncHandle:
+        if (value->v_handle) static_cast<Object*>(value->v_handle)->inc_ref();
+        break;
+      case kTVMNDArrayHandle:
+        if (value->v_handle) NDArrayNode::from_handle(static_cast<DLTensor*>(value->v_handle))->inc_ref();
+        break;
+      case kTVMObjectRValueRefArg: {
+        // The slot's reference moves to the receiver.
+        auto** slot = static_cast<Object**>(value->v_handle);
+        Object* object = slot ? *slot : nullptr;
+        if (slot) *slot = nullptr;
+        value->v_handle = object;
+        *code = dynamic_cast<ModuleNode*>(object) ? kTVMModuleHandle
+                : dynamic_cast<FunctionNode*>(object) ? kTVMPackedFuncHandle
+                : object ? kTVMObjectHandle : kTVMNullptr;
+        break;
+      }
+      case kTVMStr: case kTVMBytes:
+        throw Error(std::string("TVMCbArgToReturn: a ") + type_code_name(*code) +
+                    " argument cannot become a return value in place; return a copy with TVMCFuncSetReturn");
+      default: break;  // plain values are their own return value
+    }
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMByteArrayFree(TVMByteArray* arr) {
+  return c_api_guard([&] {
+    // graphrt hands out only the per-thread byte array; nothing to free.
+    if (arr && !is_returned_byte_array(arr))
+      throw Error("TVMByteArrayFree: not a byte array returned by TVMFuncCall on this thread");
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMObjectGetTypeIndex(TVMObjectHandle obj, unsigned* out_tindex) {
+  return c_api_guard([&] {
+    if (!obj) throw Error("TVMObjectGetTypeIndex: null object handle");
+    *out_tindex = object_type_index(*static_cast<Object*>(obj));
+  });
+}
+
+// Not in TVM's headers, but exported by TVM's runtime for front ends that
+// wrap kTVMNDArrayHandle returns.
+GRAPHRT_C_EXPORT int TVMArrayGetTypeIndex(TVMArrayHandle handle, unsigned* out_tindex) {
+  return c_api_guard([&] {
+    as_array(handle);
+    *out_tindex = kObjectTypeIndexNDArray;
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMObjectTypeKey2Index(const char* type_key, unsigned* out_tindex) {
+  return c_api_guard([&] {
+    if (!type_key) throw Error("TVMObjectTypeKey2Index: null type key");
+    *out_tindex = object_type_index_of_key(type_key);
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMObjectTypeIndex2Key(unsigned tindex, char** out_type_key) {
+  return c_api_guard([&] { *out_type_key = const_cast<char*>(thread_local_string(object_type_key_of_index(tindex))); });
+}
+
+GRAPHRT_C_EXPORT int TVMObjectDerivedFrom(uint32_t child_type_index, uint32_t parent_type_index, int* is_derived) {
+  return c_api_guard([&] { *is_derived = object_type_derived_from(child_type_index, parent_type_index) ? 1 : 0; });
+}
+
+GRAPHRT_C_EXPORT int TVMDeviceAllocDataSpaceWithScope(DLDevice dev, int ndim, const int64_t* shape, DLDataType dtype,
+                                                      const char* mem_scope, void** out_data) {
+  return c_api_guard([&] {
+    if (mem_scope && std::strcmp(mem_scope, "global") != 0)
+      throw Error(std::string("memory scope '") + mem_scope + "' is not supported (graphrt allocates \"global\" only)")
+          .with("device", device_to_string(dev));
+    if (ndim < 0 || (ndim > 0 && !shape)) throw Error("TVMDeviceAllocDataSpaceWithScope: bad shape");
+    *out_data = device_api(dev)->alloc(dev, dtype_bytes(dtype, shape_numel(shape, ndim)), 64);  // NDArray::empty's alignment (DLPack's recommendation)
+  });
+}
+
+GRAPHRT_C_EXPORT int TVMStreamStreamSynchronize(int device_type, int device_id, TVMStreamHandle src,
+                                                TVMStreamHandle dst) {
+  return c_api_guard([&] {
+    DLDevice dev = make_device(device_type, device_id);
+    // Waiting on the host until `src` drains orders everything queued on
+    // `dst` afterwards behind it; device APIs offer no cheaper event wait.
+    (void)dst;
+    device_api(dev)->synchronize(dev, src);
+  });
+}

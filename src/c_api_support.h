@@ -23,6 +23,13 @@ int c_api_guard(F&& body) {
   return -1;
 }
 
+// The calling thread's Python exception object (TVM's Python-error calls);
+// set_last_error forgets it.
+void set_last_python_error(void* py_object, const std::string& message);
+void* last_python_error();
+// True for the per-thread byte array RetValue::release_to_c hands out.
+bool is_returned_byte_array(const TVMByteArray* bytes);
+
 inline const char* thread_local_string(std::string s) {
   thread_local std::string storage;
   storage = std::move(s);

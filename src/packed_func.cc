@@ -1,5 +1,6 @@
 #include "graphrt/packed_func.h"
 
+#include "c_api_support.h"
 #include "graphrt/module.h"
 
 namespace graphrt {
@@ -27,12 +28,32 @@ const char* type_code_name(int code) {
 }
 
 // ---- last error (thread-local, as TVMGetLastError) ----
-static std::string& last_error_storage() {
-  thread_local std::string message;
-  return message;
+namespace {
+struct LastError {
+  std::string message;
+  void* python_error = nullptr;  // set by TVMAPISetLastPythonError, not owned
+};
+LastError& last_error_storage() {
+  thread_local LastError error;
+  return error;
 }
-const std::string& last_error() { return last_error_storage(); }
-void set_last_error(const std::string& message) { last_error_storage() = message; }
+// The byte array TVMFuncCall hands out for kTVMBytes returns.
+TVMByteArray& returned_bytes() {
+  thread_local TVMByteArray bytes;
+  return bytes;
+}
+}  // namespace
+const std::string& last_error() { return last_error_storage().message; }
+void set_last_error(const std::string& message) {
+  last_error_storage().message = message;
+  last_error_storage().python_error = nullptr;
+}
+void set_last_python_error(void* py_object, const std::string& message) {
+  last_error_storage().message = message;
+  last_error_storage().python_error = py_object;
+}
+void* last_python_error() { return last_error_storage().python_error; }
+bool is_returned_byte_array(const TVMByteArray* bytes) { return bytes == &returned_bytes(); }
 
 // ---- TVMArgs ----
 void TVMArgs::expect(int i, std::initializer_list<int> codes, const char* what) const {
@@ -215,12 +236,31 @@ void RetValue::set_object(Ref<Object> o) {
   value_.v_handle = o.release();
 }
 
+void RetValue::set_arg(const TVMArgs& args, int i) {
+  const TVMValue& value = args.value(i);
+  switch (args.code(i)) {
+    case kTVMArgInt: set_int(value.v_int64); break;
+    case kTVMArgBool: set_bool(value.v_int64 != 0); break;
+    case kTVMArgFloat: set_float(value.v_float64); break;
+    case kTVMStr: set_string(args.as_string(i)); break;
+    case kTVMBytes: set_bytes(args.as_string(i)); break;
+    case kTVMNDArrayHandle: set_ndarray(args.as_ndarray(i)); break;
+    case kTVMModuleHandle: set_module(args.as_module(i)); break;
+    case kTVMPackedFuncHandle: set_function(args.as_function(i)); break;
+    case kTVMObjectHandle: set_object(args.as_object(i)); break;
+    case kDLDevice: set_device(value.v_device); break;
+    case kTVMDataType: set_dtype(value.v_type); break;
+    case kTVMNullptr: set_none(); break;
+    default: set_handle(value.v_handle); break;
+  }
+}
+
 Module RetValue::as_module() const { return as_args().as_module(0); }
 Ref<FunctionNode> RetValue::as_function() const { return as_args().as_function(0); }
 
 void RetValue::release_to_c(TVMValue* value, int* code) {
   thread_local std::string str_storage;
-  thread_local TVMByteArray bytes_storage;
+  TVMByteArray& bytes_storage = returned_bytes();
   *code = code_;
   if (code_ == kTVMStr) {
     str_storage = std::move(str_);

@@ -2,8 +2,9 @@
  *
  * Every int-returning function returns 0 on success and -1 on failure, with
  * the message from TVMGetLastError() (thread-local). No C++ exception crosses
- * this boundary. Functions named TVM* keep TVM's C runtime API signatures, so
- * code written against TVM's c_runtime_api.h works; graphrt_* are additions. */
+ * this boundary. TVM's own C API (TVM* functions, TVM's signatures) comes with
+ * this header from tvm/runtime/c_runtime_api.h and c_backend_api.h; the
+ * graphrt_* functions below are additions. */
 #ifndef GRAPHRT_C_API_H_
 #define GRAPHRT_C_API_H_
 
@@ -13,17 +14,7 @@
 extern "C" {
 #endif
 
-/* ---- errors ---- */
-const char* TVMGetLastError(void);
-void TVMAPISetLastError(const char* msg);
-
 /* ---- modules ---- */
-int TVMModLoadFromFile(const char* file, const char* format, TVMModuleHandle* out);
-int TVMModImport(TVMModuleHandle mod, TVMModuleHandle dep);
-/* *out = NULL (and 0 returned) when the function does not exist. */
-int TVMModGetFunction(TVMModuleHandle mod, const char* func_name, int query_imports, TVMFunctionHandle* out);
-int TVMModFree(TVMModuleHandle mod);
-
 /* loader: "dlopen" (default when NULL) or "elf" (embedded loader, no dlopen). */
 int graphrt_module_load(const char* path, const char* loader, TVMModuleHandle* out);
 int graphrt_module_load_from_memory(const void* data, size_t size, const char* loader, TVMModuleHandle* out);
@@ -38,42 +29,12 @@ int graphrt_module_function_names(TVMModuleHandle mod, const char** out);
 int graphrt_module_describe(TVMModuleHandle mod, const char** out);
 int graphrt_load_plugin(const char* path);
 
-/* ---- functions ---- */
-int TVMFuncCall(TVMFunctionHandle func, TVMValue* arg_values, int* type_codes, int num_args, TVMValue* ret_val,
-                int* ret_type_code);
-int TVMFuncFree(TVMFunctionHandle func);
-int TVMFuncCreateFromCFunc(TVMPackedCFunc func, void* resource_handle, TVMPackedCFuncFinalizer fin,
-                           TVMFunctionHandle* out);
-int TVMCFuncSetReturn(TVMRetValueHandle ret, TVMValue* value, int* type_code, int num_ret);
-int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override);
-int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out);
-int TVMFuncListGlobalNames(int* out_size, const char*** out_array);
-int TVMFuncRemoveGlobal(const char* name);
-int TVMObjectFree(TVMObjectHandle obj);
-int TVMObjectRetain(TVMObjectHandle obj);
-
 /* ---- arrays ---- */
-int TVMArrayAlloc(const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits, int dtype_lanes,
-                  int device_type, int device_id, TVMArrayHandle* out);
-int TVMArrayFree(TVMArrayHandle handle);
-int TVMArrayCopyFromBytes(TVMArrayHandle handle, void* data, size_t nbytes);
-int TVMArrayCopyToBytes(TVMArrayHandle handle, void* data, size_t nbytes);
-int TVMArrayCopyFromTo(TVMArrayHandle from, TVMArrayHandle to, TVMStreamHandle stream);
-int TVMArrayFromDLPack(DLManagedTensor* from, TVMArrayHandle* out);
-int TVMArrayToDLPack(TVMArrayHandle from, DLManagedTensor** out);
-void TVMDLManagedTensorCallDeleter(DLManagedTensor* dltensor);
 /* A view of `handle` with another shape/dtype sharing its memory (new reference). */
 int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
                        int dtype_lanes, TVMArrayHandle* out);
 
 /* ---- devices and streams ---- */
-int TVMDeviceAllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment, DLDataType type_hint, void** out_data);
-int TVMDeviceFreeDataSpace(DLDevice dev, void* ptr);
-int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream);
-int TVMStreamCreate(int device_type, int device_id, TVMStreamHandle* out);
-int TVMStreamFree(int device_type, int device_id, TVMStreamHandle stream);
-int TVMSetStream(int device_type, int device_id, TVMStreamHandle handle);
-int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream);
 /* *available = 1 when usable; otherwise *reason says why (thread-local). */
 int graphrt_device_available(int device_type, int device_id, int* available, const char** reason);
 /* Thread-pool size for parallel kernels (n <= 0: TVM_NUM_THREADS / cores). */

@@ -16,6 +16,7 @@ namespace graphrt {
 class ModuleNode : public Object {
  public:
   virtual std::string type_key() const = 0;
+  const char* object_type_key() const override { return "runtime.Module"; }
   // The module's own function `name`, or null. `self` is a reference to this
   // module, for functions that must keep it alive.
   virtual PackedFunc find_function(const std::string& name, const Module& self) = 0;

@@ -22,6 +22,9 @@ class Object {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
   int32_t ref_count() const { return refs_.load(std::memory_order_relaxed); }
+  // TVM's type key for this kind of object ("runtime.Module", ...): what
+  // TVMObjectGetTypeIndex reports to front ends that pick a class by it.
+  virtual const char* object_type_key() const { return "runtime.Object"; }
 
  private:
   mutable std::atomic<int32_t> refs_{0};

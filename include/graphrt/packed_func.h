@@ -70,6 +70,8 @@ class RetValue {
   void set_module(Module m);
   void set_function(Ref<FunctionNode> f);
   void set_object(Ref<Object> o);
+  // Copies argument i (objects gain a reference, strings are copied).
+  void set_arg(const TVMArgs& args, int i);
 
   int code() const { return code_; }
   const TVMValue& value() const { return value_; }
@@ -106,6 +108,7 @@ class FunctionNode : public Object {
   FunctionNode(TVMBackendPackedCFunc cfunc, std::string name, Ref<Object> owner);
 
   void call(const TVMArgs& args, RetValue* ret) const;
+  const char* object_type_key() const override { return "runtime.PackedFunc"; }
   const std::string& name() const { return name_; }
   // Non-null for functions compiled by TVM: callers on hot paths may call it
   // directly and must then read the error with last_error().

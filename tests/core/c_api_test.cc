@@ -2,6 +2,9 @@
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
 
+#include <cstring>
+#include <thread>
+
 TEST(CApi, LoadCallAndErrors) {
   TVMModuleHandle mod = nullptr;
   EXPECT_EQ(-1, graphrt_module_load("/no/such/model.so", nullptr, &mod));
@@ -76,4 +79,190 @@ TEST(CApi, GlobalRegistryAndCallbacks) {
   TVMFuncFree(g);
   TVMFuncFree(f);
   TVMFuncRemoveGlobal("test.double");
+}
+
+// ---- TVM v0.18 C API calls beyond the basics ----
+
+extern "C" int TVMArrayGetTypeIndex(TVMArrayHandle handle, unsigned* out_tindex);
+
+TEST(CApi, PythonErrorSlotAndBacktrace) {
+  int python_exception = 0;
+  TVMAPISetLastError("plain failure");
+  EXPECT_EQ(TVMGetLastPythonError(), nullptr);
+  EXPECT_EQ(TVMGetLastBacktrace(), nullptr);  // graphrt errors carry context, not backtraces
+
+  TVMAPISetLastPythonError(&python_exception);
+  EXPECT_EQ(TVMGetLastPythonError(), &python_exception);
+  EXPECT_NE(std::string(TVMGetLastError()).find("Python exception"), std::string::npos) << TVMGetLastError();
+  std::thread([] { EXPECT_EQ(TVMGetLastPythonError(), nullptr); }).join();  // per thread
+
+  TVMAPISetLastError("newer failure");  // a new error replaces the Python one
+  EXPECT_EQ(TVMGetLastPythonError(), nullptr);
+  EXPECT_STREQ(TVMGetLastError(), "newer failure");
+  TVMDropLastPythonError();  // nothing to drop: the message stays
+  EXPECT_STREQ(TVMGetLastError(), "newer failure");
+
+  TVMAPISetLastPythonError(&python_exception);
+  TVMDropLastPythonError();
+  EXPECT_EQ(TVMGetLastPythonError(), nullptr);
+  EXPECT_STREQ(TVMGetLastError(), "");
+}
+
+TEST(CApi, ThrowLastErrorRethrowsTheMessage) {
+  TVMModuleHandle mod = nullptr;
+  ASSERT_NE(0, TVMModLoadFromFile("/no/such/lib.so", "so", &mod));
+  try {
+    TVMThrowLastError();
+    FAIL() << "TVMThrowLastError returned";
+  } catch (const graphrt::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/no/such/lib.so"), std::string::npos) << e.what();
+  }
+}
+
+namespace {
+int32_t function_refs(TVMFunctionHandle f) { return static_cast<graphrt::Object*>(f)->ref_count(); }
+int32_t array_refs(TVMArrayHandle a) { return graphrt::NDArrayNode::from_handle(a)->refs.load(); }
+int noop_callback(TVMValue*, int*, int, TVMRetValueHandle, void*) { return 0; }
+}  // namespace
+
+TEST(CApi, CbArgToReturnTakesAReference) {
+  TVMFunctionHandle f = nullptr;
+  ASSERT_EQ(0, TVMFuncCreateFromCFunc(noop_callback, nullptr, nullptr, &f));
+  TVMValue value;
+  value.v_handle = f;
+  int code = kTVMPackedFuncHandle;
+  ASSERT_EQ(1, function_refs(f));
+  ASSERT_EQ(0, TVMCbArgToReturn(&value, &code));
+  EXPECT_EQ(2, function_refs(f));
+  EXPECT_EQ(code, kTVMPackedFuncHandle);
+  EXPECT_EQ(value.v_handle, f);
+  TVMFuncFree(value.v_handle);
+
+  // A moved object (rvalue-reference argument): its slot's reference moves over.
+  graphrt::Object* slot = static_cast<graphrt::Object*>(f);
+  value.v_handle = &slot;
+  code = kTVMObjectRValueRefArg;
+  ASSERT_EQ(0, TVMCbArgToReturn(&value, &code));
+  EXPECT_EQ(code, kTVMPackedFuncHandle);
+  EXPECT_EQ(value.v_handle, f);
+  EXPECT_EQ(slot, nullptr);
+  EXPECT_EQ(1, function_refs(f));
+  TVMFuncFree(f);
+
+  int64_t shape[1] = {4};
+  TVMArrayHandle a = nullptr;
+  ASSERT_EQ(0, TVMArrayAlloc(shape, 1, kDLFloat, 32, 1, kDLCPU, 0, &a));
+  value.v_handle = a;
+  code = kTVMNDArrayHandle;
+  ASSERT_EQ(0, TVMCbArgToReturn(&value, &code));
+  EXPECT_EQ(2, array_refs(a));
+  TVMArrayFree(a);
+  TVMArrayFree(a);
+
+  value.v_int64 = 7;
+  code = kTVMArgInt;
+  ASSERT_EQ(0, TVMCbArgToReturn(&value, &code));
+  EXPECT_EQ(value.v_int64, 7);
+  EXPECT_EQ(code, kTVMArgInt);
+
+  value.v_str = "text";
+  code = kTVMStr;
+  EXPECT_NE(0, TVMCbArgToReturn(&value, &code));
+  EXPECT_NE(std::string(TVMGetLastError()).find("str"), std::string::npos) << TVMGetLastError();
+}
+
+TEST(CApi, BytesReturnAndByteArrayFree) {
+  auto body = [](TVMValue*, int*, int, TVMRetValueHandle ret, void*) -> int {
+    static const char payload[] = {'a', '\0', 'b'};
+    TVMByteArray bytes{payload, sizeof(payload)};
+    TVMValue v;
+    v.v_handle = &bytes;
+    int code = kTVMBytes;
+    return TVMCFuncSetReturn(ret, &v, &code, 1);
+  };
+  TVMFunctionHandle f = nullptr;
+  ASSERT_EQ(0, TVMFuncCreateFromCFunc(body, nullptr, nullptr, &f));
+  TVMValue ret;
+  int ret_code = -1;
+  ASSERT_EQ(0, TVMFuncCall(f, nullptr, nullptr, 0, &ret, &ret_code)) << TVMGetLastError();
+  ASSERT_EQ(ret_code, kTVMBytes);
+  auto* bytes = static_cast<TVMByteArray*>(ret.v_handle);
+  ASSERT_EQ(bytes->size, 3u);
+  EXPECT_EQ(std::string(bytes->data, bytes->size), std::string("a\0b", 3));
+  EXPECT_EQ(0, TVMByteArrayFree(bytes));
+  EXPECT_EQ(0, TVMByteArrayFree(nullptr));
+  TVMByteArray foreign{"x", 1};
+  EXPECT_NE(0, TVMByteArrayFree(&foreign));
+  EXPECT_NE(std::string(TVMGetLastError()).find("not a byte array"), std::string::npos) << TVMGetLastError();
+  TVMFuncFree(f);
+}
+
+TEST(CApi, ObjectTypeIndicesFollowTvm) {
+  unsigned index = 99;
+  char* key = nullptr;
+  ASSERT_EQ(0, TVMObjectTypeKey2Index("runtime.Module", &index));
+  EXPECT_EQ(index, 1u);
+  ASSERT_EQ(0, TVMObjectTypeKey2Index("runtime.PackedFunc", &index));
+  EXPECT_EQ(index, 7u);
+  ASSERT_EQ(0, TVMObjectTypeIndex2Key(2, &key));
+  EXPECT_STREQ(key, "runtime.NDArray");
+  ASSERT_EQ(0, TVMObjectTypeIndex2Key(0, &key));
+  EXPECT_STREQ(key, "runtime.Object");
+  EXPECT_NE(0, TVMObjectTypeKey2Index("no.such.Type", &index));
+  EXPECT_NE(std::string(TVMGetLastError()).find("no.such.Type"), std::string::npos);
+  EXPECT_NE(0, TVMObjectTypeIndex2Key(100000, &key));
+  EXPECT_NE(std::string(TVMGetLastError()).find("100000"), std::string::npos);
+
+  int derived = -1;
+  ASSERT_EQ(0, TVMObjectDerivedFrom(7, 0, &derived));
+  EXPECT_EQ(derived, 1);
+  ASSERT_EQ(0, TVMObjectDerivedFrom(7, 7, &derived));
+  EXPECT_EQ(derived, 1);
+  ASSERT_EQ(0, TVMObjectDerivedFrom(7, 1, &derived));
+  EXPECT_EQ(derived, 0);
+  EXPECT_NE(0, TVMObjectDerivedFrom(100000, 0, &derived));
+
+  TVMFunctionHandle system_lib = nullptr;
+  ASSERT_EQ(0, TVMFuncGetGlobal("runtime.SystemLib", &system_lib));
+  ASSERT_EQ(0, TVMObjectGetTypeIndex(system_lib, &index));
+  EXPECT_EQ(index, 7u);
+  TVMValue ret;
+  int ret_code = -1;
+  ASSERT_EQ(0, TVMFuncCall(system_lib, nullptr, nullptr, 0, &ret, &ret_code)) << TVMGetLastError();
+  ASSERT_EQ(ret_code, kTVMModuleHandle);
+  ASSERT_EQ(0, TVMObjectGetTypeIndex(ret.v_handle, &index));
+  EXPECT_EQ(index, 1u);
+  TVMModFree(ret.v_handle);
+  TVMFuncFree(system_lib);
+  EXPECT_NE(0, TVMObjectGetTypeIndex(nullptr, &index));
+
+  int64_t shape[1] = {1};
+  TVMArrayHandle a = nullptr;
+  ASSERT_EQ(0, TVMArrayAlloc(shape, 1, kDLFloat, 32, 1, kDLCPU, 0, &a));
+  ASSERT_EQ(0, TVMArrayGetTypeIndex(a, &index));
+  EXPECT_EQ(index, 2u);
+  TVMArrayFree(a);
+}
+
+TEST(CApi, AllocDataSpaceWithScope) {
+  DLDevice cpu{kDLCPU, 0};
+  DLDataType f32{kDLFloat, 32, 1};
+  int64_t shape[2] = {3, 5};
+  void* data = nullptr;
+  ASSERT_EQ(0, TVMDeviceAllocDataSpaceWithScope(cpu, 2, shape, f32, nullptr, &data)) << TVMGetLastError();
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % 64, 0u);
+  std::memset(data, 0x5a, 3 * 5 * sizeof(float));  // the whole tensor fits (ASan checks)
+  EXPECT_EQ(0, TVMDeviceFreeDataSpace(cpu, data));
+  ASSERT_EQ(0, TVMDeviceAllocDataSpaceWithScope(cpu, 2, shape, f32, "global", &data));
+  EXPECT_EQ(0, TVMDeviceFreeDataSpace(cpu, data));
+  EXPECT_NE(0, TVMDeviceAllocDataSpaceWithScope(cpu, 2, shape, f32, "global.texture", &data));
+  EXPECT_NE(std::string(TVMGetLastError()).find("global.texture"), std::string::npos) << TVMGetLastError();
+  EXPECT_NE(0, TVMDeviceAllocDataSpaceWithScope(cpu, -1, shape, f32, nullptr, &data));
+}
+
+TEST(CApi, StreamStreamSynchronize) {
+  EXPECT_EQ(0, TVMStreamStreamSynchronize(kDLCPU, 0, nullptr, nullptr)) << TVMGetLastError();
+  EXPECT_NE(0, TVMStreamStreamSynchronize(99, 0, nullptr, nullptr));
+  EXPECT_NE(std::string(TVMGetLastError()).find("99"), std::string::npos) << TVMGetLastError();
 }

@@ -1,0 +1,24 @@
+// TVM's error calls beyond TVMGetLastError/TVMAPISetLastError: Python
+// exception objects recorded by front ends, backtraces, and rethrowing.
+#include "c_api_support.h"
+#include "graphrt/tvm_abi.h"
+
+using namespace graphrt;
+
+GRAPHRT_C_EXPORT void TVMAPISetLastPythonError(void* py_object) {
+  set_last_python_error(py_object, "a Python exception was raised inside a packed function (TVMGetLastPythonError)");
+}
+
+GRAPHRT_C_EXPORT void* TVMGetLastPythonError(void) { return last_python_error(); }
+
+GRAPHRT_C_EXPORT void TVMDropLastPythonError(void) {
+  if (last_python_error()) set_last_error("");
+}
+
+// graphrt's errors say where they come from in their context pairs, not in a
+// stack trace; TVM returns NULL for errors without one too.
+GRAPHRT_C_EXPORT const char* TVMGetLastBacktrace(void) { return nullptr; }
+
+// The one function of the C API that throws: TVM defines it as the way C++
+// callers turn a failed C call back into an exception.
+GRAPHRT_C_EXPORT void TVMThrowLastError(void) { throw Error(last_error()); }

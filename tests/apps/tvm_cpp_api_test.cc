@@ -1,0 +1,244 @@
+// TVM's C++ runtime API (tvm/runtime/*.h) as deploy code uses it, on graphrt.
+#include <gtest/gtest.h>
+#include <tvm/runtime/c_backend_api.h>
+#include <tvm/runtime/data_type.h>
+#include <tvm/runtime/device_api.h>
+#include <tvm/runtime/logging.h>
+#include <tvm/runtime/module.h>
+#include <tvm/runtime/ndarray.h>
+#include <tvm/runtime/packed_func.h>
+#include <tvm/runtime/registry.h>
+
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+
+using tvm::runtime::DataType;
+using tvm::runtime::Module;
+using tvm::runtime::NDArray;
+using tvm::runtime::PackedFunc;
+using tvm::runtime::Registry;
+using tvm::runtime::TVMArgs;
+using tvm::runtime::TVMRetValue;
+
+namespace {
+// What a packed function saw: "code:value" per argument.
+PackedFunc describe_args() {
+  return PackedFunc([](TVMArgs args, TVMRetValue* rv) {
+    std::ostringstream os;
+    for (int i = 0; i < args.size(); ++i) {
+      os << args.type_codes[i] << ":";
+      switch (args.type_codes[i]) {
+        case kTVMArgInt: os << static_cast<int64_t>(args[i]); break;
+        case kTVMArgBool: os << (static_cast<bool>(args[i]) ? "true" : "false"); break;
+        case kTVMArgFloat: os << static_cast<double>(args[i]); break;
+        case kTVMStr: os << static_cast<std::string>(args[i]); break;
+        case kDLDevice: os << static_cast<DLDevice>(args[i]).device_type; break;
+        case kTVMDataType: os << static_cast<DataType>(args[i]); break;
+        case kTVMNDArrayHandle: os << static_cast<NDArray>(args[i]).Shape(); break;
+        case kTVMDLTensorHandle: os << static_cast<DLTensor*>(args[i])->ndim; break;
+        case kTVMModuleHandle: os << static_cast<Module>(args[i]).type_key(); break;
+        case kTVMPackedFuncHandle: os << (static_cast<PackedFunc>(args[i]) != nullptr); break;
+        default: os << "?"; break;
+      }
+      os << " ";
+    }
+    *rv = os.str();
+  });
+}
+
+// An "addone" kernel in the form TVM generates it, for the system-lib path.
+int addone_kernel(TVMValue* args, int* codes, int num_args, TVMValue*, int*, void*) {
+  if (num_args != 2 || codes[0] != kTVMDLTensorHandle || codes[1] != kTVMDLTensorHandle) {
+    TVMAPISetLastError("addone: expects two DLTensor*");
+    return -1;
+  }
+  auto* x = static_cast<DLTensor*>(args[0].v_handle);
+  auto* y = static_cast<DLTensor*>(args[1].v_handle);
+  for (int64_t i = 0; i < x->shape[0]; ++i) static_cast<float*>(y->data)[i] = static_cast<float*>(x->data)[i] + 1;
+  return 0;
+}
+}  // namespace
+
+TEST(TvmCppApi, PackedFuncTakesAnyMixOfArguments) {
+  NDArray a = NDArray::Empty({2, 3}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
+  PackedFunc inner = describe_args();
+  Module syslib = (*Registry::Get("runtime.SystemLib"))();
+  std::string text = describe_args()(7, int64_t{-8}, true, 2.5, 1.5f, "lit", std::string("str"), DLDevice{kDLCPU, 0},
+                                     DataType::Int(8), NDArray(a), const_cast<DLTensor*>(a.get()), syslib, inner);
+  EXPECT_EQ(text, "0:7 0:-8 15:true 2:2.5 2:1.5 11:lit 11:str 6:1 5:int8 13:[2, 3] 7:2 9:library 10:1 ");
+  EXPECT_EQ(static_cast<std::string>(describe_args()()), "");
+}
+
+TEST(TvmCppApi, ReturnValuesConvertToWhatTheCallerWants) {
+  auto echo = PackedFunc([](TVMArgs args, TVMRetValue* rv) { *rv = args[0]; });
+  int i = echo(41);
+  int64_t i64 = echo(int64_t{1} << 40);
+  double d = echo(0.25);
+  bool b = echo(true);
+  std::string s = echo("hello");
+  DataType t = echo(DataType::Float(16));
+  DLDevice dev = echo(DLDevice{kDLCPU, 3});
+  EXPECT_EQ(i, 41);
+  EXPECT_EQ(i64, int64_t{1} << 40);
+  EXPECT_EQ(d, 0.25);
+  EXPECT_TRUE(b);
+  EXPECT_EQ(s, "hello");
+  EXPECT_EQ(t, DataType::Float(16));
+  EXPECT_EQ(dev.device_id, 3);
+
+  NDArray a = NDArray::Empty({4}, DLDataType{kDLInt, 32, 1}, DLDevice{kDLCPU, 0});
+  NDArray back = echo(a);
+  EXPECT_TRUE(back.same_as(a));
+  Module syslib = (*Registry::Get("runtime.SystemLib"))();
+  Module m = echo(syslib);
+  EXPECT_TRUE(m.same_as(syslib));
+  PackedFunc f = echo(echo);
+  EXPECT_TRUE(f != nullptr);
+  Module none = echo(nullptr);
+  EXPECT_TRUE(none == nullptr);
+
+  // A wrong conversion is an error naming what was expected, not garbage.
+  try {
+    Module wrong = echo(5);
+    FAIL() << "converted an int to a Module";
+  } catch (const tvm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("module"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TvmCppApi, RegistryGetRegisterAndSystemLib) {
+  EXPECT_EQ(Registry::Get("test.tvm_cpp.no_such_function"), nullptr);
+  Registry::Register("test.tvm_cpp.twice").set_body([](TVMArgs args, TVMRetValue* rv) { *rv = 2 * static_cast<int>(args[0]); });
+  const PackedFunc* twice = Registry::Get("test.tvm_cpp.twice");
+  ASSERT_NE(twice, nullptr);
+  EXPECT_EQ(static_cast<int>((*twice)(21)), 42);
+  EXPECT_EQ(Registry::Get("test.tvm_cpp.twice"), twice);  // stable pointer
+  EXPECT_THROW(Registry::Register("test.tvm_cpp.twice").set_body([](TVMArgs, TVMRetValue*) {}), tvm::Error);
+  EXPECT_TRUE(Registry::Remove("test.tvm_cpp.twice"));
+  EXPECT_EQ(Registry::Get("test.tvm_cpp.twice"), nullptr);
+
+  // cpp_deploy.cc's Verify() on a function linked into the program (system lib).
+  ASSERT_EQ(0, TVMBackendRegisterSystemLibSymbol("test_addonesys", reinterpret_cast<void*>(&addone_kernel)));
+  Module mod_syslib = (*Registry::Get("runtime.SystemLib"))();
+  PackedFunc f = mod_syslib.GetFunction("test_addonesys");
+  ICHECK(f != nullptr);
+  DLTensor* x;
+  DLTensor* y;
+  int64_t shape[1] = {10};
+  TVMArrayAlloc(shape, 1, kDLFloat, 32, 1, kDLCPU, 0, &x);
+  TVMArrayAlloc(shape, 1, kDLFloat, 32, 1, kDLCPU, 0, &y);
+  for (int i = 0; i < shape[0]; ++i) static_cast<float*>(x->data)[i] = i;
+  f(x, y);
+  for (int i = 0; i < shape[0]; ++i) ICHECK_EQ(static_cast<float*>(y->data)[i], i + 1.0f);
+  EXPECT_THROW(f(x), tvm::Error);  // the kernel's own error comes back as an exception
+  TVMArrayFree(x);
+  TVMArrayFree(y);
+}
+
+TEST(TvmCppApi, ModuleLoadErrorsAndLookups) {
+  try {
+    Module::LoadFromFile("/no/such/deploy.so");
+    FAIL() << "loaded a missing file";
+  } catch (const tvm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/no/such/deploy.so"), std::string::npos) << e.what();
+  }
+  GRAPHRT_REQUIRE_FIXTURES();
+  Module lib = Module::LoadFromFile(graphrt_test::fixture_path("mlp/deploy_factory.so"));
+  EXPECT_EQ(lib->type_key(), "GraphExecutorFactory");
+  EXPECT_TRUE(lib.GetFunction("no_such_function") == nullptr);
+  EXPECT_TRUE(lib->GetFunction("default") != nullptr);
+  EXPECT_TRUE(lib.ImplementsFunction("default"));
+  ASSERT_FALSE(lib.imports().empty());
+  Module gmod = lib.GetFunction("default")(DLDevice{kDLCPU, 0});
+  NDArray out = gmod.GetFunction("get_output")(0);
+  EXPECT_EQ(out.Shape(), tvm::runtime::ShapeTuple({1, 10}));
+  EXPECT_EQ(out.DataType(), DataType::Float(32));
+  int num_outputs = gmod.GetFunction("get_num_outputs")();
+  EXPECT_EQ(num_outputs, 1);
+}
+
+TEST(TvmCppApi, NDArrayCopiesViewsAndShape) {
+  DLDevice cpu{kDLCPU, 0};
+  NDArray a = NDArray::Empty({2, 3}, DataType::Float(32), cpu);
+  EXPECT_EQ(a.Shape().size(), 2u);
+  EXPECT_EQ(a.Shape()[1], 3);
+  EXPECT_TRUE(a.DataType().is_float());
+  EXPECT_EQ(a.DataType().bits(), 32);
+  EXPECT_TRUE(a.IsContiguous());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a->data) % tvm::runtime::kAllocAlignment, 0u);
+  float values[6] = {0, 1, 2, 3, 4, 5};
+  a.CopyFromBytes(values, sizeof(values));
+  NDArray b = NDArray::Empty({2, 3}, DataType::Float(32), cpu);
+  b.CopyFrom(a);
+  NDArray c = b.CopyTo(cpu);
+  NDArray d = NDArray::Empty({2, 3}, DataType::Float(32), cpu);
+  c.CopyTo(d);
+  float got[6] = {};
+  d.CopyToBytes(got, sizeof(got));
+  EXPECT_EQ(0, std::memcmp(got, values, sizeof(got)));
+  NDArray view = d.CreateView({3, 2}, DataType::Float(32));
+  EXPECT_EQ(view->data, d->data);
+  EXPECT_EQ(view.Shape(), tvm::runtime::ShapeTuple({3, 2}));
+  EXPECT_THROW(a.CopyFromBytes(values, 5), tvm::Error);
+  EXPECT_THROW(NDArray::Empty({2}, DataType::Float(32), cpu, "global.texture"), tvm::Error);
+  DLManagedTensor* managed = a.ToDLPack();
+  NDArray e = NDArray::FromDLPack(managed);
+  EXPECT_EQ(e->data, a->data);
+}
+
+TEST(TvmCppApi, ChecksAndFatalLogsThrow) {
+  try {
+    ICHECK_EQ(3, 4) << "extra words";
+    FAIL();
+  } catch (const tvm::runtime::InternalError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("Check failed: 3 == 4 (3 vs. 4) : extra words"), std::string::npos) << what;
+    EXPECT_NE(what.find("tvm_cpp_api_test.cc"), std::string::npos) << what;
+  }
+  EXPECT_THROW(ICHECK(1 + 1 == 3), tvm::Error);
+  EXPECT_THROW(LOG(FATAL) << "stop", tvm::Error);
+  EXPECT_THROW(ICHECK_LT(2, 1), tvm::Error);
+  EXPECT_THROW(ICHECK_NOTNULL(static_cast<void*>(nullptr)), tvm::Error);
+  int ok = 0;
+  if (ok == 0)
+    ICHECK_GE(2, 1);
+  else
+    FAIL() << "dangling else";
+  ICHECK(true) << "never built";
+  ICHECK_NE(1, 2);
+  ICHECK_LE(1, 1);
+  ICHECK_GT(2, 1);
+
+  // TVMThrowLastError turns a failed C call back into the same exception type.
+  TVMModuleHandle handle = nullptr;
+  ASSERT_NE(0, TVMModLoadFromFile("/no/such/model.so", "so", &handle));
+  EXPECT_THROW(TVMThrowLastError(), tvm::Error);
+}
+
+TEST(TvmCppApi, DataTypeAndDeviceApi) {
+  EXPECT_EQ(DataType::Float(32), DataType(kDLFloat, 32, 1));
+  EXPECT_EQ(DataType::Bool().bits(), 1);
+  EXPECT_TRUE(DataType::Bool().is_bool());
+  EXPECT_EQ(DataType::Int(16, 4).bytes(), 2);
+  EXPECT_TRUE(DataType::Int(16, 4).is_vector());
+  EXPECT_TRUE(DataType().is_void());
+  EXPECT_EQ(tvm::runtime::DLDataType2String(DataType::UInt(8)), "uint8");
+  EXPECT_EQ(DataType(tvm::runtime::String2DLDataType("float16x4")), DataType::Float(16, 4));
+  std::ostringstream os;
+  os << DataType::Float(64);
+  EXPECT_EQ(os.str(), "float64");
+
+  tvm::runtime::Device cpu{kDLCPU, 0};
+  tvm::runtime::DeviceAPI* api = tvm::runtime::DeviceAPI::Get(cpu);
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ(tvm::runtime::DeviceAPI::Get(cpu), api);
+  void* p = api->AllocDataSpace(cpu, 128, 64, DataType::Float(32));
+  std::memset(p, 0, 128);
+  api->FreeDataSpace(cpu, p);
+  EXPECT_EQ(tvm::runtime::DeviceAPI::Get(DLDevice{static_cast<DLDeviceType>(99), 0}, true), nullptr);
+  EXPECT_THROW(tvm::runtime::DeviceAPI::Get(DLDevice{static_cast<DLDeviceType>(99), 0}), tvm::Error);
+}
