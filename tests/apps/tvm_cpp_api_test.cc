@@ -23,6 +23,7 @@ using tvm::runtime::PackedFunc;
 using tvm::runtime::Registry;
 using tvm::runtime::TVMArgs;
 using tvm::runtime::TVMRetValue;
+using tvm::runtime::TypedPackedFunc;
 
 namespace {
 // What a packed function saw: "code:value" per argument.
@@ -239,6 +240,33 @@ TEST(TvmCppApi, DataTypeAndDeviceApi) {
   void* p = api->AllocDataSpace(cpu, 128, 64, DataType::Float(32));
   std::memset(p, 0, 128);
   api->FreeDataSpace(cpu, p);
-  EXPECT_EQ(tvm::runtime::DeviceAPI::Get(DLDevice{static_cast<DLDeviceType>(99), 0}, true), nullptr);
-  EXPECT_THROW(tvm::runtime::DeviceAPI::Get(DLDevice{static_cast<DLDeviceType>(99), 0}), tvm::Error);
+  EXPECT_EQ(tvm::runtime::DeviceAPI::Get(DLDevice{kDLOpenCL, 0}, true), nullptr);  // none in graphrt
+  EXPECT_THROW(tvm::runtime::DeviceAPI::Get(DLDevice{kDLOpenCL, 0}), tvm::Error);
+}
+
+TEST(TvmCppApi, TypedPackedFuncAndSetBodyTyped) {
+  TypedPackedFunc<int(int, double)> scale = [](int a, double b) { return static_cast<int>(a * b); };
+  EXPECT_EQ(scale(4, 2.5), 10);
+  PackedFunc packed = scale;
+  EXPECT_THROW(packed(1), tvm::Error);  // wrong argument count is an error, not a read past the end
+
+  Registry::Register("test.tvm_cpp.concat").set_body_typed([](std::string a, const std::string& b) { return a + b; });
+  const PackedFunc* concat = Registry::Get("test.tvm_cpp.concat");
+  ASSERT_NE(concat, nullptr);
+  std::string joined = (*concat)("ab", std::string("cd"));
+  EXPECT_EQ(joined, "abcd");
+  TypedPackedFunc<std::string(std::string, std::string)> typed = *concat;
+  EXPECT_EQ(typed("x", "y"), "xy");
+  try {
+    (*concat)("only one");
+    FAIL() << "called with one argument";
+  } catch (const tvm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("test.tvm_cpp.concat"), std::string::npos) << e.what();
+  }
+  Registry::Remove("test.tvm_cpp.concat");
+
+  int calls = 0;
+  TypedPackedFunc<void(NDArray)> touch = [&calls](NDArray a) { calls += a.Shape()[0] == 3; };
+  touch(NDArray::Empty({3}, DataType::Float(32), DLDevice{kDLCPU, 0}));
+  EXPECT_EQ(calls, 1);
 }

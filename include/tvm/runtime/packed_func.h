@@ -343,6 +343,71 @@ TVMRetValue PackedFunc::operator()(Args&&... args) const {
   return rv;
 }
 
+namespace detail {
+// The signature R(Args...) of a function, function pointer or lambda.
+template <typename F>
+struct FunctionSignature : FunctionSignature<decltype(&F::operator())> {};
+template <typename C, typename R, typename... Args>
+struct FunctionSignature<R (C::*)(Args...) const> {
+  using type = R(Args...);
+};
+template <typename C, typename R, typename... Args>
+struct FunctionSignature<R (C::*)(Args...)> {
+  using type = R(Args...);
+};
+template <typename R, typename... Args>
+struct FunctionSignature<R (*)(Args...)> {
+  using type = R(Args...);
+};
+template <typename R, typename... Args>
+struct FunctionSignature<R(Args...)> {
+  using type = R(Args...);
+};
+}  // namespace detail
+
+template <typename Signature>
+class TypedPackedFunc;
+
+// A PackedFunc with a C++ signature: arguments are converted (and counted)
+// on the way in, the result on the way out.
+template <typename R, typename... Args>
+class TypedPackedFunc<R(Args...)> {
+ public:
+  TypedPackedFunc() = default;
+  TypedPackedFunc(std::nullptr_t) {}  // NOLINT: implicit, as TVM's null reference
+  TypedPackedFunc(PackedFunc packed) : packed_(std::move(packed)) {}  // NOLINT: implicit as in TVM
+  template <typename Body, typename = std::enable_if_t<std::is_convertible<Body, std::function<R(Args...)>>::value &&
+                                                       !std::is_base_of<PackedFunc, std::decay_t<Body>>::value>>
+  TypedPackedFunc(Body body, std::string name = "") {  // NOLINT: implicit as in TVM
+    packed_ = PackedFunc([body, name](TVMArgs args, TVMRetValue* rv) {
+      if (args.size() != static_cast<int>(sizeof...(Args)))
+        throw Error("function " + (name.empty() ? std::string("<anonymous>") : name) + " expects " +
+                    std::to_string(sizeof...(Args)) + " arguments, got " + std::to_string(args.size()));
+      Invoke(body, args, rv, std::index_sequence_for<Args...>());
+    });
+  }
+
+  R operator()(Args... args) const {
+    TVMRetValue rv = packed_(std::forward<Args>(args)...);
+    if constexpr (!std::is_void<R>::value) return rv.operator R();
+  }
+  const PackedFunc& packed() const { return packed_; }
+  operator PackedFunc() const { return packed_; }
+  bool operator==(std::nullptr_t) const { return packed_ == nullptr; }
+  bool operator!=(std::nullptr_t) const { return packed_ != nullptr; }
+
+ private:
+  template <typename Body, size_t... I>
+  static void Invoke(const Body& body, const TVMArgs& args, TVMRetValue* rv, std::index_sequence<I...>) {
+    if constexpr (std::is_void<R>::value) {
+      body(args[static_cast<int>(I)].operator std::decay_t<Args>()...);
+    } else {
+      *rv = body(args[static_cast<int>(I)].operator std::decay_t<Args>()...);
+    }
+  }
+  PackedFunc packed_;
+};
+
 }  // namespace runtime
 }  // namespace tvm
 

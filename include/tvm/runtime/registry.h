@@ -58,6 +58,12 @@ class Registry {
   Registry& set_body(Body body) {
     return set_body(PackedFunc(std::move(body)));
   }
+  // Registers a C++ function or lambda with typed arguments and result.
+  template <typename Body>
+  Registry& set_body_typed(Body body) {
+    using Signature = typename detail::FunctionSignature<std::decay_t<Body>>::type;
+    return set_body(TypedPackedFunc<Signature>(std::move(body), name_).packed());
+  }
 
  private:
   explicit Registry(std::string name) : name_(std::move(name)) {}
