@@ -249,7 +249,13 @@ GRAPHRT_C_EXPORT int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMSt
   return c_api_guard([&] { copy_tensor(from, to, stream); });
 }
 
-static DLDevice make_device(int type, int id) { return DLDevice{static_cast<DLDeviceType>(type), id}; }
+// Checked on the int: a device type from C that graphrt has no API for must
+// not become an out-of-range DLDeviceType.
+static DLDevice make_device(int type, int id) {
+  if (!device_api_or_null(type == kDLCUDAHost ? kDLCPU : type))
+    throw Error("no device API for device type " + std::to_string(type) + " in this build");
+  return DLDevice{static_cast<DLDeviceType>(type), id};
+}
 
 GRAPHRT_C_EXPORT int TVMStreamCreate(int device_type, int device_id, TVMStreamHandle* out) {
   return c_api_guard([&] {
@@ -281,9 +287,9 @@ GRAPHRT_C_EXPORT int TVMSynchronize(int device_type, int device_id, TVMStreamHan
 
 GRAPHRT_C_EXPORT int graphrt_device_available(int device_type, int device_id, int* available, const char** reason) {
   return c_api_guard([&] {
-    DLDevice dev = make_device(device_type, device_id);
     DeviceAPI* api = device_api_or_null(device_type);
-    std::string why = api ? api->unavailable_reason(dev) : "no device API for " + device_to_string(dev) + " in this build";
+    std::string why = api ? api->unavailable_reason(DLDevice{static_cast<DLDeviceType>(device_type), device_id})
+                          : "no device API for device type " + std::to_string(device_type) + " in this build";
     *available = why.empty() ? 1 : 0;
     if (reason) *reason = thread_local_string(why);
   });

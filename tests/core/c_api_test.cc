@@ -265,4 +265,13 @@ TEST(CApi, StreamStreamSynchronize) {
   EXPECT_EQ(0, TVMStreamStreamSynchronize(kDLCPU, 0, nullptr, nullptr)) << TVMGetLastError();
   EXPECT_NE(0, TVMStreamStreamSynchronize(kDLOpenCL, 0, nullptr, nullptr));  // no OpenCL device API
   EXPECT_NE(std::string(TVMGetLastError()).find("no device API"), std::string::npos) << TVMGetLastError();
+  // A device type outside DLPack's enum is an error, not undefined behaviour (UBSan checks).
+  EXPECT_NE(0, TVMStreamStreamSynchronize(99, 0, nullptr, nullptr));
+  EXPECT_NE(std::string(TVMGetLastError()).find("device type 99"), std::string::npos) << TVMGetLastError();
+  EXPECT_NE(0, TVMSynchronize(99, 0, nullptr));
+  int available = 1;
+  const char* reason = nullptr;
+  ASSERT_EQ(0, graphrt_device_available(99, 0, &available, &reason));
+  EXPECT_EQ(available, 0);
+  EXPECT_NE(std::string(reason).find("device type 99"), std::string::npos) << reason;
 }
