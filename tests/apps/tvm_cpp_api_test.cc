@@ -270,3 +270,35 @@ TEST(TvmCppApi, TypedPackedFuncAndSetBodyTyped) {
   touch(NDArray::Empty({3}, DataType::Float(32), DLDevice{kDLCPU, 0}));
   EXPECT_EQ(calls, 1);
 }
+
+// TVM's documented C++ deploy of the three-file form: tvm.graph_executor.create
+// from the registry, params handed over as a TVMByteArray.
+TEST(TvmCppApi, ClassicThreeFileDeploy) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  tvm::runtime::Module mod_dylib = tvm::runtime::Module::LoadFromFile(graphrt_test::fixture_path("mlp/deploy_lib.so"));
+  std::vector<uint8_t> json = graphrt_test::read_file(graphrt_test::fixture_path("mlp/deploy_graph.json"));
+  std::string json_data(json.begin(), json.end());
+  std::vector<uint8_t> params = graphrt_test::read_file(graphrt_test::fixture_path("mlp/deploy_params.params"));
+  TVMByteArray params_arr;
+  params_arr.data = reinterpret_cast<const char*>(params.data());
+  params_arr.size = params.size();
+  int device_type = kDLCPU;
+  int device_id = 0;
+  tvm::runtime::Module mod =
+      (*tvm::runtime::Registry::Get("tvm.graph_executor.create"))(json_data, mod_dylib, device_type, device_id);
+  tvm::runtime::PackedFunc load_params = mod.GetFunction("load_params");
+  load_params(params_arr);
+
+  graphrt_test::Npy input = graphrt_test::read_npy(graphrt_test::fixture_path("mlp/input_data.npy"));
+  graphrt_test::Npy expected = graphrt_test::read_npy(graphrt_test::fixture_path("mlp/output_0.npy"));
+  DLDevice dev{kDLCPU, 0};
+  NDArray x = NDArray::Empty(input.shape, DLDataType{kDLFloat, 32, 1}, dev);
+  x.CopyFromBytes(input.data.data(), input.data.size());
+  mod.GetFunction("set_input")("data", x);
+  mod.GetFunction("run")();
+  NDArray y = mod.GetFunction("get_output")(0);
+  ASSERT_EQ(y.Shape(), tvm::runtime::ShapeTuple(expected.shape));
+  std::vector<uint8_t> got(expected.data.size());
+  y.CopyToBytes(got.data(), got.size());
+  EXPECT_EQ(got, expected.data);  // bit-exact with TVM's own run
+}
