@@ -2,7 +2,7 @@
  *
  * Every int-returning function returns 0 on success and -1 on failure, with
  * the message from TVMGetLastError() (thread-local). No C++ exception crosses
- * this boundary. TVM's own C API (TVM* functions, TVM's signatures) comes with
+ * this boundary (TVMThrowLastError, for C++ callers, throws on purpose). TVM's own C API (TVM* functions, TVM's signatures) comes with
  * this header from tvm/runtime/c_runtime_api.h and c_backend_api.h; the
  * graphrt_* functions below are additions. */
 #ifndef GRAPHRT_C_API_H_
