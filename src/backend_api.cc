@@ -9,6 +9,8 @@
 #include "graphrt/library.h"
 #include "graphrt/module.h"
 #include "graphrt/tvm_abi.h"
+#include "backend_anylist.h"
+#include "float16_abi.h"
 #include "system_lib.h"
 #include "thread_pool.h"
 
@@ -101,8 +103,8 @@ GRAPHRT_EXPORT int TVMBackendRegisterEnvCAPI(const char* name, void* ptr) {
 namespace graphrt {
 
 namespace {
-const std::map<std::string, void*>& runtime_symbol_table() {
-  static const std::map<std::string, void*> table = {
+std::map<std::string, void*> make_runtime_symbol_table() {
+  std::map<std::string, void*> table = {
       {"TVMAPISetLastError", reinterpret_cast<void*>(&TVMAPISetLastError)},
       {"TVMGetLastError", reinterpret_cast<void*>(&TVMGetLastError)},
       {"TVMFuncCall", reinterpret_cast<void*>(&TVMFuncCall)},
@@ -114,7 +116,16 @@ const std::map<std::string, void*>& runtime_symbol_table() {
       {"TVMBackendRunOnce", reinterpret_cast<void*>(&TVMBackendRunOnce)},
       {"TVMBackendRegisterSystemLibSymbol", reinterpret_cast<void*>(&TVMBackendRegisterSystemLibSymbol)},
       {"TVMBackendRegisterEnvCAPI", reinterpret_cast<void*>(&TVMBackendRegisterEnvCAPI)},
+      {"TVMBackendAnyListSetPackedArg", reinterpret_cast<void*>(&TVMBackendAnyListSetPackedArg)},
+      {"TVMBackendAnyListResetItem", reinterpret_cast<void*>(&TVMBackendAnyListResetItem)},
+      {"TVMBackendAnyListMoveFromPackedReturn", reinterpret_cast<void*>(&TVMBackendAnyListMoveFromPackedReturn)},
   };
+  for (const auto& helper : float16_abi_symbols()) table.insert(helper);
+  return table;
+}
+
+const std::map<std::string, void*>& runtime_symbol_table() {
+  static const std::map<std::string, void*> table = make_runtime_symbol_table();
   return table;
 }
 }  // namespace

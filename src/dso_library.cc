@@ -21,6 +21,39 @@ std::vector<uint8_t> read_whole_file(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// The strong imports of a library that failed to load which the dynamic
+// linker cannot find: in the global scope (graphrt, the program) or in the
+// libraries it names as needed. dlerror names only the first; this names all.
+// Empty when the answer is uncertain (a needed library that will not open
+// here, e.g. found through the library's own RUNPATH).
+std::vector<std::string> unresolved_imports(const std::vector<uint8_t>& bytes) {
+  const ElfImports imports = read_elf_imports(bytes);
+  std::vector<void*> needed;
+  bool complete = true;
+  for (const std::string& name : imports.needed) {
+    void* handle = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    if (handle)
+      needed.push_back(handle);
+    else
+      complete = false;
+  }
+  std::vector<std::string> missing;
+  for (const std::string& name : complete ? imports.symbols : std::vector<std::string>()) {
+    bool found = dlsym(RTLD_DEFAULT, name.c_str()) != nullptr;
+    for (size_t i = 0; i < needed.size() && !found; ++i) found = dlsym(needed[i], name.c_str()) != nullptr;
+    if (!found) missing.push_back(name);
+  }
+  for (void* handle : needed) dlclose(handle);
+  dlerror();  // the probes' failures are not the caller's error
+  return missing;
+}
+
 class DsoLibrary : public Library {
  public:
   explicit DsoLibrary(const std::string& path) : path_(path) {
@@ -32,10 +65,18 @@ class DsoLibrary : public Library {
       throw Error("not an ELF shared library (bad magic)").with("file", path);
     symbols_ = read_elf_symbol_table(bytes);
     // RTLD_LOCAL: the exported context variables of two models must not interpose.
-    handle_ = dlopen(dlopen_path(path).c_str(), RTLD_LAZY | RTLD_LOCAL);
+    // RTLD_NOW: an import nobody defines fails here, not as exit 127 in the
+    // middle of a run when the lazy binder meets it.
+    handle_ = dlopen(dlopen_path(path).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) {
-      const char* why = dlerror();
-      throw Error(std::string("dlopen failed: ") + (why ? why : "unknown error")).with("file", path);
+      const char* error = dlerror();
+      const std::string why = error ? error : "unknown error";
+      const std::vector<std::string> missing = unresolved_imports(bytes);
+      if (!missing.empty())
+        throw Error("the library imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
+                    " that neither graphrt nor the libraries it links define: " + join(missing))
+            .with("file", path);
+      throw Error("dlopen failed: " + why).with("file", path);
     }
   }
   ~DsoLibrary() override {

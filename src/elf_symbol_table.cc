@@ -13,7 +13,49 @@ bool read_at(const std::vector<uint8_t>& file, uint64_t offset, T* out) {
   std::memcpy(out, file.data() + offset, sizeof(T));
   return true;
 }
+// The section header at `index`, and the string table it links to.
+bool section_with_strings(const std::vector<uint8_t>& file, const Elf64_Ehdr& eh, uint16_t index, Elf64_Shdr* sh,
+                          Elf64_Shdr* str) {
+  if (!read_at(file, eh.e_shoff + uint64_t(index) * sizeof(Elf64_Shdr), sh)) return false;
+  if (!read_at(file, eh.e_shoff + uint64_t(sh->sh_link) * sizeof(Elf64_Shdr), str)) return false;
+  return str->sh_offset <= file.size() && str->sh_size <= file.size() - str->sh_offset;
+}
+
+std::string string_at(const std::vector<uint8_t>& file, const Elf64_Shdr& str, uint64_t offset) {
+  if (offset >= str.sh_size) return "";
+  const char* base = reinterpret_cast<const char*>(file.data() + str.sh_offset);
+  return std::string(base + offset, strnlen(base + offset, str.sh_size - offset));
+}
+
 }  // namespace
+
+ElfImports read_elf_imports(const std::vector<uint8_t>& file) {
+  ElfImports imports;
+  Elf64_Ehdr eh;
+  if (!read_at(file, 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_shentsize != sizeof(Elf64_Shdr))
+    return imports;
+  for (uint16_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh, str;
+    if (!section_with_strings(file, eh, i, &sh, &str)) continue;
+    if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize == sizeof(Elf64_Sym)) {
+      for (uint64_t k = 1; k < sh.sh_size / sizeof(Elf64_Sym); ++k) {
+        Elf64_Sym sym;
+        if (!read_at(file, sh.sh_offset + k * sizeof(Elf64_Sym), &sym)) break;
+        if (sym.st_shndx != SHN_UNDEF || ELF64_ST_BIND(sym.st_info) == STB_WEAK) continue;
+        std::string name = string_at(file, str, sym.st_name);
+        if (!name.empty()) imports.symbols.push_back(name);
+      }
+    } else if (sh.sh_type == SHT_DYNAMIC && sh.sh_entsize == sizeof(Elf64_Dyn)) {
+      for (uint64_t k = 0; k < sh.sh_size / sizeof(Elf64_Dyn); ++k) {
+        Elf64_Dyn dyn;
+        if (!read_at(file, sh.sh_offset + k * sizeof(Elf64_Dyn), &dyn) || dyn.d_tag == DT_NULL) break;
+        if (dyn.d_tag == DT_NEEDED) imports.needed.push_back(string_at(file, str, dyn.d_un.d_val));
+      }
+    }
+  }
+  return imports;
+}
 
 ElfSymbolTable read_elf_symbol_table(const std::vector<uint8_t>& file) {
   ElfSymbolTable table;

@@ -1,6 +1,7 @@
 // Reads the exported function names and symbol sizes of an ELF64 shared
 // object file (its .dynsym), for listings and blob bounds checks of dlopen'd
-// libraries. Bounds-checked; a malformed file gives an empty table.
+// libraries, and its imports, to explain a failed load. Bounds-checked; a
+// malformed file gives an empty table.
 #pragma once
 
 #include <cstdint>
@@ -16,5 +17,14 @@ struct ElfSymbolTable {
 };
 
 ElfSymbolTable read_elf_symbol_table(const std::vector<uint8_t>& file);
+
+// What a shared object needs from others: its strong undefined dynamic
+// symbols (weak ones may stay unresolved) and its DT_NEEDED libraries.
+struct ElfImports {
+  std::vector<std::string> symbols;
+  std::vector<std::string> needed;
+};
+
+ElfImports read_elf_imports(const std::vector<uint8_t>& file);
 
 }  // namespace graphrt

@@ -12,56 +12,30 @@
 namespace graphrt {
 namespace elf {
 
-extern "C" uint16_t graphrt_elf_truncsfhf2(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, sizeof(x));
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t exp = (x >> 23) & 0xffu;
-  uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0u));
-  const int32_t e = static_cast<int32_t>(exp) - 127 + 15;
-  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to infinity
-  if (e <= 0) {                                                  // half subnormal or zero
-    if (e < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    const uint32_t shift = static_cast<uint32_t>(14 - e);
-    uint32_t half = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1);
-    const uint32_t mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1u))) ++half;  // round to nearest even
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // a carry may round up to inf: correct
-  return static_cast<uint16_t>(sign | half);
-}
-
-extern "C" float graphrt_elf_extendhfsf2(uint16_t value) {
-  const uint32_t sign = static_cast<uint32_t>(value & 0x8000u) << 16;
-  const uint32_t exp = (value >> 10) & 0x1fu;
-  const uint32_t mant = value & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    const float magnitude = std::ldexp(static_cast<float>(mant), -24);
-    std::memcpy(&bits, &magnitude, sizeof(bits));
-    bits |= sign;
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  }
-  float out;
-  std::memcpy(&out, &bits, sizeof(out));
-  return out;
-}
-
 namespace {
 
 using F1 = float (*)(float);
 using F2 = float (*)(float, float);
 using D1 = double (*)(double);
 using D2 = double (*)(double, double);
+using F3 = float (*)(float, float, float);
+using D3 = double (*)(double, double, double);
+
+// LLVM's libcalls for llvm.powi (an integer power), which libgcc and
+// compiler-rt provide and a linked image may still import: square and
+// multiply, then one reciprocal for a negative power.
+template <typename T>
+T integer_power(T base, int exponent) {
+  unsigned n = exponent < 0 ? 0u - static_cast<unsigned>(exponent) : static_cast<unsigned>(exponent);
+  T result = (n & 1u) ? base : T(1);
+  while (n >>= 1) {
+    base *= base;
+    if (n & 1u) result *= base;
+  }
+  return exponent < 0 ? T(1) / result : result;
+}
+float powisf2(float base, int exponent) { return integer_power(base, exponent); }
+double powidf2(double base, int exponent) { return integer_power(base, exponent); }
 
 // Function pointers become void* only at this boundary (conditionally
 // supported by C++, fine on every ELF platform).
@@ -90,6 +64,32 @@ const std::map<std::string, void*>& allowlist() {
       {"roundf", addr(static_cast<F1>(&::roundf))}, {"truncf", addr(static_cast<F1>(&::truncf))},
       {"nearbyintf", addr(static_cast<F1>(&::nearbyintf))}, {"fmodf", addr(static_cast<F2>(&::fmodf))},
       {"fmaxf", addr(static_cast<F2>(&::fmaxf))}, {"fminf", addr(static_cast<F2>(&::fminf))},
+      // libm, the rest of what TVM's intrinsics and LLVM's libcalls reach
+      {"sinhf", addr(static_cast<F1>(&::sinhf))}, {"coshf", addr(static_cast<F1>(&::coshf))},
+      {"asinf", addr(static_cast<F1>(&::asinf))}, {"acosf", addr(static_cast<F1>(&::acosf))},
+      {"asinhf", addr(static_cast<F1>(&::asinhf))}, {"acoshf", addr(static_cast<F1>(&::acoshf))},
+      {"atanhf", addr(static_cast<F1>(&::atanhf))}, {"expm1f", addr(static_cast<F1>(&::expm1f))},
+      {"exp10f", addr(static_cast<F1>(&::exp10f))}, {"cbrtf", addr(static_cast<F1>(&::cbrtf))},
+      {"erfcf", addr(static_cast<F1>(&::erfcf))}, {"rintf", addr(static_cast<F1>(&::rintf))},
+      {"hypotf", addr(static_cast<F2>(&::hypotf))}, {"copysignf", addr(static_cast<F2>(&::copysignf))},
+      {"fmaf", addr(static_cast<F3>(&::fmaf))}, {"ldexpf", addr(static_cast<float (*)(float, int)>(&::ldexpf))},
+      {"sincosf", addr(static_cast<void (*)(float, float*, float*)>(&::sincosf))},
+      {"exp2", addr(static_cast<D1>(&::exp2))}, {"log2", addr(static_cast<D1>(&::log2))},
+      {"log10", addr(static_cast<D1>(&::log10))}, {"log1p", addr(static_cast<D1>(&::log1p))},
+      {"expm1", addr(static_cast<D1>(&::expm1))}, {"exp10", addr(static_cast<D1>(&::exp10))},
+      {"sin", addr(static_cast<D1>(&::sin))}, {"cos", addr(static_cast<D1>(&::cos))},
+      {"tan", addr(static_cast<D1>(&::tan))}, {"asin", addr(static_cast<D1>(&::asin))},
+      {"acos", addr(static_cast<D1>(&::acos))}, {"atan", addr(static_cast<D1>(&::atan))},
+      {"atan2", addr(static_cast<D2>(&::atan2))}, {"sinh", addr(static_cast<D1>(&::sinh))},
+      {"cosh", addr(static_cast<D1>(&::cosh))}, {"asinh", addr(static_cast<D1>(&::asinh))},
+      {"acosh", addr(static_cast<D1>(&::acosh))}, {"atanh", addr(static_cast<D1>(&::atanh))},
+      {"trunc", addr(static_cast<D1>(&::trunc))}, {"nearbyint", addr(static_cast<D1>(&::nearbyint))},
+      {"rint", addr(static_cast<D1>(&::rint))}, {"fmod", addr(static_cast<D2>(&::fmod))},
+      {"hypot", addr(static_cast<D2>(&::hypot))}, {"copysign", addr(static_cast<D2>(&::copysign))},
+      {"cbrt", addr(static_cast<D1>(&::cbrt))}, {"erfc", addr(static_cast<D1>(&::erfc))},
+      {"fma", addr(static_cast<D3>(&::fma))}, {"ldexp", addr(static_cast<double (*)(double, int)>(&::ldexp))},
+      {"sincos", addr(static_cast<void (*)(double, double*, double*)>(&::sincos))},
+      {"__powisf2", addr(&powisf2)}, {"__powidf2", addr(&powidf2)},
       // libm, double
       {"exp", addr(static_cast<D1>(&::exp))}, {"log", addr(static_cast<D1>(&::log))},
       {"pow", addr(static_cast<D2>(&::pow))}, {"sqrt", addr(static_cast<D1>(&::sqrt))},
@@ -97,9 +97,6 @@ const std::map<std::string, void*>& allowlist() {
       {"floor", addr(static_cast<D1>(&::floor))}, {"ceil", addr(static_cast<D1>(&::ceil))},
       {"round", addr(static_cast<D1>(&::round))}, {"fmax", addr(static_cast<D2>(&::fmax))},
       {"fmin", addr(static_cast<D2>(&::fmin))}, {"fabs", addr(static_cast<D1>(&::fabs))},
-      // compiler-rt half conversions (our own implementations)
-      {"__truncsfhf2", addr(&graphrt_elf_truncsfhf2)}, {"__gnu_f2h_ieee", addr(&graphrt_elf_truncsfhf2)},
-      {"__extendhfsf2", addr(&graphrt_elf_extendhfsf2)}, {"__gnu_h2f_ieee", addr(&graphrt_elf_extendhfsf2)},
   };
   return table;
 }
@@ -120,6 +117,7 @@ std::vector<std::string> libc_allowlist_names() {
 
 std::vector<uint64_t> resolve_symbols(const SymbolTable& symbols, uint64_t bias, const ImportResolver& imports) {
   std::vector<uint64_t> values(symbols.count(), 0);
+  std::vector<std::string> missing;
   for (size_t i = 1; i < symbols.count(); ++i) {
     const Elf64_Sym sym = symbols.symbol(i);
     if (sym.st_shndx == SHN_ABS) {
@@ -131,10 +129,17 @@ std::vector<uint64_t> resolve_symbols(const SymbolTable& symbols, uint64_t bias,
       void* p = imports ? imports(name) : nullptr;
       // An unresolved weak reference is legal and reads as 0 (crtstuff's
       // __gmon_start__, __cxa_finalize and _ITM_* rely on exactly that).
-      if (p == nullptr && ELF64_ST_BIND(sym.st_info) != STB_WEAK)
-        throw Error("image imports a symbol that is not in the import table").with("symbol", name);
+      if (p == nullptr && ELF64_ST_BIND(sym.st_info) != STB_WEAK) missing.push_back(name);
       values[i] = reinterpret_cast<uint64_t>(p);
     }
+  }
+  if (!missing.empty()) {
+    // All of them at once: the user sees the whole gap, not one name per try.
+    std::string names;
+    for (const std::string& n : missing) names += (names.empty() ? "" : ", ") + n;
+    throw Error("image imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
+                " that the runtime does not provide: " + names)
+        .with("symbol", missing.front());
   }
   return values;
 }

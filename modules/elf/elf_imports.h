@@ -14,19 +14,14 @@ namespace elf {
 
 // Address of an allow-listed C library function (memcpy, expf, ...), or
 // nullptr. This is the whole of libc an embedded image may call; anything else
-// must come from the runtime's own symbols.
+// must come from the runtime's own symbols (graphrt::runtime_symbol: the TVM
+// C ABI and the float16/bfloat16 conversion helpers).
 void* libc_allowlist_symbol(const std::string& name);
 std::vector<std::string> libc_allowlist_names();
 
-// Half-precision conversions in the compiler-rt libcall form that LLVM <= 14
-// (which built the fixtures) emits on x86_64: the half travels as a uint16_t
-// in an integer register. Provided so an image may import them.
-extern "C" uint16_t graphrt_elf_truncsfhf2(float value);
-extern "C" float graphrt_elf_extendhfsf2(uint16_t value);
-
 // S for every dynamic symbol index: bias + st_value for defined symbols,
 // st_value for SHN_ABS, the resolver's answer for undefined ones (0 for an
-// unresolved weak). Throws naming the first unresolved strong symbol.
+// unresolved weak). Throws naming every unresolved strong symbol.
 std::vector<uint64_t> resolve_symbols(const SymbolTable& symbols, uint64_t bias, const ImportResolver& imports);
 
 // Names of the undefined (imported) symbols, in dynsym order.

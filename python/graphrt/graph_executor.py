@@ -154,11 +154,16 @@ class GraphModule:
                 if value.dtype == object:
                     raise GraphrtTypeError("cannot use a %s as an input" % type(value).__name__)
             # numpy values are cast to the input's dtype, as TVM's copyfrom does
+            # (bfloat16: uint16 values are the bits, as TVM's numpy() gives them)
             cur = self._get_input(key)
             if cur is not None and value.shape == cur.shape:
-                value = value.astype(cur.dtype, copy=False)
+                if cur.dtype == "bfloat16":
+                    value = nd.array(value, dtype="bfloat16")
+                else:
+                    value = value.astype(cur.dtype, copy=False)
             self._check_value(key, value)
-            value = nd.array(value)
+            if not isinstance(value, NDArray):
+                value = nd.array(value)
         else:
             self._check_value(key, value)
         self._set_input(key, value)

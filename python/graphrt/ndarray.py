@@ -63,11 +63,26 @@ def _numpy_dtype(dtype_str):
     if dtype_str == "bool":
         return np.dtype("bool")
     if dtype_str in ("bfloat16",):
-        return np.dtype("uint16")  # raw bits; numpy has no bfloat16
+        return np.dtype("uint16")  # raw bits, as TVM's NDArray.numpy() gives them; numpy has no bfloat16
     try:
         return np.dtype(dtype_str)
     except TypeError:
         raise GraphrtError("dtype %s has no numpy equivalent" % dtype_str) from None
+
+
+def _bfloat16_bits(src):
+    """uint16 bfloat16 bit patterns of `src`: uint16 arrays are taken as bits already (TVM's
+    convention), ml_dtypes.bfloat16 arrays by their bytes, floats are rounded to nearest even."""
+    if src.dtype == np.uint16:
+        return src
+    if src.dtype.name == "bfloat16":  # ml_dtypes
+        return src.view(np.uint16)
+    if src.dtype.kind not in "fiub":
+        raise GraphrtTypeError("cannot convert %s values to bfloat16" % src.dtype)
+    bits = np.ascontiguousarray(src, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(src, dtype=np.float32))
+    return np.where(nan, ((bits >> 16) | 0x40).astype(np.uint16), rounded)
 
 
 # ---- PyCapsule helpers (DLPack exchange) ----
@@ -197,6 +212,8 @@ class NDArray:
             raise GraphrtTypeError("copyfrom: cannot convert %s to an array: %s" % (type(source).__name__, e)) from None
         if src.shape != self.shape:
             raise GraphrtError("copyfrom: array shape %s does not match %s" % (src.shape, self.shape))
+        if self.dtype == "bfloat16":
+            src = _bfloat16_bits(src)
         npdt = _numpy_dtype(self.dtype)
         src = np.ascontiguousarray(src, dtype=npdt)
         _lib.call("TVMArrayCopyFromBytes", self._h(), src.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(src.nbytes))
@@ -277,13 +294,15 @@ def array(source, device=None, dtype=None):
         return source.copyto(cpu(0) if device is None else device)
     if np is None:
         raise GraphrtError("graphrt.nd.array needs numpy")
+    bfloat16 = dtype == "bfloat16"
     try:
-        src = np.asarray(source, dtype=dtype)
+        src = np.asarray(source, dtype=None if bfloat16 else dtype)
     except Exception as e:
         raise GraphrtTypeError("cannot make an array from %s: %s" % (type(source).__name__, e)) from None
     if src.dtype == object:
         raise GraphrtTypeError("cannot make an array from %s (object dtype)" % type(source).__name__)
-    out = empty(src.shape, src.dtype.name, device)
+    bfloat16 = bfloat16 or src.dtype.name == "bfloat16"  # an ml_dtypes array
+    out = empty(src.shape, "bfloat16" if bfloat16 else src.dtype.name, device)
     return out.copyfrom(src)
 
 
