@@ -16,6 +16,7 @@
 #include "common/model.h"
 #include "common/npy.h"
 #include "graphrt/c_api.h"
+#include "graphrt/float16.h"
 
 using namespace graphrt_apps;
 using graphrt::Error;
@@ -46,6 +47,10 @@ void fill_random(graphrt::NDArray& host, std::mt19937_64& rng) {
       static_cast<float*>(p)[i] = static_cast<float>(real(rng));
     } else if (t.code == kDLFloat && t.bits == 64) {
       static_cast<double*>(p)[i] = real(rng);
+    } else if (t.code == kDLFloat && t.bits == 16) {
+      static_cast<uint16_t*>(p)[i] = graphrt::float16_from_double(real(rng));
+    } else if (t.code == kDLBfloat && t.bits == 16) {
+      static_cast<uint16_t*>(p)[i] = graphrt::bfloat16_from_double(real(rng));
     } else if ((t.code == kDLInt || t.code == kDLUInt) && t.bits == 1) {
       static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(small(rng) & 1);
     } else if (t.code == kDLInt || t.code == kDLUInt) {
@@ -69,6 +74,10 @@ std::string preview(const graphrt::NDArray& host, int count) {
       os << static_cast<const float*>(static_cast<const void*>(p))[i];
     } else if (t.code == kDLFloat && t.bits == 64) {
       os << static_cast<const double*>(static_cast<const void*>(p))[i];
+    } else if ((t.code == kDLFloat || t.code == kDLBfloat) && t.bits == 16) {
+      uint16_t bits;
+      std::memcpy(&bits, p + i * 2, 2);
+      os << (t.code == kDLFloat ? graphrt::float16_to_float(bits) : graphrt::bfloat16_to_float(bits));
     } else if ((t.code == kDLInt || t.code == kDLUInt) && t.bits <= 64 && t.bits % 8 == 0) {
       int64_t v = 0;
       std::memcpy(&v, p + i * (t.bits / 8), t.bits / 8);
@@ -160,7 +169,10 @@ int run(int argc, char** argv) {
     NpyArray a = read_npy(kv.second);
     graphrt::NDArray cur = ex->get_input(index);
     std::vector<int64_t> want(cur.shape().begin(), cur.shape().end());
-    if (a.dtype != cur.dtype())
+    // A bfloat16 input reads a uint16 .npy of its bit patterns (numpy has no bfloat16).
+    const bool bfloat16_bits = cur.dtype().code == kDLBfloat && cur.dtype().bits == 16 && cur.dtype().lanes == 1 &&
+                               a.dtype.code == kDLUInt && a.dtype.bits == 16;
+    if (a.dtype != cur.dtype() && !bfloat16_bits)
       throw Error("input '" + name + "' has dtype " + graphrt::dtype_to_string(a.dtype) + ", the model expects " +
                   graphrt::dtype_to_string(cur.dtype()))
           .with("file", kv.second);

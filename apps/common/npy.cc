@@ -25,7 +25,9 @@ std::string npy_descr(DLDataType t) {
     case kDLInt: kind = "i"; break;
     case kDLUInt: kind = "u"; break;
     case kDLFloat: kind = "f"; break;
-    case kDLBfloat: throw Error("cannot store bfloat16 in .npy (numpy has no bfloat16)");
+    case kDLBfloat:  // numpy has no bfloat16: its bits as uint16, what TVM's NDArray.numpy() gives
+      if (t.bits == 16) return "<u2";
+      throw Error("cannot store dtype " + graphrt::dtype_to_string(t) + " in .npy");
     default: throw Error("cannot store dtype " + graphrt::dtype_to_string(t) + " in .npy");
   }
   if (t.bits % 8 != 0 || t.bits == 0 || t.bits > 64)

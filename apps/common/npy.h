@@ -22,6 +22,7 @@ NpyArray read_npy(const std::string& path);
 void write_npy(const std::string& path, DLDataType dtype, const std::vector<int64_t>& shape, const void* data,
                size_t nbytes);
 // numpy descr ("<f4") <-> DLDataType; throws on types .npy cannot hold.
+// bfloat16 is stored as its uint16 bit patterns (TVM's numpy convention).
 std::string npy_descr(DLDataType dtype);
 DLDataType dtype_from_npy_descr(const std::string& descr, const std::string& file);
 
