@@ -146,6 +146,29 @@ TEST(ModuleLoading, MissingFunctionSuggestsCloseMatches) {
   }
 }
 
+TEST(ModuleLoading, UndefinedImportsFailAtLoadNamingEverySymbol) {
+  // Both loaders: dlopen resolves eagerly and then lists every gap, the ELF
+  // loader checks its whole import table.
+  for (const char* loader : {"dlopen", "elf"}) {
+    LoadOptions options;
+    options.loader = loader;
+    try {
+      load_module(GRAPHRT_MISSING_SYMBOLS_LIB, options);
+      FAIL() << loader << ": expected an error";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+      EXPECT_NE(msg.find("graphrt_test_undefined_alpha"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("graphrt_test_undefined_beta"), std::string::npos) << msg;
+      EXPECT_EQ(e.context_value("file"), GRAPHRT_MISSING_SYMBOLS_LIB) << msg;
+    }
+  }
+  // Nothing was left half-loaded: a real model still loads and runs.
+  GRAPHRT_REQUIRE_FIXTURES();
+  Module lib = load_module(fixture_path("mlp/deploy_factory.so"));
+  EXPECT_NO_THROW(lib->require_function("default"));
+}
+
 TEST(ModuleLoading, UnknownLoaderIsNamed) {
   try {
     LoadOptions options;
