@@ -13,7 +13,7 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/graphrt DESTINATION ${CMAKE_INSTAL
 # against TVM's runtime API builds against graphrt unchanged.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/tvm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-foreach(app graphrt_run graphrt_inspect graphrt_pack graphrt_vm_asm)
+foreach(app graphrt_run graphrt_inspect graphrt_pack graphrt_vm_asm graphrt_vm_run)
   if(TARGET ${app})
     install(TARGETS ${app} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()

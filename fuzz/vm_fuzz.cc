@@ -3,8 +3,9 @@
 // Bytes go through read_module_def + verify_module exactly as a .vmbc file
 // would; a module that verifies is linked with the built-in tensor module and
 // a stub for any other import, and every export whose arguments are all
-// scalars is run with zero arguments under an instruction budget. Traps are
-// fine; crashes, sanitizer reports and hangs are bugs. See README_vm.md.
+// scalars is run with zero arguments. Every invocation, `__init` and
+// `__deinit` included, runs under the lowered default instruction budget.
+// Traps are fine; crashes, sanitizer reports and hangs are bugs. See README_vm.md.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,10 +54,8 @@ void run_exports(Context& context, const BytecodeModule& module) {
       args.push_back(v);
     }
     if (!scalar_only) continue;
-    Stack stack;
-    stack.set_budget(2000);
     try {
-      context.invoke(module.name() + "." + e.name, args, stack);
+      context.invoke(module.name() + "." + e.name, args);
     } catch (const graphrt::Error&) {
     }
   }
@@ -92,6 +91,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     limits().max_tensor_bytes = 1 << 16;
     limits().max_stack_depth = 64;
     limits().max_registers_per_bank = 256;
+    // Contexts take their budget from here, so `__init` is bounded too.
+    limits().instruction_budget = 2000;
     return true;
   }();
   (void)configured;

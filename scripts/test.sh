@@ -16,4 +16,25 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGRAPHRT_SANITIZE=ON -DGRAPHR
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs" --timeout 900)
-echo "== all tests passed (normal and ASan+UBSan builds)"
+
+# libFuzzer smoke runs where clang++ is installed: each target is built with
+# ASan+UBSan, seeded, and must run clean for a few seconds. One entry per
+# target: name, sources, seed step.
+fuzz_sources_vm_fuzz() { ls modules/vm/*.cc | grep -v -e register.cc -e packed_call.cc; echo src/error.cc; }
+fuzz_seed_vm_fuzz() {
+  for f in fuzz/vm_corpus/*.vmasm; do build/graphrt-vm-asm "$f" -o "$1/$(basename "$f" .vmasm).vmbc"; done
+}
+if command -v clang++ >/dev/null 2>&1; then
+  for target in vm_fuzz; do
+    echo "== fuzz smoke: $target"
+    mkdir -p "build-fuzz/$target.corpus"
+    # shellcheck disable=SC2046
+    ${CCACHE:-} clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+      -I include -I . \
+      "fuzz/$target.cc" $("fuzz_sources_$target") -ldl -lpthread -o "build-fuzz/$target"
+    "fuzz_seed_$target" "build-fuzz/$target.corpus"
+    "build-fuzz/$target" -max_total_time=20 -max_len=4096 -timeout=5 -print_final_stats=1 \
+      "build-fuzz/$target.corpus" 2>&1 | tail -n 15
+  done
+fi
+echo "== all tests passed (normal and ASan+UBSan builds, fuzz smoke where clang++ exists)"

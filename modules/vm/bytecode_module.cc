@@ -23,14 +23,14 @@ FunctionInfo make_info(const FunctionDef& fn) {
 
 std::shared_ptr<BytecodeModule> BytecodeModule::create(ModuleDef def) {
   verify_module(def);
-  return std::make_shared<BytecodeModule>(std::move(def));
+  return std::make_shared<BytecodeModule>(VerifiedDef(std::move(def)));
 }
 
 std::shared_ptr<BytecodeModule> BytecodeModule::load(const uint8_t* data, size_t size) {
   return create(read_module_def(data, size));
 }
 
-BytecodeModule::BytecodeModule(ModuleDef def) : def_(std::move(def)) {
+BytecodeModule::BytecodeModule(VerifiedDef verified) : def_(std::move(verified.def)) {
   for (uint32_t i = 0; i < def_.functions.size(); ++i) {
     const FunctionDef& fn = def_.functions[i];
     infos_.push_back(make_info(fn));

@@ -1,5 +1,10 @@
 // graphrt::vm::BytecodeModule — a verified ModuleDef that runs in the
 // interpreter (interpreter.cc).
+//
+// The interpreter decodes without bounds checks, so an unverified module must
+// never exist: the only ways to get one are create() and load(), which run
+// the verifier first. The constructor needs a VerifiedDef, which only this
+// class can make.
 #pragma once
 
 #include <cstddef>
@@ -42,7 +47,14 @@ class BytecodeModule : public Module {
   const Signature& import_signature(uint32_t ordinal) const { return import_sigs_[ordinal]; }
   const Ref& rodata(uint32_t index) const { return rodata_[index]; }
 
-  explicit BytecodeModule(ModuleDef def);  // use create()
+  // Proof that verify_module() accepted the def; constructible by this class only.
+  class VerifiedDef {
+    friend class BytecodeModule;
+    explicit VerifiedDef(ModuleDef def) : def(std::move(def)) {}
+    ModuleDef def;
+  };
+  // Public for std::make_shared; callers cannot produce a VerifiedDef.
+  explicit BytecodeModule(VerifiedDef verified);
 
  private:
   ModuleDef def_;

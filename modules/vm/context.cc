@@ -1,6 +1,7 @@
 #include "modules/vm/context.h"
 
 #include "graphrt/error.h"
+#include "modules/vm/limits.h"
 #include "modules/vm/signature.h"
 
 namespace graphrt {
@@ -14,7 +15,13 @@ std::pair<std::string, std::string> split_full_name(const std::string& full_name
   return {full_name.substr(0, dot), full_name.substr(dot + 1)};
 }
 
-Context::Context(std::shared_ptr<Instance> instance) : instance_(std::move(instance)) {}
+Context::Context(std::shared_ptr<Instance> instance)
+    : instance_(std::move(instance)), budget_(limits().instruction_budget) {}
+
+void Context::prepare(Stack& stack) const {
+  stack.set_budget(budget_);
+  stack.watch(*interrupt_);
+}
 
 Context::~Context() {
   // __deinit in reverse order, errors ignored (teardown cannot fail), then
@@ -86,6 +93,7 @@ void Context::run_lifecycle(Entry& entry, const char* export_name) {
   if (ordinal < 0) return;
   std::vector<Value> results;
   Stack stack;
+  prepare(stack);
   entry.module->call(stack, *entry.state, static_cast<uint32_t>(ordinal), {}, &results);
 }
 
@@ -116,6 +124,7 @@ FunctionRef Context::resolve(const std::string& full_name) const {
 
 std::vector<Value> Context::invoke(const std::string& full_name, const std::vector<Value>& args) {
   Stack stack;
+  stack.set_budget(budget_);
   return invoke(full_name, args, stack);
 }
 
@@ -124,6 +133,7 @@ std::vector<Value> Context::invoke(const std::string& full_name, const std::vect
   const FunctionRef fn = resolve(full_name);
   const Signature sig = parse_signature(fn.module->exports()[fn.ordinal].signature);
   check_values(sig.args, args, "arguments of " + full_name);
+  stack.watch(*interrupt_);
   std::vector<Value> results;
   call_function(stack, fn, args, &results);
   return results;

@@ -6,6 +6,10 @@
 // signatures, then run the module's optional `__init` export. On destruction
 // each module's optional `__deinit` runs in reverse registration order, then
 // states and modules are released in reverse order.
+//
+// Every invocation the context starts (host calls, `__init`, `__deinit`) runs
+// under the context's instruction budget and watches its Interrupt, so
+// interrupt() from any thread stops whatever runs in the context now.
 #pragma once
 
 #include <memory>
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "modules/vm/instance.h"
+#include "modules/vm/interrupt.h"
 #include "modules/vm/module.h"
 #include "modules/vm/stack.h"
 
@@ -34,9 +39,19 @@ class Context {
 
   // "module.function" -> callable export (no signature check).
   FunctionRef resolve(const std::string& full_name) const;
-  // Host invocation: checks `args` against the export's signature.
+  // Host invocation: checks `args` against the export's signature. The first
+  // form runs under the context's budget; the second keeps `stack`'s budget.
+  // Both stop when interrupt() is called while they run.
   std::vector<Value> invoke(const std::string& full_name, const std::vector<Value>& args);
   std::vector<Value> invoke(const std::string& full_name, const std::vector<Value>& args, Stack& stack);
+
+  // Branches + calls per invocation (default limits().instruction_budget).
+  void set_instruction_budget(uint64_t budget) { budget_ = budget; }
+  uint64_t instruction_budget() const { return budget_; }
+  // Thread-safe: stops every invocation running in this context now.
+  void interrupt() { interrupt_->request(); }
+  // Shared so that a canceller may outlive a call in flight without owning the context.
+  const std::shared_ptr<Interrupt>& interrupt_source() const { return interrupt_; }
 
  private:
   struct Entry {
@@ -48,8 +63,12 @@ class Context {
   const Entry* find(const std::string& name) const;
   void run_lifecycle(Entry& entry, const char* export_name);
 
+  void prepare(Stack& stack) const;
+
   std::shared_ptr<Instance> instance_;
   std::vector<Entry> entries_;
+  uint64_t budget_;
+  std::shared_ptr<Interrupt> interrupt_ = std::make_shared<Interrupt>();
 };
 
 // Splits "a.b.c" at the first '.' into {"a", "b.c"}; throws when no dot.

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "graphrt/error.h"
 #include "modules/vm/decoder.h"
 #include "modules/vm/signature.h"
 
@@ -43,6 +44,8 @@ class FunctionPrinter {
     }
     os_ << "end\n";
   }
+
+  void print_one(uint32_t pc) { print(decode_instruction(fn_.code, pc)); }
 
  private:
   const Signature callee(uint32_t function, std::string* name) const {
@@ -158,6 +161,17 @@ std::string quote_string(const std::string& bytes) {
     }
   }
   return out + "\"";
+}
+
+std::string disassemble_instruction(const ModuleDef& def, uint32_t function, uint32_t pc) {
+  GRAPHRT_CHECK(function < def.functions.size(), "disassemble_instruction: function ordinal out of range");
+  std::ostringstream os;
+  FunctionPrinter(def, def.functions[function], os).print_one(pc);
+  // The printer indents instructions and ends each line; one line is wanted.
+  const std::string text = os.str();
+  const size_t begin = text.find_first_not_of(' ');
+  const size_t end = text.find_last_not_of('\n');
+  return begin == std::string::npos || end < begin ? std::string() : text.substr(begin, end - begin + 1);
 }
 
 std::string disassemble(const ModuleDef& def) {

@@ -13,6 +13,10 @@ namespace vm {
 // diagnosis.
 std::string disassemble(const ModuleDef& def);
 
+// One instruction of function `function` at byte `pc`, e.g.
+// "add.i32 %i2, %i0, %i1" (a block marker prints as its label "bb12:").
+std::string disassemble_instruction(const ModuleDef& def, uint32_t function, uint32_t pc);
+
 // A string literal with escapes (shared with the assembler's lexer rules).
 std::string quote_string(const std::string& bytes);
 

@@ -264,6 +264,9 @@ void annotate(Error& e, const BytecodeModule& module, uint32_t fn, uint32_t pc) 
   e.with("module", module.name()).with("function", module.def().functions[fn].name).with("offset", std::to_string(pc));
 }
 
+// kTrace instantiates a second loop that reports every instruction to the
+// stack's tracer before running it; the untraced loop pays nothing for it.
+template <bool kTrace>
 void run(Stack& stack, const BytecodeModule& module, ModuleState& state, size_t entry_depth, uint32_t fn,
          std::vector<Value>* results) {
   uint32_t pc = 0;
@@ -284,13 +287,18 @@ void run(Stack& stack, const BytecodeModule& module, ModuleState& state, size_t 
     static void* const kTable[] = {GRAPHRT_VM_OPCODES(GRAPHRT_VM_LABEL)};
 #undef GRAPHRT_VM_LABEL
 #define CASE(id) L_##id:
-#define DISPATCH() goto* kTable[code[pc]]
+#define DISPATCH()                                           \
+  do {                                                       \
+    if (kTrace) (*stack.tracer())(module, fn, pc);           \
+    goto* kTable[code[pc]];                                  \
+  } while (0)
     DISPATCH();
     {
 #else
 #define CASE(id) case Op::id:
 #define DISPATCH() goto dispatch
   dispatch:
+    if (kTrace) (*stack.tracer())(module, fn, pc);
     switch (static_cast<Op>(code[pc])) {
 #endif
 // Operand k of a register-only op sits at byte 1 + 2k.
@@ -578,7 +586,11 @@ void interpret(Stack& stack, const BytecodeModule& module, ModuleState& state, u
   const size_t entry_depth = stack.depth();
   UnwindGuard guard{stack, entry_depth};
   enter_entry(stack, module, function, args);
-  run(stack, module, state, entry_depth, function, results);
+  if (stack.tracer()) {
+    run<true>(stack, module, state, entry_depth, function, results);
+  } else {
+    run<false>(stack, module, state, entry_depth, function, results);
+  }
 }
 
 }  // namespace vm

@@ -1,10 +1,38 @@
 #include "modules/vm/limits.h"
 
+#include <cstdlib>
+
+#include "graphrt/error.h"
+
 namespace graphrt {
 namespace vm {
 
+uint64_t parse_budget(const std::string& text, const std::string& what) {
+  uint64_t value = 0;
+  bool ok = !text.empty() && text.size() <= 19;
+  for (char c : text) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!ok || value == 0) {
+    throw Error("instruction budget must be a positive integer").with(what, text);
+  }
+  return value;
+}
+
 Limits& limits() {
-  static Limits instance;
+  static Limits instance = [] {
+    Limits l;
+    // A malformed value is ignored here (no way to report it at start-up);
+    // the apps validate the variable themselves before relying on it.
+    if (const char* env = std::getenv("GRAPHRT_VM_BUDGET")) {
+      try {
+        l.instruction_budget = parse_budget(env, "GRAPHRT_VM_BUDGET");
+      } catch (const Error&) {
+      }
+    }
+    return l;
+  }();
   return instance;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace graphrt {
 namespace vm {
@@ -14,10 +15,22 @@ struct Limits {
   int64_t max_tensor_bytes = int64_t{1} << 30;
   int max_stack_depth = 1024;
   uint16_t max_registers_per_bank = 4096;
+  // Branches and calls one invocation may execute (every loop iteration and
+  // every call counts one) before it stops with "VM instruction budget
+  // exhausted". Applies to every entry point: host calls, graph-node calls,
+  // `__init`/`__deinit`. The environment variable GRAPHRT_VM_BUDGET overrides
+  // the default at start-up; hosts may set it here or per context/program.
+  uint64_t instruction_budget = kDefaultInstructionBudget;
+
+  static constexpr uint64_t kDefaultInstructionBudget = 100000000;  // ~0.5 s of a tight loop
 };
 
-// Mutable for hosts and tests; read by allocation sites.
+// Mutable for hosts and tests; read by allocation sites and new stacks.
 Limits& limits();
+
+// Parses a budget ("1000000", "1e6" is refused); throws graphrt::Error naming
+// `what` when `text` is not a positive decimal integer.
+uint64_t parse_budget(const std::string& text, const std::string& what);
 
 }  // namespace vm
 }  // namespace graphrt

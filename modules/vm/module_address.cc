@@ -12,6 +12,31 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// RFC 3986 percent-decoding ("%33" -> "3"); '+' stays '+'.
+std::string percent_decode(const std::string& s, const std::string& address) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    const bool room = i + 2 < s.size();
+    const int hi = room ? hex_digit(s[i + 1]) : -1;
+    const int lo = room ? hex_digit(s[i + 2]) : -1;
+    if (hi < 0 || lo < 0) throw Error("malformed %-escape in module parameter '" + s + "'").with("address", address);
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
 }  // namespace
 
 ModuleAddress parse_module_address(const std::string& address) {
@@ -33,9 +58,10 @@ ModuleAddress parse_module_address(const std::string& address) {
     if (!item.empty()) {
       const size_t eq = item.find('=');
       if (eq == std::string::npos) {
-        out.params.emplace_back(item, "");
+        out.params.emplace_back(percent_decode(item, address), "");
       } else {
-        out.params.emplace_back(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+        out.params.emplace_back(percent_decode(trim(item.substr(0, eq)), address),
+                                percent_decode(trim(item.substr(eq + 1)), address));
       }
     }
     start = amp + 1;

@@ -1,7 +1,8 @@
 // Module addresses as IREE's tools spell them: `path[@create_fn][?k=v&k2=v2]`.
 // Split at the first '@' (path / rest), then the rest at the first '?'
 // (creation function / params). Params are '&'-separated, trimmed; a param
-// without '=' has an empty value. An empty creation function means the ABI's
+// without '=' has an empty value; keys and values are percent-decoded
+// ("scale=%33" gives "3"). An empty creation function means the ABI's
 // default name.
 #pragma once
 

@@ -24,6 +24,7 @@ bool tensor_only(const std::string& cconv) {
 
 Program::Program(std::shared_ptr<BytecodeModule> module, ProgramOptions options)
     : module_(std::move(module)), context_(std::make_unique<Context>(Instance::create())) {
+  if (options.instruction_budget != 0) context_->set_instruction_budget(options.instruction_budget);
   context_->register_module(create_tensor_module());
   context_->register_module(create_tvm_module(std::move(options.kernels)));
   for (auto& extra : options.extra_modules) context_->register_module(extra);

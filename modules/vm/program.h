@@ -33,6 +33,9 @@ struct ProgramOptions {
   // Extra modules (native, dynamic or bytecode) registered before the program,
   // in order, after the built-in `tensor` and `tvm` modules.
   std::vector<std::shared_ptr<Module>> extra_modules;
+  // Branches + calls per invocation, `__init` included; 0 takes
+  // limits().instruction_budget (GRAPHRT_VM_BUDGET).
+  uint64_t instruction_budget = 0;
 };
 
 class Program {
@@ -57,6 +60,8 @@ class Program {
   void invoke(const std::string& name, const std::vector<DLTensor*>& tensors);
   // General host call by local name.
   std::vector<Value> call(const std::string& name, const std::vector<Value>& args);
+  // Thread-safe: stops the invocations running now with "VM invocation interrupted".
+  void interrupt() { context_->interrupt(); }
 
   Program(std::shared_ptr<BytecodeModule> module, ProgramOptions options);  // use load()
 

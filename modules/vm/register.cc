@@ -5,6 +5,9 @@
 
 #include "graphrt/binary_loader.h"
 #include "graphrt/module.h"
+#include "graphrt/registry.h"
+#include "modules/vm/limits.h"
+#include "modules/vm/packed_call.h"
 #include "modules/vm/program.h"
 
 namespace graphrt {
@@ -24,16 +27,18 @@ class VmModuleNode : public graphrt::ModuleNode {
 
   graphrt::PackedFunc find_function(const std::string& name, const graphrt::Module& self) override {
     if (!program_->has_function(name)) return graphrt::PackedFunc();
-    graphrt::Module keep = self;
-    Program* program = program_.get();
-    return graphrt::make_function([keep, program, name](const TVMArgs& args, RetValue*) {
-      std::vector<DLTensor*> tensors;
-      for (int i = 0; i < args.size(); ++i) tensors.push_back(args.as_tensor(i));
-      program->invoke(name, tensors);
-    }, name);
+    return make_packed_export(program_, name, self);
   }
 
-  std::vector<std::string> function_names() const override { return program_->tensor_functions(); }
+  std::vector<std::string> function_names() const override {
+    std::vector<std::string> names;
+    for (const ExportDecl& e : program_->module().exports()) {
+      if (e.name != "__init" && e.name != "__deinit") names.push_back(e.name);
+    }
+    return names;
+  }
+
+  void interrupt() { program_->interrupt(); }
 
   void attach_environment(graphrt::ModuleNode* context) override { context_ = context; }
 
@@ -70,9 +75,28 @@ class VmModuleNode : public graphrt::ModuleNode {
   graphrt::ModuleNode* context_ = nullptr;
 };
 
+// Interrupts every VM module in the tree under `root` (imports included).
+void interrupt_tree(graphrt::ModuleNode* root) {
+  if (auto* vm = dynamic_cast<VmModuleNode*>(root)) vm->interrupt();
+  for (const graphrt::Module& m : root->imports()) interrupt_tree(m.get());
+}
+
 }  // namespace
 
 void register_module() {
+  // graphrt.vm.interrupt(module): thread-safe; stops the VM calls running
+  // now in `module`'s tree (a library whose graph nodes call VM functions,
+  // or the VM module itself) with "VM invocation interrupted".
+  registry_set("graphrt.vm.interrupt", make_function([](const TVMArgs& args, RetValue*) {
+    interrupt_tree(args.as_module(0).get());
+  }, "graphrt.vm.interrupt"));
+  // graphrt.vm.set_instruction_budget(n): budget (branches + calls per call)
+  // of VM modules loaded afterwards; the default comes from GRAPHRT_VM_BUDGET.
+  registry_set("graphrt.vm.set_instruction_budget", make_function([](const TVMArgs& args, RetValue*) {
+    const int64_t n = args.as_int(0);
+    if (n <= 0) throw Error("graphrt.vm.set_instruction_budget: the budget must be positive");
+    limits().instruction_budget = static_cast<uint64_t>(n);
+  }, "graphrt.vm.set_instruction_budget"));
   register_binary_loader("graphrt_vm", [](BlobReader& reader) {
     std::string bytecode = reader.read_string("graphrt_vm bytecode");
     return graphrt::Module(make_ref<VmModuleNode>(std::move(bytecode)));

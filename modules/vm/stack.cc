@@ -7,7 +7,18 @@
 namespace graphrt {
 namespace vm {
 
-Stack::Stack() {
+namespace {
+// Watched by stacks that have no interrupt source; never moves.
+const Interrupt& no_interrupt() {
+  static const Interrupt never;
+  return never;
+}
+}  // namespace
+
+Stack::Stack()
+    : budget_(limits().instruction_budget),
+      initial_budget_(budget_),
+      interrupt_(&no_interrupt().epoch()) {
   frames_.reserve(16);
   i32.reserve(256);
 }
@@ -50,7 +61,14 @@ std::string Stack::backtrace() const {
   return out;
 }
 
-void Stack::throw_budget_exhausted() { throw Error("VM instruction budget exhausted"); }
+void Stack::throw_stopped() const {
+  if (budget_ == 0) {
+    throw Error("VM instruction budget exhausted (" + std::to_string(initial_budget_) +
+                " branches and calls; raise it with GRAPHRT_VM_BUDGET or the host's budget option)")
+        .with("budget", std::to_string(initial_budget_));
+  }
+  throw Error("VM invocation interrupted");
+}
 
 int Module::lookup_export(const std::string& name) const {
   const std::vector<ExportDecl>& list = exports();

@@ -6,17 +6,24 @@
 // host but still count against the same depth limit and instruction budget.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <limits>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "modules/vm/interrupt.h"
 #include "modules/vm/ref.h"
 
 namespace graphrt {
 namespace vm {
 
 class Module;
+class BytecodeModule;
+
+// Called before every bytecode instruction of a traced invocation with the
+// module, internal function ordinal and byte offset (graphrt-vm-run --trace).
+using Tracer = std::function<void(const BytecodeModule& module, uint32_t function, uint32_t pc)>;
 
 enum class FrameType { kNative, kBytecode };
 
@@ -34,14 +41,25 @@ struct Frame {
 
 class Stack {
  public:
+  // Starts with limits().instruction_budget and no interrupt source.
   Stack();
 
   // Instruction budget: counted on branches and calls (every loop and every
   // recursion passes one), so a runaway program stops with an Error.
-  void set_budget(uint64_t budget) { budget_ = budget; }
+  void set_budget(uint64_t budget) { budget_ = initial_budget_ = budget; }
   uint64_t budget() const { return budget_; }
+  // Stops this invocation when `interrupt` is requested after this call.
+  void watch(const Interrupt& interrupt) {
+    interrupt_ = &interrupt.epoch();
+    start_epoch_ = interrupt_->load(std::memory_order_relaxed);
+  }
+  // Tracing (slower dispatch loop) while set; null to stop.
+  void set_tracer(const Tracer* tracer) { tracer_ = tracer; }
+  const Tracer* tracer() const { return tracer_; }
+  // Called on every branch and call: the one place where a running program
+  // can be stopped.
   void consume_budget() {
-    if (budget_ == 0) throw_budget_exhausted();
+    if (budget_ == 0 || interrupt_->load(std::memory_order_relaxed) != start_epoch_) throw_stopped();
     --budget_;
   }
 
@@ -60,9 +78,13 @@ class Stack {
   std::vector<Ref> refs;
 
  private:
-  [[noreturn]] static void throw_budget_exhausted();
+  [[noreturn]] void throw_stopped() const;
   std::vector<Frame> frames_;
-  uint64_t budget_ = std::numeric_limits<uint64_t>::max();
+  uint64_t budget_;
+  uint64_t initial_budget_;
+  const std::atomic<uint64_t>* interrupt_;
+  uint64_t start_epoch_ = 0;
+  const Tracer* tracer_ = nullptr;
 };
 
 // Pops the frame it pushed, also during unwinding.

@@ -30,8 +30,10 @@ class FunctionVerifier {
     }
     pc_ = static_cast<uint32_t>(fn_.code.size());
     if (in_block) fail("function missing terminator in the last block");
-    for (uint32_t target : targets_) {
-      if (!block_starts_.count(target)) fail("branch target " + std::to_string(target) + " is not a block start");
+    for (const BranchTarget& t : targets_) {
+      // Reported at the branch itself: that is the instruction to fix.
+      pc_ = t.branch_offset;
+      if (!block_starts_.count(t.target)) fail("branch target " + std::to_string(t.target) + " is not a block start");
     }
   }
 
@@ -120,8 +122,10 @@ class FunctionVerifier {
     ValueType type;
     if (register_kind(op.kind, &type)) return check_register(type, op.reg);
     switch (op.kind) {
-      case 'L': targets_.push_back(op.u32); break;
-      case 't': targets_.insert(targets_.end(), op.targets.begin(), op.targets.end()); break;
+      case 'L': targets_.push_back(BranchTarget{op.u32, pc_}); break;
+      case 't':
+        for (uint32_t target : op.targets) targets_.push_back(BranchTarget{target, pc_});
+        break;
       case 's':
         if (op.u32 >= module_.rodata.size()) fail("rodata index " + std::to_string(op.u32) + " out of range");
         break;
@@ -137,7 +141,11 @@ class FunctionVerifier {
   Signature sig_;
   uint32_t pc_ = 0;
   std::set<uint32_t> block_starts_;
-  std::vector<uint32_t> targets_;
+  struct BranchTarget {
+    uint32_t target;
+    uint32_t branch_offset;
+  };
+  std::vector<BranchTarget> targets_;
 };
 
 void verify_module_header(const ModuleDef& def) {

@@ -35,6 +35,15 @@ TEST(VmDynamicModule, ParametersReachTheModule) {
   EXPECT_EQ(ctx.invoke("user.run", {I(a), I(b)})[0].i32, (a + b) * 3 + 10);
 }
 
+TEST(VmDynamicModule, ParametersArePercentDecoded) {
+  Context ctx(Instance::create());
+  ctx.register_module(load_dynamic_module(kLib + "@sample_create?scale=%33&off%73et=1%30"));
+  ctx.register_module(vm_test::build(kUser));
+  EXPECT_EQ(ctx.invoke("user.run", {I(4), I(5)})[0].i32, (4 + 5) * 3 + 10);
+  EXPECT_THROW(load_dynamic_module(kLib + "@sample_create?scale=%3"), graphrt::Error);
+  EXPECT_THROW(load_dynamic_module(kLib + "@sample_create?scale=%zz"), graphrt::Error);
+}
+
 TEST(VmDynamicModule, DefaultCreateFunction) {
   Context ctx(Instance::create());
   ctx.register_module(load_dynamic_module(kLib + "@?scale=2"));

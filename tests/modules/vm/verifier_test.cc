@@ -77,7 +77,7 @@ TEST(VmVerifier, RejectsBranchIntoTheMiddleOfABlock) {
   const size_t at = find_op(def, Op::BrIf);
   const uint32_t bogus = 2;  // inside const.ref.rodata
   std::memcpy(&def.functions[0].code[at + 3], &bogus, 4);
-  expect_rejected(def, "branch target 2 is not a block start", "main", -1);
+  expect_rejected(def, "branch target 2 is not a block start", "main", static_cast<int>(at));
 }
 
 TEST(VmVerifier, RejectsBranchOutOfBounds) {
@@ -85,7 +85,7 @@ TEST(VmVerifier, RejectsBranchOutOfBounds) {
   const size_t at = find_op(def, Op::BrIf);
   const uint32_t bogus = 100000;
   std::memcpy(&def.functions[0].code[at + 7], &bogus, 4);
-  expect_rejected(def, "is not a block start", "main", -1);
+  expect_rejected(def, "is not a block start", "main", static_cast<int>(at));
 }
 
 TEST(VmVerifier, RejectsCallSignatureMismatch) {

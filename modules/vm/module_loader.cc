@@ -1,0 +1,48 @@
+#include "modules/vm/module_loader.h"
+
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "graphrt/error.h"
+#include "modules/vm/assembler.h"
+#include "modules/vm/dynamic_module.h"
+#include "modules/vm/module_address.h"
+
+namespace graphrt {
+namespace vm {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open VM module file").with("file", path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+std::shared_ptr<BytecodeModule> load_bytecode_file(const std::string& path) {
+  try {
+    const std::string bytes = read_file(path);
+    if (ends_with(path, ".vmasm")) return BytecodeModule::create(assemble(bytes));
+    if (ends_with(path, ".vmbc")) {
+      return BytecodeModule::load(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    }
+    throw Error("not a VM module file (expected .vmbc or .vmasm)");
+  } catch (Error& e) {
+    if (e.context_value("file").empty()) e.with("file", path);
+    throw;
+  }
+}
+
+std::shared_ptr<Module> load_module_file(const std::string& spec) {
+  if (is_shared_library_path(parse_module_address(spec).path)) return load_dynamic_module(spec);
+  return load_bytecode_file(spec);
+}
+
+}  // namespace vm
+}  // namespace graphrt
