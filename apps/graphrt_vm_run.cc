@@ -29,7 +29,9 @@
 #include "modules/vm/disassembler.h"
 #include "modules/vm/limits.h"
 #include "modules/vm/list.h"
+#include "modules/vm/module_address.h"
 #include "modules/vm/module_loader.h"
+#include "modules/vm/program.h"
 #include "modules/vm/signature.h"
 #include "modules/vm/tensor.h"
 #include "modules/vm/tensor_module.h"
@@ -321,6 +323,10 @@ Linked link_modules(const std::vector<std::string>& specs) {
   out.context->register_module(vm::create_tvm_module(vm::KernelResolver()));
   for (const std::string& spec : specs) {
     std::shared_ptr<vm::Module> module = vm::load_module_file(spec);
+    // Dependencies the module declares with a source are loaded relative to its file.
+    const std::string path = vm::parse_module_address(spec).path;
+    const size_t slash = path.rfind('/');
+    vm::link_declared_dependencies(*out.context, *module, slash == std::string::npos ? "." : path.substr(0, slash));
     out.context->register_module(module);
     out.last_module = module;
   }

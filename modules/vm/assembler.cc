@@ -1,6 +1,7 @@
 #include "modules/vm/assembler.h"
 
 #include <algorithm>
+#include <iterator>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -198,6 +199,7 @@ class Assembler {
       if (c.done()) continue;
       const std::string head = c.word();
       if (head == "import") import(c);
+      if (head == "global") global(c);
       if (head == "func") function_header(c);
     }
   }
@@ -209,6 +211,28 @@ class Assembler {
     decl.optional = c.peek_word("optional") && (c.word(), true);
     c.end();
     def_.imports.push_back(decl);
+  }
+
+  // global TYPE NAME, TYPE one of i32 i64 f32 f64 ref.
+  void global(Cursor& c) {
+    static const char* const kTypes[kValueTypeCount] = {"i32", "i64", "f32", "f64", "ref"};
+    GlobalDef g;
+    const std::string type = c.word();
+    const auto* at = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return type == t; });
+    if (at == std::end(kTypes)) syntax(c.line(), "unknown global type '" + type + "' (i32 i64 f32 f64 ref)");
+    g.type = static_cast<ValueType>(at - std::begin(kTypes));
+    g.name = c.word();
+    c.end();
+    def_.globals.push_back(g);
+  }
+
+  uint32_t global_ref(Cursor& c) {
+    const std::string w = c.word();
+    if (w.size() < 2 || w[0] != '@') syntax(c.line(), "expected @global, got " + w);
+    for (size_t i = 0; i < def_.globals.size(); ++i) {
+      if (def_.globals[i].name == w.substr(1)) return static_cast<uint32_t>(i);
+    }
+    syntax(c.line(), "unknown global " + w + " (declare it with 'global TYPE NAME')");
   }
 
   void function_header(Cursor& c) {
@@ -250,12 +274,16 @@ class Assembler {
       d.name = c.word();
       d.min_version = static_cast<uint32_t>(parse_int(c.word(), c.line(), 0, UINT32_MAX));
       d.optional = c.peek_word("optional") && (c.word(), true);
+      if (c.peek_word("from")) {
+        c.word();
+        d.source = c.string();
+      }
       c.end();
       def_.dependencies.push_back(d);
     } else if (head == "rodata") {
       def_.rodata.push_back(c.string());
       c.end();
-    } else if (head != "import") {
+    } else if (head != "import" && head != "global") {
       syntax(c.line(), "unknown directive '" + head + "'");
     }
   }
@@ -453,6 +481,7 @@ class Assembler {
       case 'X': return put<double>(parse_float(c.word(), c.line()));
       case 'L': return label(c);
       case 's': return put<uint32_t>(intern(c.string()));
+      case 'g': return put<uint32_t>(global_ref(c));
       case 'c': return call(c);
       case 'v': return variadic_call(c);
       case 't': return branch_table(c);

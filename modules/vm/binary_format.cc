@@ -91,10 +91,19 @@ bool has_bytecode_magic(const uint8_t* data, size_t size) {
   return size >= 4 && std::memcmp(data, kBytecodeMagic, 4) == 0;
 }
 
+static uint32_t format_version_needed(const ModuleDef& def) {
+  if (!def.globals.empty()) return 2;
+  for (const Dependency& d : def.dependencies) {
+    if (!d.source.empty()) return 2;
+  }
+  return 1;
+}
+
 std::vector<uint8_t> write_module_def(const ModuleDef& def) {
+  const uint32_t version = format_version_needed(def);
   Writer w;
   w.raw(kBytecodeMagic, 4);
-  w.u32(kBytecodeVersion);
+  w.u32(version);
   w.str(def.name);
   w.u32(def.version);
   w.u32(static_cast<uint32_t>(def.dependencies.size()));
@@ -102,6 +111,7 @@ std::vector<uint8_t> write_module_def(const ModuleDef& def) {
     w.str(d.name);
     w.u32(d.min_version);
     w.u32(d.optional ? 1u : 0u);
+    if (version >= 2) w.str(d.source);
   }
   w.u32(static_cast<uint32_t>(def.imports.size()));
   for (const ImportDecl& i : def.imports) {
@@ -111,6 +121,13 @@ std::vector<uint8_t> write_module_def(const ModuleDef& def) {
   }
   w.u32(static_cast<uint32_t>(def.rodata.size()));
   for (const std::string& s : def.rodata) w.str(s);
+  if (version >= 2) {
+    w.u32(static_cast<uint32_t>(def.globals.size()));
+    for (const GlobalDef& g : def.globals) {
+      w.str(g.name);
+      w.u32(static_cast<uint32_t>(g.type));
+    }
+  }
   w.u32(static_cast<uint32_t>(def.functions.size()));
   for (const FunctionDef& f : def.functions) {
     w.str(f.name);
@@ -127,18 +144,19 @@ ModuleDef read_module_def(const uint8_t* data, size_t size) {
   if (!has_bytecode_magic(data, size)) r.fail("missing GRVM magic");
   r.u32();
   const uint32_t version = r.u32();
-  if (version != kBytecodeVersion) {
+  if (version < 1 || version > kBytecodeVersion) {
     r.fail("unsupported format version " + std::to_string(version) + " (runtime supports " +
            std::to_string(kBytecodeVersion) + ")");
   }
   ModuleDef def;
   def.name = r.str();
   def.version = r.u32();
-  for (uint32_t n = r.count(12); n > 0; --n) {
+  for (uint32_t n = r.count(version >= 2 ? 16 : 12); n > 0; --n) {
     Dependency d;
     d.name = r.str();
     d.min_version = r.u32();
     d.optional = (r.u32() & 1u) != 0;
+    if (version >= 2) d.source = r.str();
     def.dependencies.push_back(d);
   }
   for (uint32_t n = r.count(12); n > 0; --n) {
@@ -149,6 +167,14 @@ ModuleDef read_module_def(const uint8_t* data, size_t size) {
     def.imports.push_back(i);
   }
   for (uint32_t n = r.count(4); n > 0; --n) def.rodata.push_back(r.str());
+  for (uint32_t n = version >= 2 ? r.count(8) : 0; n > 0; --n) {
+    GlobalDef g;
+    g.name = r.str();
+    const uint32_t type = r.u32();
+    if (type >= static_cast<uint32_t>(kValueTypeCount)) r.fail("global type " + std::to_string(type) + " unknown");
+    g.type = static_cast<ValueType>(type);
+    def.globals.push_back(g);
+  }
   for (uint32_t n = r.count(26); n > 0; --n) def.functions.push_back(read_function(r));
   if (!r.done()) r.fail("trailing bytes after the function table");
   return def;

@@ -44,6 +44,16 @@ BytecodeModule::BytecodeModule(VerifiedDef verified) : def_(std::move(verified.d
   }
 }
 
+std::unique_ptr<ModuleState> BytecodeModule::create_state() {
+  auto state = std::make_unique<BytecodeState>();
+  for (const GlobalDef& g : def_.globals) {
+    Value v;
+    v.type = g.type;
+    state->globals.push_back(v);
+  }
+  return state;
+}
+
 void BytecodeModule::call(Stack& stack, ModuleState& state, uint32_t ordinal, const std::vector<Value>& args,
                           std::vector<Value>* results) {
   interpret(stack, *this, state, export_to_function_.at(ordinal), args, results);

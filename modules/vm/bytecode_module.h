@@ -27,6 +27,13 @@ struct FunctionInfo {
   std::vector<ValueType> result_types;
 };
 
+// Per-context state of a bytecode module: its globals, one Value each, typed
+// and zeroed (null for refs) until code stores to them.
+class BytecodeState : public ModuleState {
+ public:
+  std::vector<Value> globals;
+};
+
 class BytecodeModule : public Module {
  public:
   // Verifies `def` (throws graphrt::Error on any rule violation).
@@ -39,6 +46,8 @@ class BytecodeModule : public Module {
   const std::vector<Dependency>& dependencies() const override { return def_.dependencies; }
   const std::vector<ImportDecl>& imports() const override { return def_.imports; }
   const std::vector<ExportDecl>& exports() const override { return exports_; }
+  std::unique_ptr<ModuleState> create_state() override;
+  // `state` must come from this module's create_state() (the Context ensures it).
   void call(Stack& stack, ModuleState& state, uint32_t ordinal, const std::vector<Value>& args,
             std::vector<Value>* results) override;
 

@@ -49,7 +49,8 @@ Operand decode_operand(char kind, Cursor& c) {
     case 'x': op.imm_f32 = c.read<float>(); break;
     case 'X': op.imm_f64 = c.read<double>(); break;
     case 'L':
-    case 's': op.u32 = c.read<uint32_t>(); break;
+    case 's':
+    case 'g': op.u32 = c.read<uint32_t>(); break;
     case 'c':
       op.u32 = c.read<uint32_t>();
       op.args = c.reg_list();

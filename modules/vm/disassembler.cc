@@ -109,6 +109,7 @@ class FunctionPrinter {
       case 'X': return float_text(op.imm_f64, 17);
       case 'L': return label_name(op.u32);
       case 's': return op.u32 < def_.rodata.size() ? quote_string(def_.rodata[op.u32]) : "?rodata";
+      case 'g': return op.u32 < def_.globals.size() ? "@" + def_.globals[op.u32].name : "?global";
       case 'c': return call(op);
       case 'v': return variadic_call(op);
       case 'R': return list(parse_signature(fn_.signature).result_types(), op.args);
@@ -178,12 +179,16 @@ std::string disassemble(const ModuleDef& def) {
   std::ostringstream os;
   os << "module " << def.name << " version " << def.version << "\n";
   for (const Dependency& d : def.dependencies) {
-    os << "dependency " << d.name << " " << d.min_version << (d.optional ? " optional" : "") << "\n";
+    os << "dependency " << d.name << " " << d.min_version << (d.optional ? " optional" : "");
+    if (!d.source.empty()) os << " from " << quote_string(d.source);
+    os << "\n";
   }
   for (const ImportDecl& i : def.imports) {
     os << "import " << i.full_name << " " << quote_string(i.signature) << (i.optional ? " optional" : "") << "\n";
   }
   for (const std::string& r : def.rodata) os << "rodata " << quote_string(r) << "\n";
+  static const char* const kTypes[kValueTypeCount] = {"i32", "i64", "f32", "f64", "ref"};
+  for (const GlobalDef& g : def.globals) os << "global " << kTypes[static_cast<int>(g.type)] << " " << g.name << "\n";
   for (const FunctionDef& fn : def.functions) {
     os << "\n";
     FunctionPrinter(def, fn, os).run();

@@ -5,6 +5,11 @@ namespace vm {
 
 std::shared_ptr<Instance> Instance::create() { return std::make_shared<Instance>(); }
 
+std::shared_ptr<Instance> Instance::shared() {
+  static const std::shared_ptr<Instance> instance = create();
+  return instance;
+}
+
 void Instance::register_module_factory(const std::string& name, ModuleFactory factory) {
   std::lock_guard<std::mutex> lock(mutex_);
   factories_[name] = std::move(factory);

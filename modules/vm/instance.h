@@ -1,9 +1,12 @@
 // graphrt::vm::Instance — process-shared VM state.
 //
-// Owns the registry of native module factories by name ("tensor", "tvm", and
-// whatever a host adds) so that a Program can register the native modules a
-// bytecode module depends on without the bytecode naming C++ types. Shared by
-// contexts through std::shared_ptr; thread-safe.
+// Owns the registry of native module factories by name. A Program whose
+// bytecode declares a dependency without a source (`dependency NAME N`) and
+// that is not linked yet gets it from its instance's factory of that name, so
+// bytecode can use host modules without naming C++ types. Hosts register
+// factories on Instance::shared(), the default instance of every Program.
+// (`tensor` and `tvm` are always linked by Program and need no factory.)
+// Shared by contexts through std::shared_ptr; thread-safe.
 #pragma once
 
 #include <functional>
@@ -23,14 +26,13 @@ using ModuleFactory = std::function<std::shared_ptr<Module>()>;
 class Instance {
  public:
   static std::shared_ptr<Instance> create();
+  // The process-wide instance Programs use by default.
+  static std::shared_ptr<Instance> shared();
 
   void register_module_factory(const std::string& name, ModuleFactory factory);
   // A fresh module from the named factory, or nullptr when none is registered.
   std::shared_ptr<Module> create_module(const std::string& name) const;
   std::vector<std::string> module_factory_names() const;
-
-  // Ref type names the VM knows (reflection/tooling).
-  static std::vector<std::string> ref_type_names() { return {"vm.buffer", "vm.list", "vm.tensor"}; }
 
  private:
   mutable std::mutex mutex_;

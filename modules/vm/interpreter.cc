@@ -273,6 +273,8 @@ void run(Stack& stack, const BytecodeModule& module, ModuleState& state, size_t 
   try {
     const uint8_t* code = module.def().functions[fn].code.data();
     Banks b = banks_of(stack);
+    // Internal calls stay in this module, so the globals never change under the loop.
+    Value* const globals = static_cast<BytecodeState&>(state).globals.data();
 
 #define U16(off) rd<uint16_t>(code + pc + (off))
 #define I32(off) b.i32[U16(off)]
@@ -280,6 +282,7 @@ void run(Stack& stack, const BytecodeModule& module, ModuleState& state, size_t 
 #define F32(off) b.f32[U16(off)]
 #define F64(off) b.f64[U16(off)]
 #define REF(off) b.ref[U16(off)]
+#define GLOBAL(off) globals[rd<uint32_t>(code + pc + (off))]
 #define JUMP(target) pc = (target) + 1 /* skip the block marker */
 
 #if GRAPHRT_VM_COMPUTED_GOTO
@@ -564,6 +567,17 @@ void run(Stack& stack, const BytecodeModule& module, ModuleState& state, size_t 
         pc += 11;
         DISPATCH();
       }
+      // ---- globals (the verifier checked ordinal and type)
+      CASE(GlobalLoadI32) { I32(1) = GLOBAL(3).i32; pc += 7; DISPATCH(); }
+      CASE(GlobalLoadI64) { I64(1) = GLOBAL(3).i64; pc += 7; DISPATCH(); }
+      CASE(GlobalLoadF32) { F32(1) = GLOBAL(3).f32; pc += 7; DISPATCH(); }
+      CASE(GlobalLoadF64) { F64(1) = GLOBAL(3).f64; pc += 7; DISPATCH(); }
+      CASE(GlobalLoadRef) { REF(1) = GLOBAL(3).ref; pc += 7; DISPATCH(); }
+      CASE(GlobalStoreI32) { GLOBAL(1).i32 = I32(5); pc += 7; DISPATCH(); }
+      CASE(GlobalStoreI64) { GLOBAL(1).i64 = I64(5); pc += 7; DISPATCH(); }
+      CASE(GlobalStoreF32) { GLOBAL(1).f32 = F32(5); pc += 7; DISPATCH(); }
+      CASE(GlobalStoreF64) { GLOBAL(1).f64 = F64(5); pc += 7; DISPATCH(); }
+      CASE(GlobalStoreRef) { GLOBAL(1).ref = REF(5); pc += 7; DISPATCH(); }
 #if !GRAPHRT_VM_COMPUTED_GOTO
       default:
         throw Error("invalid opcode (unverified bytecode?)");

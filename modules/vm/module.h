@@ -25,6 +25,10 @@ struct Dependency {
   std::string name;
   uint32_t min_version = 0;
   bool optional = false;
+  // Where a host may load the module from when it is not registered yet:
+  // "lib.so[@create][?k=v]" (relative paths are relative to the model) or
+  // empty (a built-in or host-provided module, found by name). See Program.
+  std::string source;
 };
 
 struct ImportDecl {

@@ -22,12 +22,21 @@ struct FunctionDef {
   std::vector<uint8_t> code;
 };
 
+// A module-level variable: one typed slot per context (zero / null until
+// `__init` or a function stores to it), read and written with
+// global.load.<type> / global.store.<type>.
+struct GlobalDef {
+  std::string name;  // unique among globals, no '.'
+  ValueType type = ValueType::kI32;
+};
+
 struct ModuleDef {
   std::string name;
   uint32_t version = 0;
   std::vector<Dependency> dependencies;
   std::vector<ImportDecl> imports;
   std::vector<std::string> rodata;  // byte strings (messages, kernel names, data)
+  std::vector<GlobalDef> globals;
   std::vector<FunctionDef> functions;
 };
 

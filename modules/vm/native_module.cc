@@ -18,7 +18,7 @@ NativeModule::NativeModule(std::string name, uint32_t version) : name_(std::move
 }
 
 NativeModule& NativeModule::add_dependency(const std::string& name, uint32_t min_version, bool optional) {
-  dependencies_.push_back(Dependency{name, min_version, optional});
+  dependencies_.push_back(Dependency{name, min_version, optional, ""});
   return *this;
 }
 

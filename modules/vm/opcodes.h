@@ -4,13 +4,15 @@
 // layouts by hand for speed; round-trip and verifier tests keep them in step.
 //
 // Opcode byte = position in this table. Changing the order changes the binary
-// format, so bump kBytecodeVersion (binary_format.h) when editing it.
+// format, so bump kBytecodeVersion (binary_format.h) when editing it; new
+// opcodes go at the end.
 //
 // Operand kinds (encoded in table order, little-endian, unaligned):
 //   i I f F r  register of that bank (u16)
 //   n N        immediate i32 / i64        x X   immediate f32 / f64
 //   L          branch target (u32 byte offset of a `block` marker)
 //   s          rodata index (u32)
+//   g          global ordinal (u32); its type must match the op's register bank
 //   c          call: u32 function, u16 n + n u16 arg regs, u16 m + m u16 result regs
 //   v          variadic call: u32 function, u16 k + k u16 segment sizes, then as `c`
 //   t          branch table: u16 n + n u32 targets
@@ -194,7 +196,18 @@
   OP(BufferStoreF32, "buffer.store.f32", "rIf", 0)    \
   OP(BufferStoreF64, "buffer.store.f64", "rIF", 0)    \
   OP(BufferFillI8, "buffer.fill.i8", "rIIi", 0)       \
-  OP(BufferCopy, "buffer.copy", "rIrII", 0)
+  OP(BufferCopy, "buffer.copy", "rIrII", 0)          \
+  /* globals (format v2; appended so v1 opcode numbers stay) */ \
+  OP(GlobalLoadI32, "global.load.i32", "ig", 0)       \
+  OP(GlobalLoadI64, "global.load.i64", "Ig", 0)       \
+  OP(GlobalLoadF32, "global.load.f32", "fg", 0)       \
+  OP(GlobalLoadF64, "global.load.f64", "Fg", 0)       \
+  OP(GlobalLoadRef, "global.load.ref", "rg", 0)       \
+  OP(GlobalStoreI32, "global.store.i32", "gi", 0)     \
+  OP(GlobalStoreI64, "global.store.i64", "gI", 0)     \
+  OP(GlobalStoreF32, "global.store.f32", "gf", 0)     \
+  OP(GlobalStoreF64, "global.store.f64", "gF", 0)     \
+  OP(GlobalStoreRef, "global.store.ref", "gr", 0)
 
 namespace graphrt {
 namespace vm {

@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "graphrt/error.h"
+#include "modules/vm/module_address.h"
+#include "modules/vm/module_loader.h"
 #include "modules/vm/signature.h"
 #include "modules/vm/tensor.h"
 #include "modules/vm/tensor_module.h"
@@ -20,14 +22,44 @@ bool tensor_only(const std::string& cconv) {
   return true;
 }
 
+std::string resolve_source(const std::string& source, const std::string& base_dir) {
+  const std::string path = parse_module_address(source).path;
+  if (path[0] == '/') return source;
+  if (base_dir.empty()) throw Error("a relative module source needs the model's directory");
+  return base_dir + "/" + source;
+}
+
+std::shared_ptr<Module> load_dependency(const Dependency& dep, const std::string& base_dir, Instance& instance) {
+  std::shared_ptr<Module> module =
+      dep.source.empty() ? instance.create_module(dep.name) : load_module_file(resolve_source(dep.source, base_dir));
+  if (module && module->name() != dep.name) {
+    throw Error("the module loaded for dependency '" + dep.name + "' is named '" + module->name() + "'");
+  }
+  return module;
+}
+
 }  // namespace
 
+void link_declared_dependencies(Context& context, const Module& module, const std::string& base_dir) {
+  for (const Dependency& dep : module.dependencies()) {
+    if (context.has_module(dep.name)) continue;
+    try {
+      // A missing one is reported when `module` registers (unless optional).
+      if (auto loaded = load_dependency(dep, base_dir, *context.instance())) context.register_module(loaded);
+    } catch (Error& e) {
+      throw e.with("module", module.name()).with("dependency", dep.source.empty() ? dep.name : dep.source);
+    }
+  }
+}
+
 Program::Program(std::shared_ptr<BytecodeModule> module, ProgramOptions options)
-    : module_(std::move(module)), context_(std::make_unique<Context>(Instance::create())) {
+    : module_(std::move(module)),
+      context_(std::make_unique<Context>(options.instance ? options.instance : Instance::shared())) {
   if (options.instruction_budget != 0) context_->set_instruction_budget(options.instruction_budget);
   context_->register_module(create_tensor_module());
-  context_->register_module(create_tvm_module(std::move(options.kernels)));
+  context_->register_module(create_tvm_module(options.kernels));
   for (auto& extra : options.extra_modules) context_->register_module(extra);
+  link_declared_dependencies(*context_, *module_, options.base_dir);
   context_->register_module(module_);
 }
 

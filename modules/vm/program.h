@@ -10,6 +10,12 @@
 // Graph nodes call exported functions whose signature is all tensor refs
 // ("0rrr" or "0rrr_v"): inputs then outputs, exactly the DLTensor* arguments
 // the graph executor passes to a kernel.
+//
+// Linking order: `tensor`, `tvm`, options.extra_modules, then every
+// dependency of the program that is still missing, in declaration order —
+// loaded from its `source` ("lib.so@create?k=v", a relative path taken from
+// options.base_dir, the model's directory) or, without a source, made by the
+// instance's module factory of that name — then the program itself.
 #pragma once
 
 #include <dlpack/dlpack.h>
@@ -36,7 +42,16 @@ struct ProgramOptions {
   // Branches + calls per invocation, `__init` included; 0 takes
   // limits().instruction_budget (GRAPHRT_VM_BUDGET).
   uint64_t instruction_budget = 0;
+  // Directory that relative dependency sources are relative to; empty
+  // refuses relative sources.
+  std::string base_dir;
+  // Native module factories for dependencies without a source; default
+  // Instance::shared() (where hosts register theirs).
+  std::shared_ptr<Instance> instance;
 };
+
+// Registers the dependencies of `module` that `context` lacks, as above.
+void link_declared_dependencies(Context& context, const Module& module, const std::string& base_dir);
 
 class Program {
  public:

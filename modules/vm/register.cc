@@ -1,12 +1,17 @@
 // The VM back end's registration: the `graphrt_vm` blob record becomes a
-// module whose exported tensor functions graph nodes can call, and whose
-// `tvm.call` reaches the kernels of the library it was packed with.
+// module whose exported functions graph nodes (and C / Python callers) can
+// call, and whose `tvm.call` reaches the kernels of the library it was packed
+// with; plus the global functions graphrt.vm.load / .interrupt /
+// .set_instruction_budget, which make the VM usable through the C API
+// without its C++ headers.
 #include "modules/vm/register.h"
 
 #include "graphrt/binary_loader.h"
 #include "graphrt/module.h"
 #include "graphrt/registry.h"
+#include "src/library_module.h"
 #include "modules/vm/limits.h"
+#include "modules/vm/module_loader.h"
 #include "modules/vm/packed_call.h"
 #include "modules/vm/program.h"
 
@@ -17,32 +22,59 @@ namespace {
 
 class VmModuleNode : public graphrt::ModuleNode {
  public:
-  explicit VmModuleNode(std::string bytecode) : bytecode_(std::move(bytecode)) {
-    ProgramOptions options;
-    options.kernels = [this](const std::string& name) { return resolve_kernel(name); };
-    program_ = Program::load(reinterpret_cast<const uint8_t*>(bytecode_.data()), bytecode_.size(), options);
+  // `module` is linked after `extra` and the dependencies it declares; now
+  // when `link_now`, else when the module joins a library's tree (whose
+  // directory relative dependency sources are taken from) or is first used.
+  VmModuleNode(std::shared_ptr<BytecodeModule> module, std::vector<std::shared_ptr<Module>> extra,
+               std::string base_dir, bool link_now)
+      : module_(std::move(module)), extra_(std::move(extra)), base_dir_(std::move(base_dir)) {
+    if (link_now) link();
   }
 
   std::string type_key() const override { return "graphrt_vm"; }
 
   graphrt::PackedFunc find_function(const std::string& name, const graphrt::Module& self) override {
-    if (!program_->has_function(name)) return graphrt::PackedFunc();
-    return make_packed_export(program_, name, self);
+    if (module_->lookup_export(name) < 0) return graphrt::PackedFunc();
+    return make_packed_export(program(), name, self);
   }
 
   std::vector<std::string> function_names() const override {
     std::vector<std::string> names;
-    for (const ExportDecl& e : program_->module().exports()) {
+    for (const ExportDecl& e : module_->exports()) {
       if (e.name != "__init" && e.name != "__deinit") names.push_back(e.name);
     }
     return names;
   }
 
-  void interrupt() { program_->interrupt(); }
+  void attach_environment(graphrt::ModuleNode* context) override {
+    context_ = context;
+    if (program_) return;
+    if (auto* library = dynamic_cast<LibraryModuleNode*>(context)) {
+      const std::string origin = library->library()->origin();
+      const size_t slash = origin.rfind('/');
+      if (!origin.empty() && origin[0] != '<') base_dir_ = slash == std::string::npos ? "." : origin.substr(0, slash);
+    }
+    link();
+  }
 
-  void attach_environment(graphrt::ModuleNode* context) override { context_ = context; }
+  void interrupt() {
+    if (program_) program_->interrupt();
+  }
 
  private:
+  const std::shared_ptr<Program>& program() {
+    if (!program_) link();
+    return program_;
+  }
+
+  void link() {
+    ProgramOptions options;
+    options.kernels = [this](const std::string& name) { return resolve_kernel(name); };
+    options.extra_modules = extra_;
+    options.base_dir = base_dir_;
+    program_ = std::make_shared<Program>(module_, std::move(options));
+  }
+
   // Kernels are held without references: the context (the library module)
   // owns this module through its imports, so a reference back would be a
   // cycle. Generated kernels are called through their code address, which
@@ -70,7 +102,9 @@ class VmModuleNode : public graphrt::ModuleNode {
     };
   }
 
-  std::string bytecode_;
+  std::shared_ptr<BytecodeModule> module_;
+  std::vector<std::shared_ptr<Module>> extra_;
+  std::string base_dir_;
   std::shared_ptr<Program> program_;
   graphrt::ModuleNode* context_ = nullptr;
 };
@@ -97,10 +131,27 @@ void register_module() {
     if (n <= 0) throw Error("graphrt.vm.set_instruction_budget: the budget must be positive");
     limits().instruction_budget = static_cast<uint64_t>(n);
   }, "graphrt.vm.set_instruction_budget"));
+  // The record: verified now, linked when it joins the library's tree.
   register_binary_loader("graphrt_vm", [](BlobReader& reader) {
-    std::string bytecode = reader.read_string("graphrt_vm bytecode");
-    return graphrt::Module(make_ref<VmModuleNode>(std::move(bytecode)));
+    const std::string bytecode = reader.read_string("graphrt_vm bytecode");
+    auto module = BytecodeModule::load(reinterpret_cast<const uint8_t*>(bytecode.data()), bytecode.size());
+    return graphrt::Module(make_ref<VmModuleNode>(std::move(module), std::vector<std::shared_ptr<Module>>(), "",
+                                                  /*link_now=*/false));
   });
+  // graphrt.vm.load(path, [module, ...]): a .vmbc / .vmasm file as a module
+  // whose exports take and return scalars and tensors (packed_call.h); the
+  // optional further arguments (lib.so@create?k=v, .vmbc, .vmasm) are linked
+  // first, in order.
+  registry_set("graphrt.vm.load", make_function([](const TVMArgs& args, RetValue* ret) {
+    if (args.size() < 1) throw Error("graphrt.vm.load(path, [module, ...]): path missing");
+    const std::string path = args.as_string(0);
+    std::vector<std::shared_ptr<Module>> extra;
+    for (int i = 1; i < args.size(); ++i) extra.push_back(load_module_file(args.as_string(i)));
+    const size_t slash = path.rfind('/');
+    ret->set_module(graphrt::Module(make_ref<VmModuleNode>(load_bytecode_file(path), std::move(extra),
+                                                           slash == std::string::npos ? "." : path.substr(0, slash),
+                                                           /*link_now=*/true)));
+  }, "graphrt.vm.load"));
 }
 
 }  // namespace vm

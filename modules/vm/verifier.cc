@@ -25,7 +25,7 @@ class FunctionVerifier {
       pc_ = pc;
       const Instruction inst = decode_instruction(fn_.code, pc);
       check_block_structure(inst, &in_block);
-      for (const Operand& op : inst.operands) check_operand(op);
+      for (const Operand& op : inst.operands) check_operand(op, inst);
       pc += inst.length;
     }
     pc_ = static_cast<uint32_t>(fn_.code.size());
@@ -118,7 +118,21 @@ class FunctionVerifier {
     check_list(callee.result_types(), op.results, "call result");
   }
 
-  void check_operand(const Operand& op) {
+  // A global operand must name a global of the bank the op's register uses.
+  void check_global(const Operand& op, const Instruction& inst) const {
+    if (op.u32 >= module_.globals.size()) fail("global ordinal " + std::to_string(op.u32) + " out of range");
+    ValueType type = ValueType::kI32;
+    for (const char* k = inst.info->operands; *k; ++k) {
+      if (register_kind(*k, &type)) break;
+    }
+    const GlobalDef& global = module_.globals[op.u32];
+    if (global.type != type) {
+      fail(std::string(inst.info->mnemonic) + " on global '" + global.name + "' of type " +
+           value_type_name(global.type));
+    }
+  }
+
+  void check_operand(const Operand& op, const Instruction& inst) {
     ValueType type;
     if (register_kind(op.kind, &type)) return check_register(type, op.reg);
     switch (op.kind) {
@@ -129,6 +143,7 @@ class FunctionVerifier {
       case 's':
         if (op.u32 >= module_.rodata.size()) fail("rodata index " + std::to_string(op.u32) + " out of range");
         break;
+      case 'g': check_global(op, inst); break;
       case 'c': check_call(op); break;
       case 'v': check_variadic_call(op); break;
       case 'R': check_list(sig_.result_types(), op.args, "return value"); break;
@@ -164,6 +179,12 @@ void verify_module_header(const ModuleDef& def) {
   std::set<std::string> names;
   for (const FunctionDef& f : def.functions) {
     if (!names.insert(f.name).second) throw Error("duplicate function name").with("function", f.name);
+  }
+  std::set<std::string> globals;
+  for (const GlobalDef& g : def.globals) {
+    if (g.name.empty() || g.name.find('.') != std::string::npos) throw Error("invalid global name").with("global", g.name);
+    if (!globals.insert(g.name).second) throw Error("duplicate global name").with("global", g.name);
+    if (static_cast<int>(g.type) >= kValueTypeCount) throw Error("invalid global type").with("global", g.name);
   }
 }
 

@@ -9,6 +9,8 @@
 //  decoding : known opcodes, no operand past the end ("bytecode data overrun")
 //  registers: every register operand < the function's count for its bank
 //  rodata   : constant-pool indices < rodata count
+//  globals  : unique names without '.'; global ordinals < global count and
+//             the global's type equals the bank of the op's register
 //  calls    : function ordinals in range; argument/result register lists match
 //             the callee's signature; variadic calls only to imports with
 //             segment sizes matching the spans
