@@ -27,12 +27,11 @@ std::string read_file(const std::string& path) {
 
 std::shared_ptr<BytecodeModule> load_bytecode_file(const std::string& path) {
   try {
+    const bool text = ends_with(path, ".vmasm");
+    if (!text && !ends_with(path, ".vmbc")) throw Error("not a VM module file (expected .vmbc or .vmasm)");
     const std::string bytes = read_file(path);
-    if (ends_with(path, ".vmasm")) return BytecodeModule::create(assemble(bytes));
-    if (ends_with(path, ".vmbc")) {
-      return BytecodeModule::load(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-    }
-    throw Error("not a VM module file (expected .vmbc or .vmasm)");
+    if (text) return BytecodeModule::create(assemble(bytes));
+    return BytecodeModule::load(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   } catch (Error& e) {
     if (e.context_value("file").empty()) e.with("file", path);
     throw;

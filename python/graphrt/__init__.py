@@ -17,6 +17,7 @@ from .module import (Module, Function, Object, load_module, load_module_from_mem
 from .ndarray import NDArray
 from . import ndarray as nd
 from . import graph_executor
+from . import vm
 from .params import save_param_dict, load_param_dict, save_param_dict_to_file, load_param_dict_from_file
 
 __version__ = "0.1.0"
