@@ -22,7 +22,7 @@ cmake --build build-asan -j"$jobs"
 # target: name, sources, seed step.
 fuzz_sources_vm_fuzz() { ls modules/vm/*.cc | grep -v -e register.cc -e packed_call.cc; echo src/error.cc; }
 fuzz_seed_vm_fuzz() {
-  for f in fuzz/vm_corpus/*.vmasm; do build/graphrt-vm-asm "$f" -o "$1/$(basename "$f" .vmasm).vmbc"; done
+  for f in fuzz/vm_corpus/*.vmasm; do build/apps/graphrt-vm-asm "$f" -o "$1/$(basename "$f" .vmasm).vmbc"; done
 }
 if command -v clang++ >/dev/null 2>&1; then
   for target in vm_fuzz; do
