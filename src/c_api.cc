@@ -29,8 +29,9 @@ GRAPHRT_C_EXPORT int TVMModLoadFromFile(const char* file, const char* format, TV
       size_t dot = path.rfind('.');
       fmt = dot == std::string::npos ? "" : path.substr(dot + 1);
     }
-    if (fmt != "so" && fmt != "dll" && fmt != "dylib" && fmt != "dso")
-      throw Error("cannot load format '" + fmt + "' (graphrt loads shared libraries: .so)").with("file", path);
+    if (fmt != "so" && fmt != "dll" && fmt != "dylib" && fmt != "dso" && fmt != "tar" && fmt != "o")
+      throw Error("cannot load format '" + fmt + "' (graphrt loads shared libraries .so and TVM .tar exports)")
+          .with("file", path);
     *out = load_module(path).release();
   });
 }

@@ -1,6 +1,7 @@
 // The "dlopen" loader: TVM's own way of loading a model library.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -99,6 +100,7 @@ class DsoLibrary : public Library {
 struct LoaderTable {
   std::mutex mutex;
   std::map<std::string, LibraryLoader> loaders;
+  std::map<std::string, LibraryProbe> probes;
 };
 LoaderTable& loader_table() {
   static LoaderTable* t = new LoaderTable();
@@ -113,9 +115,13 @@ std::shared_ptr<Library> dlopen_loader(const LibrarySource& source) {
 
 }  // namespace
 
-void register_library_loader(const std::string& name, LibraryLoader loader) {
+void register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe) {
   std::lock_guard<std::mutex> lock(loader_table().mutex);
   loader_table().loaders[name] = std::move(loader);
+  if (probe)
+    loader_table().probes[name] = std::move(probe);
+  else
+    loader_table().probes.erase(name);
 }
 
 std::vector<std::string> library_loader_names() {
@@ -125,7 +131,51 @@ std::vector<std::string> library_loader_names() {
   return names;
 }
 
-std::shared_ptr<Library> load_library(const std::string& loader, const LibrarySource& source) {
+namespace {
+
+// The first bytes of the source; empty when the file cannot be read (the
+// chosen loader then reports that with its own words).
+std::vector<uint8_t> source_head(const LibrarySource& source) {
+  if (source.path.empty()) {
+    const size_t n = source.data ? std::min(source.size, kLibraryProbeBytes) : 0;
+    return std::vector<uint8_t>(source.data, source.data + n);
+  }
+  std::vector<uint8_t> head(kLibraryProbeBytes);
+  std::ifstream in(source.path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  head.resize(in ? head.size() : static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return head;
+}
+
+// The loader whose probe claims this content, or "" when none does.
+std::string claiming_loader(const LibrarySource& source) {
+  std::map<std::string, LibraryProbe> probes;
+  {
+    std::lock_guard<std::mutex> lock(loader_table().mutex);
+    probes = loader_table().probes;
+  }
+  if (probes.empty()) return "";
+  const std::vector<uint8_t> head = source_head(source);
+  if (head.empty()) return "";
+  for (const auto& kv : probes) {
+    if (kv.second(head.data(), head.size())) return kv.first;
+  }
+  return "";
+}
+
+bool has_probe(const std::string& loader) {
+  std::lock_guard<std::mutex> lock(loader_table().mutex);
+  return loader_table().probes.count(loader) != 0;
+}
+
+}  // namespace
+
+std::shared_ptr<Library> load_library(const std::string& requested, const LibrarySource& source) {
+  std::string loader = requested;
+  if (!has_probe(requested)) {
+    const std::string claimed = claiming_loader(source);
+    if (!claimed.empty()) loader = claimed;
+  }
   if (loader.empty() || loader == "dlopen") return dlopen_loader(source);
   LibraryLoader fn;
   {

@@ -38,9 +38,15 @@ struct LibrarySource {
   size_t size = 0;
 };
 using LibraryLoader = std::function<std::shared_ptr<Library>(const LibrarySource&)>;
+// Says from the first bytes of a file (up to kLibraryProbeBytes) whether a
+// loader handles this content whatever loader was asked for, because the
+// shared-library loaders cannot (a TVM .tar export, a relocatable object).
+using LibraryProbe = std::function<bool(const uint8_t* head, size_t size)>;
+constexpr size_t kLibraryProbeBytes = 512;
 
-// Loader registry: "dlopen" is built in; back ends add more ("elf").
-void register_library_loader(const std::string& name, LibraryLoader loader);
+// Loader registry: "dlopen" is built in; back ends add more ("elf"). A loader
+// registered with a probe takes over every file the probe claims.
+void register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe = nullptr);
 std::shared_ptr<Library> load_library(const std::string& loader, const LibrarySource& source);
 std::vector<std::string> library_loader_names();
 

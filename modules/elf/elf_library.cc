@@ -1,5 +1,6 @@
 #include "elf_library.h"
 #include "iree_executable_module.h"
+#include "object_library.h"
 
 #include "elf_imports.h"
 #include "graphrt/error.h"
@@ -29,6 +30,8 @@ std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {
 
 void register_module() {
   graphrt::register_library_loader("elf", &load_elf_library);
+  // TVM .tar exports and bare .o files: claimed by content, whatever loader was named.
+  graphrt::register_library_loader("elf-object", &load_object_library, &is_object_export);
   register_iree_executable_loader();
 }
 

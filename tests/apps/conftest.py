@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 
 sys.path.insert(0, HERE)
 from _apps import demo_dir  # noqa: E402
-from _cases import Case, cpu_cases, fixtures_dir  # noqa: E402,F401  (tests/python/_cases.py)
+from _cases import Case, cpu_cases, fixtures_dir, tar_cases  # noqa: E402,F401  (tests/python/_cases.py)
 
 
 def pytest_generate_tests(metafunc):
@@ -20,6 +20,17 @@ def pytest_generate_tests(metafunc):
         names = cpu_cases()
         metafunc.parametrize("case", names if names else [None], ids=names if names else ["no-fixtures"],
                              indirect=True)
+    if "tar_case" in metafunc.fixturenames:
+        names = tar_cases()
+        metafunc.parametrize("tar_case", names if names else [None], ids=names if names else ["no-fixtures"],
+                             indirect=True)
+
+
+@pytest.fixture
+def tar_case(request):
+    if request.param is None:
+        pytest.skip("TVM .tar fixtures not found (set GRAPHRT_FIXTURES or provide ../shared/fixtures)")
+    return Case(request.param)
 
 
 @pytest.fixture

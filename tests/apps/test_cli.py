@@ -243,3 +243,35 @@ def test_pack_errors(demo, tmp_path):
     assert last.startswith("graphrt-pack: error: compiler failed"), last
     one_line_error(run([pack, "-o", str(tmp_path / "x.so"), "--blob-entry", "_lib=%s" % graph, _kernels_c()]),
                    "graphrt-pack")
+
+
+# ---- TVM .tar exports (objects linked in-process, no compiler) ----
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_run_tar_export(tar_case, tmp_path, threads):
+    env = dict(os.environ, TVM_NUM_THREADS=threads)
+    p = run([app("graphrt-run"), tar_case.path("deploy.tar"), "--output-dir", str(tmp_path)] + input_args(tar_case),
+            env=env)
+    assert p.returncode == 0, p.stderr
+    check_outputs(tar_case, tmp_path)
+    so_dir = tmp_path / "so"
+    p = run([app("graphrt-run"), tar_case.path("deploy_factory.so"), "--output-dir", str(so_dir)]
+            + input_args(tar_case), env=env)
+    assert p.returncode == 0, p.stderr
+    for i in range(len(tar_case.info["outputs"])):
+        name = "output_%d.npy" % i
+        assert (tmp_path / name).read_bytes() == (so_dir / name).read_bytes()
+
+
+def test_run_tar_with_unknown_member_is_one_line(tar_case, tmp_path):
+    import io
+    import tarfile
+    bad = tmp_path / "bad.tar"
+    with tarfile.open(tar_case.path("deploy.tar")) as src, tarfile.open(str(bad), "w") as dst:
+        for m in src.getmembers():
+            dst.addfile(m, src.extractfile(m))
+        info = tarfile.TarInfo("README")
+        info.size = 3
+        dst.addfile(info, io.BytesIO(b"hi\n"))
+    p = run([app("graphrt-run"), str(bad)] + input_args(tar_case))
+    line = one_line_error(p, "graphrt-run")
+    assert "unknown member 'README'" in line, line

@@ -10,7 +10,7 @@ def fixtures_dir():
     return d if os.path.isdir(d) else None
 
 
-def cpu_cases():
+def _case_infos():
     d = fixtures_dir()
     if not d:
         return []
@@ -20,11 +20,19 @@ def cpu_cases():
         if not os.path.isfile(case):
             continue
         with open(case) as f:
-            info = json.load(f)
-        if "cuda" in info.get("target", "") or name == "mlp_cuda":
-            continue
-        out.append(name)
+            out.append((name, json.load(f)))
     return out
+
+
+def cpu_cases():
+    """CPU cases in the .so forms (one-file factory and three-file)."""
+    return [name for name, info in _case_infos()
+            if "cuda" not in info.get("target", "") and name != "mlp_cuda" and "tar_members" not in info]
+
+
+def tar_cases():
+    """Cases exported by TVM as deploy.tar (objects linked at load), with the .so of the same build."""
+    return [name for name, info in _case_infos() if "tar_members" in info]
 
 
 class Case:

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 import graphrt  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _cases import Case, cpu_cases, fixtures_dir  # noqa: E402,F401
+from _cases import Case, cpu_cases, fixtures_dir, tar_cases  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +28,17 @@ def pytest_generate_tests(metafunc):
     if "case" in metafunc.fixturenames:
         names = cpu_cases()
         metafunc.parametrize("case", names if names else [None], ids=names if names else ["no-fixtures"], indirect=True)
+    if "tar_case" in metafunc.fixturenames:
+        names = tar_cases()
+        metafunc.parametrize("tar_case", names if names else [None], ids=names if names else ["no-fixtures"],
+                             indirect=True)
+
+
+@pytest.fixture
+def tar_case(request, lib_ok):
+    if request.param is None:
+        pytest.skip("TVM .tar fixtures not found (set GRAPHRT_FIXTURES or provide ../shared/fixtures)")
+    return Case(request.param)
 
 
 @pytest.fixture
