@@ -433,3 +433,26 @@ TEST(TarReader, ReadsWhatTheTestWriterWrote) {
   const std::string err = error_of([&] { elf::read_tar(bad.data(), bad.size(), "t.tar"); });
   EXPECT_NE(std::string::npos, err.find("checksum")) << err;
 }
+
+TEST(TarExportCApi, LoadFromFileAcceptsTarAndObject) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  for (const char* format : {static_cast<const char*>(nullptr), "tar"}) {
+    TVMModuleHandle mod = nullptr;
+    ASSERT_EQ(0, TVMModLoadFromFile(fixture_path("mlp_tar/deploy.tar").c_str(), format, &mod)) << TVMGetLastError();
+    TVMFunctionHandle fn = nullptr;
+    ASSERT_EQ(0, TVMModGetFunction(mod, "default", 0, &fn));
+    EXPECT_NE(nullptr, fn);
+    TVMFuncFree(fn);
+    TVMModFree(mod);
+  }
+  const std::string path = temp_file("capi_lib0.o", member(fixture_members("mlp_tar"), "lib0.o"));
+  TVMModuleHandle mod = nullptr;
+  const int rc = graphrt_module_load(path.c_str(), "dlopen", &mod);
+  std::remove(path.c_str());
+  ASSERT_EQ(0, rc) << TVMGetLastError();
+  TVMFunctionHandle fn = nullptr;
+  ASSERT_EQ(0, TVMModGetFunction(mod, "tvmgen_default_fused_nn_softmax", 0, &fn));
+  EXPECT_NE(nullptr, fn);
+  TVMFuncFree(fn);
+  TVMModFree(mod);
+}
