@@ -120,7 +120,8 @@ void Linker::select_sections() {
     kept_[o].assign(obj.sections.size(), false);
     for (size_t s = 0; s < obj.sections.size(); ++s) {
       const ObjectSection& sec = obj.sections[s];
-      if (!(sec.flags & SHF_ALLOC)) continue;
+      // SHT_NULL has no file range to copy even when a corrupt header marks it allocated.
+      if (!(sec.flags & SHF_ALLOC) || sec.type == SHT_NULL) continue;
       if ((sec.flags & SHF_WRITE) && (sec.flags & SHF_EXECINSTR))
         throw member_error("writable and executable section '" + sec.name + "' (W^X)", obj);
       kept_[o][s] = true;

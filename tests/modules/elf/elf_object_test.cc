@@ -312,16 +312,22 @@ namespace {
 
 int g_sample_fini_runs = 0;
 
-// An executable page far (> 2 GiB) from anything the kernel picks for the
-// image, holding `movabs $expf, %rax; jmp *%rax`: a PLT32 call to it must go
-// through the loader's stub.
+// An executable page far (> 2 GiB) from where the kernel puts new mappings
+// (and so the image), holding `movabs $expf, %rax; jmp *%rax`: a PLT32 call
+// to it must go through the loader's stub.
 class FarTrampoline {
  public:
   FarTrampoline() {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    for (uintptr_t hint = uintptr_t(1) << 33; hint < (uintptr_t(1) << 40) && !page_; hint <<= 1) {
-      void* p = mmap(reinterpret_cast<void*>(hint), page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p != MAP_FAILED) page_ = static_cast<uint8_t*>(p);
+    void* probe = mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (probe == MAP_FAILED) return;
+    const uintptr_t near = reinterpret_cast<uintptr_t>(probe);
+    munmap(probe, page);
+    for (uintptr_t gap = uintptr_t(16) << 30; gap <= (uintptr_t(1) << 40) && !page_ && gap < near; gap <<= 1) {
+      void* want = reinterpret_cast<void*>(near - gap);
+      void* p = mmap(want, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+      if (p == want) page_ = static_cast<uint8_t*>(p);
+      else if (p != MAP_FAILED) munmap(p, page);  // kernels before 4.17 treat the flag as a hint
     }
     if (!page_) return;
     const uint64_t target = reinterpret_cast<uint64_t>(elf::libc_allowlist_symbol("expf"));
@@ -455,4 +461,12 @@ TEST(TarExportCApi, LoadFromFileAcceptsTarAndObject) {
   EXPECT_NE(nullptr, fn);
   TVMFuncFree(fn);
   TVMModFree(mod);
+}
+
+// Inputs the fuzz target once crashed on (fuzz/elf_object_fuzz.cc), kept as regressions.
+TEST(TarExportCorrupt, FuzzFindingsAreRefused) {
+  for (const char* leaf : {"fuzz_null_section_alloc.o"}) {
+    const Bytes input = read_file(std::string(GRAPHRT_ELF_TEST_DATA) + "/" + leaf);
+    EXPECT_NE("", error_of([&] { elf::link_object_export(input.data(), input.size(), relocate_only(), leaf); })) << leaf;
+  }
 }
