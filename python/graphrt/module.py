@@ -250,7 +250,8 @@ class Module(_OwnedHandle):
 
 def load_module(path, loader="dlopen"):
     """Loads a TVM-exported library (.so) and returns its root module.
-    loader: "dlopen" (the system loader) or "elf" (graphrt's embedded ELF loader)."""
+    loader: "dlopen" (the system loader) or "elf" (graphrt's embedded ELF loader). A TVM .tar
+    export or a bare .o is recognised by its content and linked in-process (no compiler)."""
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     if not isinstance(path, str):
