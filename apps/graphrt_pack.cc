@@ -39,6 +39,9 @@ const char* kUsage =
 #ifndef GRAPHRT_PACK_INCLUDE_DIRS
 #define GRAPHRT_PACK_INCLUDE_DIRS ""
 #endif
+#ifndef GRAPHRT_PACK_DLPACK_DIR
+#define GRAPHRT_PACK_DLPACK_DIR ""
+#endif
 
 class Blob {
  public:
@@ -140,6 +143,33 @@ void run_command(const std::vector<std::string>& cmd, bool verbose) {
     for (const auto& c : cmd) line += c + " ";
     throw Error("compiler failed (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): " + line);
   }
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// Where graphrt/tvm_abi.h is for the kernels: an installed graphrt-pack (PREFIX/bin) uses
+// PREFIX/include, so the installed headers are used even when the source tree is gone;
+// the build tree's graphrt-pack uses the source tree's.
+std::vector<std::string> kernel_include_dirs() {
+  std::vector<std::string> dirs;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    std::string bin(exe, static_cast<size_t>(n));
+    std::string prefix_include = bin.substr(0, bin.rfind('/')) + "/../include";
+    if (file_exists(prefix_include + "/graphrt/tvm_abi.h")) {
+      dirs.push_back(prefix_include);
+      if (*GRAPHRT_PACK_DLPACK_DIR) dirs.push_back(GRAPHRT_PACK_DLPACK_DIR);
+    }
+  }
+  if (dirs.empty()) dirs = split_words(std::string(GRAPHRT_PACK_INCLUDE_DIRS));
+  std::vector<std::string> usable;
+  for (const std::string& d : dirs)
+    if (d != "/usr/include" && d != "/usr/local/include") usable.push_back(d);  // system dirs: never -I
+  return usable;
 }
 
 std::string blob_c_source(const std::string& blob) {
@@ -271,8 +301,7 @@ int run(int argc, char** argv) {
     std::string cc = args.get("--cc", env_cc && *env_cc ? env_cc : "cc");
     std::string cxx = args.get("--cxx", env_cxx && *env_cxx ? env_cxx : "c++");
     std::vector<std::string> flags{"-fPIC", "-O2"};
-    for (const std::string& d : split_words(std::string(GRAPHRT_PACK_INCLUDE_DIRS)))
-      if (d != "/usr/include" && d != "/usr/local/include") flags.push_back("-I" + d);  // system dirs: never -I
+    for (const std::string& d : kernel_include_dirs()) flags.push_back("-I" + d);
     for (const std::string& d : args.all("-I")) flags.push_back("-I" + d);
     for (const std::string& w : split_words(args.get("--cflags"))) flags.push_back(w);
     std::vector<std::string> objects;

@@ -30,9 +30,13 @@ void write_all(const std::string& path, const std::vector<uint8_t>& bytes) {
   if (!out) throw graphrt::Error("cannot write output").with("file", path);
 }
 
+const char kUsage[] =
+    "usage: graphrt-vm-asm IN.vmasm -o OUT.vmbc   assemble and verify\n"
+    "       graphrt-vm-asm --dump IN.vmbc         verify and disassemble\n"
+    "The text format is described in modules/vm/README.md.\n";
+
 int usage() {
-  std::cerr << "usage: graphrt-vm-asm IN.vmasm -o OUT.vmbc\n"
-               "       graphrt-vm-asm --dump IN.vmbc\n";
+  std::cerr << kUsage;
   return 2;
 }
 
@@ -58,6 +62,10 @@ int dump_file(const std::string& in) {
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
+    if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+      std::cout << kUsage;
+      return 0;
+    }
     if (args.size() == 2 && args[0] == "--dump") return dump_file(args[1]);
     if (args.size() == 3 && args[1] == "-o") return assemble_file(args[0], args[2]);
     return usage();

@@ -13,8 +13,12 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/graphrt DESTINATION ${CMAKE_INSTAL
 # against TVM's runtime API builds against graphrt unchanged.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/tvm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
+# Installed apps find the installed libgraphrt next to them (RUNPATH $ORIGIN/../lib), so
+# prefix/bin/graphrt-run starts without LD_LIBRARY_PATH wherever the prefix is moved.
+file(RELATIVE_PATH graphrt_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
 foreach(app graphrt_run graphrt_inspect graphrt_pack graphrt_vm_asm graphrt_vm_run)
   if(TARGET ${app})
+    set_target_properties(${app} PROPERTIES INSTALL_RPATH "$ORIGIN/${graphrt_bin_to_lib}")
     install(TARGETS ${app} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
 endforeach()

@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
-# cmake --install puts a usable package in place: a find_package(graphrt)
-# consumer (examples/cpp_consumer) builds against it and runs a model, once
-# through graphrt's C++ API and once through TVM's (tvm/runtime headers).
+# cmake --install puts a usable package in place:
+#  - the installed apps start from the prefix with no LD_LIBRARY_PATH (RUNPATH to PREFIX/lib)
+#    and the installed graphrt-pack compiles kernels against PREFIX/include;
+#  - a find_package(graphrt) consumer (examples/cpp_consumer) builds against it and runs a model,
+#    once through graphrt's C++ API and once through TVM's (tvm/runtime headers).
 set -euo pipefail
 build_dir=$1 source_dir=$2 model=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" > /dev/null
+unset LD_LIBRARY_PATH
+bin=$work/prefix/bin
+
+fail() { echo "install_test: $*" >&2; exit 1; }
+
+# The apps start from the prefix and load the installed libgraphrt (not the build tree's).
+out=$("$bin/graphrt-run" "$model" --random-inputs 0) || fail "installed graphrt-run did not run: $out"
+[[ "$out" == *"output 0: (1, 10) float32"* ]] || fail "unexpected graphrt-run output: $out"
+lib=$(LD_DEBUG=libs "$bin/graphrt-run" --help 2>&1 | grep -o "calling init: [^ ]*libgraphrt[^ ]*" | head -1)
+[[ "$lib" == *"$work/prefix/"* ]] || fail "graphrt-run loaded '$lib', not the prefix's libgraphrt"
+"$bin/graphrt-inspect" "$model" > /dev/null || fail "installed graphrt-inspect did not run"
+"$bin/graphrt-vm-asm" --help > /dev/null || fail "installed graphrt-vm-asm --help did not exit 0"
+
+# graphrt-pack compiles against PREFIX/include, never the source tree's include/.
+pack_log=$("$bin/graphrt-pack" --verbose -o "$work/kernels.so" "$source_dir/examples/demo_mlp/kernels.c" 2>&1) \
+  || fail "installed graphrt-pack failed: $pack_log"
+[[ "$pack_log" == *"-I$work/prefix/bin/../include"* ]] || fail "graphrt-pack did not use the prefix's headers: $pack_log"
+[[ "$pack_log" != *"-I$source_dir/include"* ]] || fail "graphrt-pack used the source tree's headers: $pack_log"
+
+# A CMake consumer.
 cmake -S "$source_dir/examples/cpp_consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/consumer" > /dev/null
-out=$(LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64" "$work/consumer/run_model" "$model")
+out=$("$work/consumer/run_model" "$model")
 echo "$out"
 [[ "$out" == "output 0: (1, 10) float32" ]]
-out=$(LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64" "$work/consumer/tvm_deploy" "$model")
+out=$("$work/consumer/tvm_deploy" "$model")
 echo "$out"
 [[ "$out" == "output 0: [1, 10] float32" ]]
 [[ -f "$work/prefix/include/tvm/runtime/c_runtime_api.h" ]]
