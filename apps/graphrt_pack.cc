@@ -12,6 +12,7 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,7 @@
 
 #include "common/args.h"
 #include "common/model.h"
+#include "graphrt/library.h"
 
 extern char** environ;
 
@@ -34,7 +36,20 @@ const char* kUsage =
     "usage: graphrt-pack -o OUT.so [--graph G.json [--params P.params] [--module-name default]]\n"
     "                    [--blob-entry TKEY=FILE ...] [--cc CC] [--cxx CXX] [--cflags FLAGS] [--ldflags FLAGS]\n"
     "                    [-I DIR ...] [--emit-c FILE.c] [--emit-blob FILE.bin] [--verbose] SOURCES/OBJECTS...\n"
-    "  SOURCES: .c / .cc / .cpp files with TVM packed-ABI kernels, or .o / .a files\n";
+    "  SOURCES: .c / .cc / .cpp files with TVM packed-ABI kernels, or .o / .a files\n"
+    "\n"
+    "Each kernel is an exported function with TVM's packed C signature, declared by\n"
+    "#include <graphrt/tvm_abi.h> (graphrt-pack passes its -I):\n"
+    "  int NAME(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code,\n"
+    "           void* resource_handle);\n"
+    "A graph node's tensors (its inputs, then its outputs) arrive as DLTensor* in args[i].v_handle\n"
+    "with type_codes[i] == kTVMDLTensorHandle; return 0, or -1 after TVMAPISetLastError(msg).\n"
+    "With --graph, every function the graph calls (func_name) must be defined by SOURCES.\n"
+    "\n"
+    "Example:\n"
+    "  graphrt-pack -o model.so kernels.c --graph graph.json --params model.params\n"
+    "  graphrt-run model.so --random-inputs 0\n"
+    "(README.md, 'Writing kernels for graphrt-pack', has a complete kernel.)\n";
 
 #ifndef GRAPHRT_PACK_INCLUDE_DIRS
 #define GRAPHRT_PACK_INCLUDE_DIRS ""
@@ -188,6 +203,30 @@ std::string blob_c_source(const std::string& blob) {
   return os.str();
 }
 
+// A graph calling a function the sources do not define would fail only when run; refuse it now
+// (and remove the half-useful output).
+void check_graph_functions_defined(const std::string& graph_path, const std::string& out) {
+  auto graph = nlohmann::json::parse(read_file(graph_path, "graph JSON"));
+  // Symbols only: the blob may hold records this process has no loader for.
+  std::shared_ptr<graphrt::Library> lib = graphrt::load_library("dlopen", graphrt::LibrarySource{out, nullptr, 0});
+  std::vector<std::string> missing;
+  for (const auto& node : graph["nodes"]) {
+    if (!node.contains("attrs") || !node["attrs"].contains("func_name")) continue;
+    std::string fn = node["attrs"]["func_name"].get<std::string>();
+    if (fn == "__nop" || fn == "__copy" || lib->symbol(fn)) continue;
+    if (std::find(missing.begin(), missing.end(), fn) == missing.end()) missing.push_back(fn);
+  }
+  if (missing.empty()) return;
+  std::remove(out.c_str());
+  std::string names, defined;
+  for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
+  for (const std::string& f : lib->symbol_names())
+    if (f.compare(0, 2, "__") != 0) defined += (defined.empty() ? "" : ", ") + f;
+  throw Error("the graph calls " + names + ", which the sources do not define (they define: " +
+              (defined.empty() ? std::string("nothing") : defined) + "); no output written")
+      .with("file", graph_path);
+}
+
 int run(int argc, char** argv) {
   Args args({{"-o", true}, {"--output", true}, {"--graph", true}, {"--params", true}, {"--module-name", true},
              {"--blob-entry", true, true}, {"--cc", true}, {"--cxx", true}, {"--cflags", true}, {"--ldflags", true},
@@ -335,6 +374,7 @@ int run(int argc, char** argv) {
     throw;
   }
   remove_all();
+  if (factory) check_graph_functions_defined(args.get("--graph"), out);
   std::cout << "graphrt-pack: wrote " << out << " (" << (factory ? "GraphExecutorFactory + " : "") << "_lib"
             << (extras.empty() ? "" : " + " + std::to_string(extras.size()) + " blob entr" +
                                           (extras.size() == 1 ? "y" : "ies"))

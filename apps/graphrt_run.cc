@@ -36,6 +36,17 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// "data inputs: a, b; params: p0, p1, ..." for the inputs a user may give.
+std::string describe_inputs(const std::vector<std::string>& names) {
+  std::vector<std::string> data, params;
+  for (const std::string& n : names) (graphrt::is_tvm_param_name(n) ? params : data).push_back(n);
+  std::string s = "data inputs: " + (data.empty() ? std::string("none") : join(data));
+  if (!params.empty())
+    s += "; params: " + params.front() + (params.size() > 1 ? " ... " + params.back() : "") + " (" +
+         std::to_string(params.size()) + ", loaded with --params)";
+  return s;
+}
+
 void fill_random(graphrt::NDArray& host, std::mt19937_64& rng) {
   DLDataType t = host.dtype();
   int64_t n = graphrt::shape_numel(host.shape().data(), static_cast<int>(host.shape().size())) * t.lanes;
@@ -164,7 +175,7 @@ int run(int argc, char** argv) {
   for (const auto& kv : given) {
     const std::string& name = kv.first;
     int index = ex->input_index(name);
-    if (index < 0) throw Error("unknown input '" + name + "' (model inputs: " + join(needed_names) + ")");
+    if (index < 0) throw Error("unknown input '" + name + "' (" + describe_inputs(needed_names) + ")");
     if (set_names.count(name)) throw UsageError("input '" + name + "' given twice");
     NpyArray a = read_npy(kv.second);
     graphrt::NDArray cur = ex->get_input(index);
@@ -184,6 +195,21 @@ int run(int argc, char** argv) {
     host.copy_from_bytes(a.data.data(), a.data.size());
     ex->set_input(index, host.handle());
     set_names.insert(name);
+  }
+  // Params are weights, not inputs: never filled with random numbers, and their advice differs.
+  std::vector<std::string> missing_params;
+  for (const auto& info : needed)
+    if (!set_names.count(info.name) && graphrt::is_tvm_param_name(info.name)) missing_params.push_back(info.name);
+  if (!missing_params.empty()) {
+    std::string names = missing_params.size() <= 6 ? join(missing_params)
+                                                   : join(std::vector<std::string>(missing_params.begin(),
+                                                                                   missing_params.begin() + 5)) +
+                                                         ", ... " + missing_params.back();
+    if (model.three_file && model.params_bytes.empty())
+      throw Error("the graph's params are not loaded (" + std::to_string(missing_params.size()) + ": " + names +
+                  "): pass the params file with --params, e.g. --params deploy_params.params");
+    throw Error("the model's params lack " + names + " (" + std::to_string(missing_params.size()) +
+                "), which the graph reads; they are weights, not inputs, so --random-inputs does not fill them");
   }
   std::mt19937_64 rng(static_cast<uint64_t>(seed < 0 ? 0 : seed));
   for (const auto& info : needed) {
@@ -239,7 +265,7 @@ int run(int argc, char** argv) {
   if (!out_dir.empty() && !quiet) std::cout << "wrote " << ex->num_outputs() << " output(s) to " << out_dir << "\n";
 
   if (args.has("--profile")) {
-    graphrt::ProfileReport report = ex->profile(std::max(1, repeat));
+    graphrt::ProfileReport report = ex->profile(std::max(1, repeat), std::max(1, warmup));
     std::cout << report.table();
     if (args.has("--trace")) {
       std::string path = args.get("--trace");

@@ -1,5 +1,7 @@
 #include "graphrt/graph_executor.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +41,9 @@ struct GraphExecutor::Impl {
   bool device_graph_tried = false;
   void* device_graph = nullptr;
   DLDevice graph_device{kDLCPU, 0};
+  std::vector<bool> input_set;  // per arg node: set_input, zero-copy or a param has filled it
+  size_t inputs_unset = 0;
+  bool ran = false;             // outputs hold a run's results
 
   ~Impl() {
     if (device_graph) device_api(graph_device)->capture_free(graph_device, device_graph);
@@ -89,6 +94,44 @@ struct GraphExecutor::Impl {
       if (op.function_name() == "__copy") return "the graph has device copies (__copy nodes)";
     }
     return "";
+  }
+
+  // TVM silently puts tensors of a device type nobody was given on devices[0]; the kernels then
+  // fail on their first argument check. Say at creation what the graph wants instead.
+  void check_devices_match_graph() const {
+    std::map<int, size_t> wanted;  // device type -> number of tensors placed there
+    for (int type : graph.device_type) ++wanted[type];
+    if (wanted.empty() && module_tree_has(lib, "cuda")) wanted[kDLCUDA] = 0;
+    for (const auto& kv : wanted) {
+      bool given = false;
+      for (const DLDevice& d : devices) given |= d.device_type == kv.first;
+      if (given) continue;
+      std::string type = device_type_name(kv.first);
+      std::string given_list;
+      for (const DLDevice& d : devices) given_list += (given_list.empty() ? "" : ", ") + device_to_string(d);
+      std::string why = kv.second ? "its device_index attrs place " + std::to_string(kv.second) + " tensors on " + type
+                                  : "its library holds a '" + type + "' module";
+      throw Error("the graph wants a " + upper(type) + " device (" + why + ") but was given " + given_list +
+                  ": create it on a " + type + " device (graphrt-run --device " + type + ":0; Python: " +
+                  "lib[\"default\"](graphrt." + type + "(0)))");
+    }
+  }
+
+  static std::string device_type_name(int type) {
+    std::string s = device_to_string(DLDevice{static_cast<DLDeviceType>(type), 0});
+    return s.substr(0, s.find('('));
+  }
+
+  static std::string upper(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+  }
+
+  static bool module_tree_has(const Module& m, const std::string& type_key) {
+    if (m->type_key() == type_key) return true;
+    for (const Module& child : m->imports())
+      if (module_tree_has(child, type_key)) return true;
+    return false;
   }
 
   DLDevice device_for_type(int type) const {
@@ -184,7 +227,64 @@ struct GraphExecutor::Impl {
         .with("symbol", node.func_name);
   }
 
+  void mark_input_set(int index) {
+    if (!input_set[index]) {
+      input_set[index] = true;
+      --inputs_unset;
+    }
+  }
+
+  // Splits inputs into data inputs and params (loaded ones, or ones named as relay.build
+  // names the params it binds).
+  void split_inputs(const std::vector<int>& indices, std::vector<std::string>* data,
+                    std::vector<std::string>* params) const {
+    for (int i : indices) {
+      const std::string& name = graph.nodes[graph.arg_nodes[i]].name;
+      bool is_param = is_tvm_param_name(name) ||
+                      std::find(param_names.begin(), param_names.end(), name) != param_names.end();
+      (is_param ? params : data)->push_back(name);
+    }
+  }
+
+  static std::string join_names(const std::vector<std::string>& names, size_t limit) {
+    std::string s;
+    for (size_t i = 0; i < names.size() && i < limit; ++i) s += (i ? ", " : "") + names[i];
+    if (names.size() > limit) s += ", ... " + names.back() + " (" + std::to_string(names.size()) + ")";
+    return s;
+  }
+
+  // "data inputs: a, b; params: p0, p1, ... p51 (52)"
+  std::string describe_inputs(const std::vector<int>& indices, size_t limit) const {
+    std::vector<std::string> data, params;
+    split_inputs(indices, &data, &params);
+    std::string out = "data inputs: " + (data.empty() ? std::string("none") : join_names(data, limit));
+    if (!params.empty()) out += "; params: " + join_names(params, limit);
+    return out;
+  }
+
+  void check_inputs_set() const {
+    if (inputs_unset == 0) return;
+    std::vector<int> unset;
+    for (size_t i = 0; i < input_set.size(); ++i)
+      if (!input_set[i]) unset.push_back(static_cast<int>(i));
+    std::vector<std::string> data, params;
+    split_inputs(unset, &data, &params);
+    std::string msg = "run() before every input was set:";
+    if (!params.empty())
+      msg += " params not loaded: " + join_names(params, 6) +
+             "; load them with load_params (the model's params file, e.g. deploy_params.params; "
+             "graphrt-run --params)" + (data.empty() ? "" : ";");
+    if (!data.empty()) msg += " inputs not set: " + join_names(data, 6) + "; set them with set_input";
+    throw Error(msg);
+  }
+
+  void check_ran(int output) const {
+    if (!ran) throw Error("output " + std::to_string(output) + " read before run(): it holds no results yet; call run() first");
+  }
+
   void build_name_maps() {
+    input_set.assign(graph.arg_nodes.size(), false);
+    inputs_unset = graph.arg_nodes.size();
     for (size_t i = 0; i < graph.arg_nodes.size(); ++i) input_by_name[graph.nodes[graph.arg_nodes[i]].name] = static_cast<int>(i);
     for (size_t i = 0; i < graph.heads.size(); ++i) {
       const NodeEntry& h = graph.heads[i];
@@ -250,6 +350,7 @@ std::shared_ptr<GraphExecutor> GraphExecutor::create(const std::string& graph_js
   impl->devices = devices;
   impl->plan_kind = options.memory_plan_from_env ? plan_from_env(options.memory_plan) : options.memory_plan;
   impl->device_graph_requested = options.device_graph;
+  impl->check_devices_match_graph();
   impl->setup_storage();
   impl->setup_ops();
   impl->build_name_maps();
@@ -306,14 +407,15 @@ void GraphExecutor::set_input(int index, const DLTensor* value) {
   uint32_t entry = impl_->input_entry(index);
   impl_->check_tensor_matches(entry, value, "input '" + input_name(index) + "'");
   copy_tensor(value, impl_->entries[entry].handle());
+  impl_->mark_input_set(index);
 }
 
 void GraphExecutor::set_input(const std::string& name, const DLTensor* value) {
   int index = input_index(name);
   if (index < 0) {
-    std::string valid;
-    for (const std::string& n : input_names()) valid += (valid.empty() ? "" : ", ") + n;
-    throw Error("unknown input '" + name + "' (valid inputs: " + valid + ")").with("tensor", name);
+    std::vector<int> all(impl_->graph.arg_nodes.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    throw Error("unknown input '" + name + "' (" + impl_->describe_inputs(all, 8) + ")").with("tensor", name);
   }
   set_input(index, value);
 }
@@ -322,6 +424,7 @@ void GraphExecutor::set_input_zero_copy(int index, const DLTensor* value) {
   uint32_t entry = impl_->input_entry(index);
   impl_->check_zero_copy(entry, value, "input '" + input_name(index) + "'");
   impl_->point_group_at(entry, static_cast<char*>(value->data) + value->byte_offset);
+  impl_->mark_input_set(index);
 }
 
 void GraphExecutor::set_output_zero_copy(int index, const DLTensor* value) {
@@ -331,10 +434,15 @@ void GraphExecutor::set_output_zero_copy(int index, const DLTensor* value) {
 }
 
 NDArray GraphExecutor::get_input(int index) const { return impl_->entries[impl_->input_entry(index)]; }
-NDArray GraphExecutor::get_output(int index) const { return impl_->entries[impl_->output_entry(index)]; }
+NDArray GraphExecutor::get_output(int index) const {
+  uint32_t entry = impl_->output_entry(index);
+  impl_->check_ran(index);
+  return impl_->entries[entry];
+}
 
 void GraphExecutor::copy_output_to(int index, DLTensor* out) const {
   uint32_t entry = impl_->output_entry(index);
+  impl_->check_ran(index);
   impl_->check_tensor_matches(entry, out, "output " + std::to_string(index));
   copy_tensor(impl_->entries[entry].handle(), out);
 }
@@ -354,6 +462,7 @@ void GraphExecutor::set_params(const ParamList& params) {
                   dtype_to_string(mine->dtype))
           .with("param", p.first);
     copy_tensor(p.second.handle(), impl_->entries[entry].handle());
+    impl_->mark_input_set(index);
     if (std::find(impl_->param_names.begin(), impl_->param_names.end(), p.first) == impl_->param_names.end())
       impl_->param_names.push_back(p.first);
   }
@@ -371,6 +480,7 @@ void GraphExecutor::share_params(const GraphExecutor& other, const std::string& 
     impl_->check_tensor_matches(entry, theirs.handle(), "shared param '" + p.first + "'");
     impl_->point_group_at(entry, theirs->data);
     impl_->shared_param_owners.push_back(theirs);
+    impl_->mark_input_set(index);
     if (std::find(impl_->param_names.begin(), impl_->param_names.end(), p.first) == impl_->param_names.end())
       impl_->param_names.push_back(p.first);
   }
@@ -379,19 +489,24 @@ void GraphExecutor::share_params(const GraphExecutor& other, const std::string& 
 std::vector<std::string> GraphExecutor::param_names() const { return impl_->param_names; }
 
 void GraphExecutor::run() {
+  impl_->check_inputs_set();
   if (impl_->device_graph_requested) {
     impl_->run_with_device_graph();
   } else {
     impl_->run_ops();
   }
+  impl_->ran = true;
 }
 
 bool GraphExecutor::device_graph_active() const { return impl_->device_graph != nullptr; }
 
-ProfileReport GraphExecutor::profile(int runs) {
+ProfileReport GraphExecutor::profile(int runs, int warmup) {
   using clock = std::chrono::steady_clock;
+  impl_->check_inputs_set();
+  for (int i = 0; i < warmup; ++i) impl_->run_ops();
   ProfileReport report;
   report.runs = runs;
+  report.warmup = warmup;
   for (const OpCall& op : impl_->ops) report.nodes.push_back(NodeProfile{op.node_name(), op.function_name(), 0, 0});
   clock::time_point origin = clock::now();
   for (int r = 0; r < runs; ++r) {
@@ -410,6 +525,7 @@ ProfileReport GraphExecutor::profile(int runs) {
           impl_->ops[i].node_name(), impl_->ops[i].function_name(),
           std::chrono::duration<double, std::micro>(start - origin).count(), us});
     }
+    impl_->ran = true;
   }
   return report;
 }
@@ -425,6 +541,13 @@ MemoryReport GraphExecutor::memory_report() const {
 
 const GraphDef& GraphExecutor::graph() const { return impl_->graph; }
 std::vector<DLDevice> GraphExecutor::devices() const { return impl_->devices; }
+
+bool is_tvm_param_name(const std::string& name) {
+  if (name.size() < 2 || name[0] != 'p') return false;
+  for (size_t i = 1; i < name.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return false;
+  return true;
+}
 
 std::shared_ptr<GraphExecutor> create_graph_executor(const std::string& graph_json, const Module& lib,
                                                      const std::string& params_bytes,

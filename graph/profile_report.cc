@@ -19,20 +19,27 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
-std::string row(const std::string& name, double us, int64_t calls, double total) {
-  char buf[512];
-  std::snprintf(buf, sizeof(buf), "%-60.60s %12.2f %8lld %7.2f%%\n", name.c_str(), us, static_cast<long long>(calls),
-                total > 0 ? 100.0 * us / total : 0.0);
+// Names go last so that none is ever cut, however long TVM made it.
+std::string row(const std::string& name, double total, int64_t calls, int runs, double grand_total) {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "%12.2f %12.2f %8lld %7.2f%%  ", runs > 0 ? total / runs : 0.0, total,
+                static_cast<long long>(calls), grand_total > 0 ? 100.0 * total / grand_total : 0.0);
+  return buf + name + "\n";
+}
+
+std::string header(const char* what) {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "%12s %12s %8s %8s  %s\n", "mean (us)", "total (us)", "calls", "share", what);
   return buf;
 }
 }  // namespace
 
 std::string ProfileReport::table() const {
   std::ostringstream os;
-  char header[256];
-  std::snprintf(header, sizeof(header), "%-60s %12s %8s %8s\n", "node", "time (us)", "calls", "share");
-  os << "Per node (" << runs << " run" << (runs == 1 ? "" : "s") << "):\n" << header;
-  for (const NodeProfile& n : nodes) os << row(n.node, n.total_us, n.calls, total_us);
+  os << "Per node: mean = time per run, total = over " << runs << " run" << (runs == 1 ? "" : "s");
+  if (warmup > 0) os << " (after " << warmup << " warm-up run" << (warmup == 1 ? "" : "s") << ", not counted)";
+  os << "\n" << header("node");
+  for (const NodeProfile& n : nodes) os << row(n.node, n.total_us, n.calls, runs, total_us);
   std::map<std::string, NodeProfile> by_function;
   for (const NodeProfile& n : nodes) {
     NodeProfile& f = by_function[n.function];
@@ -43,12 +50,11 @@ std::string ProfileReport::table() const {
   std::vector<NodeProfile> functions;
   for (auto& kv : by_function) functions.push_back(kv.second);
   std::sort(functions.begin(), functions.end(), [](const NodeProfile& a, const NodeProfile& b) { return a.total_us > b.total_us; });
-  std::snprintf(header, sizeof(header), "%-60s %12s %8s %8s\n", "function", "time (us)", "calls", "share");
-  os << "\nPer function:\n" << header;
-  for (const NodeProfile& f : functions) os << row(f.function, f.total_us, f.calls, total_us);
-  char total[128];
-  std::snprintf(total, sizeof(total), "\nTotal: %.2f us over %d run(s), %.2f us per run\n", total_us, runs,
-                runs ? total_us / runs : 0.0);
+  os << "\nPer function:\n" << header("function");
+  for (const NodeProfile& f : functions) os << row(f.function, f.total_us, f.calls, runs, total_us);
+  char total[160];
+  std::snprintf(total, sizeof(total), "\nAll nodes: %.2f us per run (mean), %.2f us total over %d run(s)\n",
+                runs ? total_us / runs : 0.0, total_us, runs);
   os << total;
   return os.str();
 }

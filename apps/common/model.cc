@@ -1,5 +1,8 @@
 #include "model.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -12,15 +15,16 @@ using graphrt::Error;
 
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + what).with("file", path);
+  if (!in) throw Error("cannot open " + what + ": " + std::strerror(errno)).with("file", path);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 Model load_model(const std::string& path, const std::string& loader, const std::string& graph_path,
                  const std::string& params_path) {
-  {
-    std::ifstream probe(path, std::ios::binary);
-    if (!probe) throw Error("cannot open model").with("file", path);
+  if (FILE* probe = std::fopen(path.c_str(), "rb")) {
+    std::fclose(probe);
+  } else {
+    throw Error(std::string("cannot open model: ") + std::strerror(errno)).with("file", path);
   }
   if (!params_path.empty() && graph_path.empty()) throw UsageError("--params needs --graph (three-file form)");
   Model m;

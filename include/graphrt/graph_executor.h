@@ -53,7 +53,9 @@ struct ProfileReport {
   std::vector<NodeProfile> nodes;  // in node order
   double total_us = 0;
   int runs = 0;
-  std::string table() const;  // per node and per function: time, calls, share of total
+  int warmup = 0;             // unrecorded runs before the profiled ones
+  // Per node and per function: mean time per run, total over the runs, calls, share; full names.
+  std::string table() const;
   // Chrome trace-event JSON (Perfetto / chrome://tracing open it).
   std::string chrome_trace() const;
   struct TraceEvent {
@@ -87,8 +89,8 @@ class GraphExecutor {
   void set_input_zero_copy(int index, const DLTensor* value);
   void set_output_zero_copy(int index, const DLTensor* value);
   NDArray get_input(int index) const;
-  NDArray get_output(int index) const;
-  void copy_output_to(int index, DLTensor* out) const;
+  NDArray get_output(int index) const;                  // throws before the first run()
+  void copy_output_to(int index, DLTensor* out) const;  // throws before the first run()
 
   void load_params(const std::string& bytes);
   // Copies named params into the inputs they name (unknown names ignored, as
@@ -97,10 +99,14 @@ class GraphExecutor {
   void share_params(const GraphExecutor& other, const std::string& bytes);
   std::vector<std::string> param_names() const;
 
+  // Throws when an input was never set (set_input, zero-copy or params), naming the params
+  // to load and the data inputs to set.
   void run();
   // True once run() replays a captured device graph.
   bool device_graph_active() const;
-  ProfileReport profile(int runs = 1);
+  // Runs `warmup` times unrecorded (first-run costs: lazy loads, caches), then `runs` times
+  // timing every node.
+  ProfileReport profile(int runs = 1, int warmup = 1);
 
   MemoryReport memory_report() const;
   const GraphDef& graph() const;
@@ -112,6 +118,10 @@ class GraphExecutor {
   explicit GraphExecutor(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// True for the names relay.build gives the params it binds ("p0", "p1", ...): how a graph's
+// params are told from its data inputs before a params file is loaded.
+bool is_tvm_param_name(const std::string& name);
 
 // TVM's save_param_dict format (spec §3): ordered (name, array) pairs.
 ParamList load_param_dict(const std::string& bytes, const std::string& origin = "");

@@ -137,8 +137,15 @@ std::vector<uint64_t> resolve_symbols(const SymbolTable& symbols, uint64_t bias,
     // All of them at once: the user sees the whole gap, not one name per try.
     std::string names;
     for (const std::string& n : missing) names += (names.empty() ? "" : ", ") + n;
+    // C++ code (mangled _Z names: libstdc++, operator new) needs the system loader: say so.
+    bool cxx = false;
+    for (const std::string& n : missing) cxx |= n.compare(0, 2, "_Z") == 0 || n.compare(0, 6, "__cxa_") == 0;
     throw Error("image imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
-                " that the runtime does not provide: " + names)
+                " that the runtime does not provide: " + names +
+                (cxx ? " (C++ runtime symbols: the ELF loader runs only C code against graphrt's TVM ABI and "
+                       "libc/libm; load this library with the default dlopen loader, e.g. graphrt-run --loader dlopen)"
+                     : " (the ELF loader resolves only graphrt's TVM ABI and a libc/libm allow-list; the default "
+                       "dlopen loader resolves every import)"))
         .with("symbol", missing.front());
   }
   return values;

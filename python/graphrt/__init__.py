@@ -14,7 +14,7 @@ from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, find_li
 from .device import Device, cpu, cuda, gpu, device
 from .module import (Module, Function, Object, load_module, load_module_from_memory, get_global_func,
                      list_global_func_names, load_plugin)
-from .ndarray import NDArray
+from .ndarray import NDArray, from_dlpack
 from . import ndarray as nd
 from . import graph_executor
 from . import vm
@@ -47,6 +47,6 @@ def get_num_threads():
 
 
 __all__ = ["GraphrtError", "GraphrtTypeError", "FunctionNotFoundError", "Device", "cpu", "cuda", "gpu", "device",
-           "Module", "Function", "NDArray", "nd", "load_module", "load_module_from_memory", "get_global_func",
+           "Module", "Function", "NDArray", "nd", "from_dlpack", "load_module", "load_module_from_memory", "get_global_func",
            "list_global_func_names", "graph_executor", "save_param_dict", "load_param_dict", "version",
            "set_num_threads", "get_num_threads", "find_library", "library_path"]

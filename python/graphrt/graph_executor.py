@@ -184,6 +184,24 @@ class GraphModule:
             self.set_input(**inputs)
         self._run()
 
+    def set_input_zero_copy(self, key, value):
+        """Makes the graph read input `key` (name or index) straight from `value`'s memory, with
+        no copy: `value` must be a graphrt NDArray (graphrt.nd.array, or graphrt.from_dlpack of a
+        numpy array) of the input's shape and dtype, contiguous, on the graph's device, and its
+        data 64-byte aligned (graphrt.nd.empty / nd.array allocate so; numpy arrays often are
+        not). The graph keeps reading that memory until the input is set again."""
+        if not isinstance(value, NDArray):
+            raise GraphrtTypeError("set_input_zero_copy needs a graphrt NDArray (graphrt.nd.array or "
+                                   "graphrt.from_dlpack), got %s" % type(value).__name__)
+        self.module["set_input_zero_copy"](key, value)
+
+    def set_output_zero_copy(self, index, value):
+        """Makes run() write output `index` straight into `value` (same rules as
+        set_input_zero_copy)."""
+        if not isinstance(value, NDArray):
+            raise GraphrtTypeError("set_output_zero_copy needs a graphrt NDArray, got %s" % type(value).__name__)
+        self.module["set_output_zero_copy"](index, value)
+
     def get_input(self, index, out=None):
         v = self._get_input(index)
         if v is None:

@@ -1,7 +1,10 @@
 """What a new user meets at the command line: paths as written in README, and the advice given
 when something is missing or wrong. Every error is one line that says what to do."""
+import json
 import os
 import subprocess
+
+import pytest
 
 from _apps import app
 
@@ -35,3 +38,113 @@ def test_bare_relative_path_inspect(mlp):
     p = run([app("graphrt-inspect"), "deploy_factory.so"], cwd=mlp.dir)
     assert p.returncode == 0, p.stderr
     assert "GraphExecutorFactory" in p.stdout
+
+
+def fixture_dir(name):
+    from _cases import fixtures_dir
+    d = fixtures_dir()
+    if not d or not os.path.isdir(os.path.join(d, name)):
+        pytest.skip("%s fixture not found (set GRAPHRT_FIXTURES)" % name)
+    return os.path.join(d, name)
+
+
+# ---- item 3: a CUDA model without a CUDA device is refused at load, with the flag to use ----
+@pytest.mark.parametrize("form", ["one-file", "three-file"])
+def test_cuda_model_on_cpu_says_it_wants_cuda(form):
+    d = fixture_dir("mlp_cuda")
+    args = ["deploy_factory.so"] if form == "one-file" else [
+        "deploy_lib.so", "--graph", "deploy_graph.json", "--params", "deploy_params.params"]
+    p = run([app("graphrt-run")] + args + ["--input", "data=input_data.npy"], cwd=d)
+    err = one_line_error(p, "graphrt-run")
+    assert "the graph wants a CUDA device" in err and "device_index" in err and "--device cuda:0" in err, err
+    assert "unsatisfied constraint" not in err
+
+
+# ---- item 4: params are not inputs ----
+def test_three_file_without_params_names_them_and_says_how_to_load(mlp):
+    for extra in ([], ["--random-inputs", "0"], ["--input", "data=input_data.npy"]):
+        p = run([app("graphrt-run"), "deploy_lib.so", "--graph", "deploy_graph.json"] + extra, cwd=mlp.dir)
+        err = one_line_error(p, "graphrt-run")
+        assert "params are not loaded" in err and "p0, p1, p2, p3, p4, p5" in err, err
+        assert "--params" in err and "--random-inputs" not in err, err
+
+
+def test_random_inputs_fill_only_data_inputs(mlp):
+    p = run([app("graphrt-run"), "deploy_lib.so", "--graph", "deploy_graph.json", "--params",
+             "deploy_params.params", "--random-inputs", "0"], cwd=mlp.dir)
+    assert p.returncode == 0, p.stderr
+    assert "input data: random" in p.stdout and "input p0" not in p.stdout
+
+
+# ---- item 8 ----
+def test_unknown_input_lists_data_inputs_before_params():
+    d = fixture_dir("squeezenet1.1")
+    p = run([app("graphrt-run"), "deploy_lib.so", "--graph", "deploy_graph.json", "--input", "dat=input_data.npy"],
+            cwd=d)
+    err = one_line_error(p, "graphrt-run")
+    assert "unknown input 'dat' (data inputs: data; params: p0 ... p51 (52" in err, err
+    p = run([app("graphrt-run"), "deploy_factory.so", "--input", "dat=input_data.npy"], cwd=d)
+    assert "unknown input 'dat' (data inputs: data)" in one_line_error(p, "graphrt-run")
+
+
+def test_cannot_open_model_gives_the_reason(tmp_path):
+    p = run([app("graphrt-run"), str(tmp_path / "missing.so")])
+    assert "cannot open model: No such file or directory" in one_line_error(p, "graphrt-run")
+    unreadable = tmp_path / "dir.so"
+    unreadable.mkdir()
+    p = run([app("graphrt-run"), str(unreadable)])
+    assert "cannot open model: Is a directory" in one_line_error(p, "graphrt-run") or os.geteuid() == 0
+
+
+def test_profile_table_mean_total_full_names_and_warmup():
+    d = fixture_dir("squeezenet1.1")
+    p = run([app("graphrt-run"), "deploy_factory.so", "--random-inputs", "0", "--profile", "--repeat", "2",
+             "--quiet"], cwd=d)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert any("mean (us)" in l and "total (us)" in l for l in lines), p.stdout
+    assert "after 1 warm-up run" in p.stdout, p.stdout
+    with open(os.path.join(d, "deploy_graph.json")) as f:
+        graph = json.load(f)
+    names = [n["name"] for n in graph["nodes"] if n["op"] == "tvm_op" and n["attrs"]["func_name"] != "__nop"]
+    assert max(len(n) for n in names) > 60
+    shown = [l.split("  ")[-1] for l in lines]
+    for n in names:
+        assert n in shown, n
+    # mean = total / runs, per row
+    row = next(l for l in lines if l.endswith(names[0]))
+    mean, total = float(row.split()[0]), float(row.split()[1])
+    assert abs(mean * 2 - total) < 0.02, row
+
+
+def test_vm_asm_help_exits_zero():
+    p = run([app("graphrt-vm-asm"), "--help"])
+    assert p.returncode == 0 and "usage: graphrt-vm-asm" in p.stdout, (p.returncode, p.stdout, p.stderr)
+
+
+def test_elf_loader_refusing_cxx_import_says_to_use_dlopen():
+    d = fixture_dir("byoc_ccompiler")
+    p = run([app("graphrt-run"), "deploy_factory.so", "--loader", "elf", "--random-inputs", "0"], cwd=d)
+    err = one_line_error(p, "graphrt-run")
+    assert "C++ runtime symbols" in err and "--loader dlopen" in err, err
+
+
+# ---- item 7: graphrt-pack documents the kernel ABI and checks the graph at pack time ----
+def test_pack_help_documents_signature_header_and_example():
+    p = run([app("graphrt-pack"), "--help"])
+    assert p.returncode == 0, p.stderr
+    assert "int NAME(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code" in p.stdout
+    assert "#include <graphrt/tvm_abi.h>" in p.stdout and "Example:" in p.stdout
+
+
+def test_pack_refuses_graph_calling_undefined_functions(demo, tmp_path):
+    src = tmp_path / "other.c"
+    src.write_text('#include <graphrt/tvm_abi.h>\n__attribute__((visibility("default"))) int other(TVMValue* a, '
+                   'int* c, int n, TVMValue* r, int* rc, void* h) { return 0; }\n')
+    out = tmp_path / "model.so"
+    p = run([app("graphrt-pack"), "-o", str(out), str(src), "--graph", os.path.join(demo, "demo_mlp_graph.json"),
+             "--params", os.path.join(demo, "demo_mlp.params")])
+    err = one_line_error(p, "graphrt-pack")
+    assert "the graph calls demo_dense_bias_relu, demo_dense_bias_softmax, which the sources do not define" in err, err
+    assert "they define: other" in err, err
+    assert not out.exists()

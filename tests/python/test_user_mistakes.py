@@ -27,3 +27,74 @@ def test_load_module_bare_relative_path(in_mlp_dir):
 def test_load_module_bare_relative_path_elf_loader(in_mlp_dir):
     lib = graphrt.load_module("deploy_lib.so", loader="elf")
     assert lib.type_key == "library"
+
+
+def case_dir(name):
+    from _cases import fixtures_dir
+    d = fixtures_dir()
+    if not d or not os.path.isdir(os.path.join(d, name)):
+        pytest.skip("%s fixture not found (set GRAPHRT_FIXTURES)" % name)
+    return os.path.join(d, name)
+
+
+# ---- item 3 ----
+def test_cuda_model_on_cpu_is_refused_at_create(lib_ok):
+    lib = graphrt.load_module(os.path.join(case_dir("mlp_cuda"), "deploy_factory.so"))
+    with pytest.raises(graphrt.GraphrtError, match=r"wants a CUDA device .*device_index.*graphrt\.cuda\(0\)"):
+        lib["default"](graphrt.cpu(0))
+
+
+# ---- item 4 ----
+def test_run_without_load_params_raises_naming_the_params(mlp):
+    lib = graphrt.load_module(mlp.path("deploy_lib.so"))
+    with open(mlp.path("deploy_graph.json")) as f:
+        gmod = graph_executor.create(f.read(), lib, graphrt.cpu(0))
+    gmod.set_input("data", np.load(mlp.path("input_data.npy")))
+    with pytest.raises(graphrt.GraphrtError, match=r"params not loaded: p0, p1, p2, p3, p4, p5; load them with load_params"):
+        gmod.run()
+    with open(mlp.path("deploy_params.params"), "rb") as f:
+        gmod.load_params(f.read())
+    gmod.run()
+    mlp.check(gmod.get_output(0).numpy(), 0)
+
+
+# ---- item 5 ----
+def test_run_before_inputs_are_set_raises(mlp):
+    gmod = graph_executor.GraphModule(graphrt.load_module(mlp.path("deploy_factory.so"))["default"](graphrt.cpu(0)))
+    with pytest.raises(graphrt.GraphrtError, match=r"inputs not set: data; set them with set_input"):
+        gmod.run()
+
+
+def test_get_output_before_run_raises(mlp):
+    gmod = graph_executor.GraphModule(graphrt.load_module(mlp.path("deploy_factory.so"))["default"](graphrt.cpu(0)))
+    with pytest.raises(graphrt.GraphrtError, match=r"output 0 read before run\(\)"):
+        gmod.get_output(0)
+    gmod.set_input("data", np.load(mlp.path("input_data.npy")))
+    gmod.run()
+    mlp.check(gmod.get_output(0).numpy(), 0)
+
+
+# ---- item 8: zero-copy from Python, graphrt.from_dlpack ----
+def test_set_input_zero_copy_wrapper_and_alignment_rule(mlp):
+    gmod = graph_executor.GraphModule(graphrt.load_module(mlp.path("deploy_factory.so"))["default"](graphrt.cpu(0)))
+    x = graphrt.nd.array(np.load(mlp.path("input_data.npy")))
+    gmod.set_input_zero_copy("data", x)
+    out = graphrt.nd.empty((1, 10), "float32")
+    gmod.set_output_zero_copy(0, out)
+    gmod.run()
+    mlp.check(out.numpy(), 0)
+    with pytest.raises(graphrt.GraphrtTypeError, match="graphrt NDArray"):
+        gmod.set_input_zero_copy("data", np.zeros((1, 1, 28, 28), "float32"))
+    # a view 4 bytes into a buffer breaks the 64-byte alignment rule
+    big = np.zeros(1 + 28 * 28, "float32")
+    shifted = graphrt.from_dlpack(big[1:].reshape(1, 1, 28, 28))
+    with pytest.raises(graphrt.GraphrtError, match="64-byte aligned"):
+        gmod.set_input_zero_copy("data", shifted)
+
+
+def test_from_dlpack_at_top_level(lib_ok):
+    a = np.arange(6, dtype="float32")
+    g = graphrt.from_dlpack(a)
+    assert g.shape == (6,)
+    a[0] = 42
+    assert g.numpy()[0] == 42

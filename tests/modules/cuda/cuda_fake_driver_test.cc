@@ -2,6 +2,7 @@
 // (fake_libcuda.c): contexts, pool, copies, kernel argument packing and
 // CUDA-graph capture, on any machine. Kernels do not execute, so outputs are
 // not checked here (cuda_gpu_test does that on a GPU).
+#include <cstring>
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -66,8 +67,11 @@ TEST(CudaFakeDriver, MlpCudaLaunchesAndCapture) {
   std::string json = read_text(fixture("deploy_graph.json"));
   std::string params = read_text(fixture("deploy_params.params"));
 
+  NDArray data = NDArray::empty({1, 1, 28, 28}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
+  std::memset(data->data, 0, data.nbytes());
   auto plain = GraphExecutor::create(json, lib, {DLDevice{kDLCUDA, 0}});
   plain->load_params(params);
+  plain->set_input("data", data.handle());
   int before = s->launches;
   plain->run();
   int per_run = s->launches - before;
@@ -82,6 +86,7 @@ TEST(CudaFakeDriver, MlpCudaLaunchesAndCapture) {
   options.device_graph = true;
   auto graph = GraphExecutor::create(json, lib, {DLDevice{kDLCUDA, 0}}, options);
   graph->load_params(params);
+  graph->set_input("data", data.handle());
   before = s->launches;
   graph->run();  // plain run, then capture
   EXPECT_EQ(s->launches - before, per_run);
