@@ -1,5 +1,7 @@
 // TVM's C++ runtime API (tvm/runtime/*.h) as deploy code uses it, on graphrt.
 #include <gtest/gtest.h>
+
+#include <cstring>
 #include <tvm/runtime/c_backend_api.h>
 #include <tvm/runtime/data_type.h>
 #include <tvm/runtime/device_api.h>
@@ -155,6 +157,11 @@ TEST(TvmCppApi, ModuleLoadErrorsAndLookups) {
   EXPECT_TRUE(lib.ImplementsFunction("default"));
   ASSERT_FALSE(lib.imports().empty());
   Module gmod = lib.GetFunction("default")(DLDevice{kDLCPU, 0});
+  // Outputs hold results only after a run (graphrt refuses to hand out uninitialised ones).
+  NDArray data = NDArray::Empty({1, 1, 28, 28}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
+  std::memset(data->data, 0, 28 * 28 * sizeof(float));
+  gmod.GetFunction("set_input")("data", data);
+  gmod.GetFunction("run")();
   NDArray out = gmod.GetFunction("get_output")(0);
   EXPECT_EQ(out.Shape(), tvm::runtime::ShapeTuple({1, 10}));
   EXPECT_EQ(out.DataType(), DataType::Float(32));
