@@ -175,18 +175,6 @@ class GraphModule:
 
     set_input_strict = set_input
 
-    def set_input_zero_copy(self, key=None, value=None, **params):
-        """Makes the input use `value`'s memory (no copy); value must be an NDArray on the input's device."""
-        f = self.module["set_input_zero_copy"]
-        if key is not None:
-            f(key, value)
-        for k, v in params.items():
-            f(k, v)
-
-    def set_output_zero_copy(self, key, value):
-        """Makes output `key` (index or name) be written into `value` directly."""
-        self.module["set_output_zero_copy"](key, value)
-
     def run(self, **inputs):
         if inputs:
             self.set_input(**inputs)

@@ -54,10 +54,10 @@ class GraphModule(_strict.GraphModule):
 
     def set_input_zero_copy(self, key=None, value=None, **params):
         if key is not None:
-            self.module["set_input_zero_copy"](key, value)
+            _strict.GraphModule.set_input_zero_copy(self, key, value)
         for k, v in params.items():
             if self._get_input(k) is not None:  # TVM skips unknown names here too
-                self.module["set_input_zero_copy"](k, v)
+                _strict.GraphModule.set_input_zero_copy(self, k, v)
 
     def run(self, **input_dict):
         if input_dict:
