@@ -554,6 +554,8 @@ void GraphExecutor::execute_node(int node, bool from_start) {
     if (id >= first && id <= node) op.invoke();
   }
   impl_->last_executed_node = node;
+  // Executing through the last node leaves every output computed, as run() does.
+  if (node == num_nodes() - 1) impl_->ran = true;
 }
 
 NDArray GraphExecutor::node_output(int node, int index) const {
