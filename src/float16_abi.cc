@@ -53,27 +53,14 @@ asm(R"(
   graphrt_abi_\name:
   .endm
 
-  # float or double in %xmm0 -> half/bfloat16 in %ax and %xmm0.
-  .macro GRAPHRT_NARROW name, impl
+  # float or double in %xmm0 (or, with x87=1, a long double on the stack,
+  # passed to the impl by address) -> half/bfloat16 in %ax and %xmm0.
+  .macro GRAPHRT_NARROW name, impl, x87=0
     GRAPHRT_ENTRY \name
     .cfi_startproc
-    subq $8, %rsp
-    .cfi_adjust_cfa_offset 8
-    call \impl@PLT
-    addq $8, %rsp
-    .cfi_adjust_cfa_offset -8
-    movzwl %ax, %eax
-    movd %eax, %xmm0
-    ret
-    .cfi_endproc
-    .size \name, . - \name
-  .endm
-
-  # long double on the stack -> half/bfloat16 in %ax and %xmm0.
-  .macro GRAPHRT_NARROW_X87 name, impl
-    GRAPHRT_ENTRY \name
-    .cfi_startproc
+    .if \x87
     leaq 8(%rsp), %rdi
+    .endif
     subq $8, %rsp
     .cfi_adjust_cfa_offset 8
     call \impl@PLT
@@ -111,13 +98,13 @@ asm(R"(
   GRAPHRT_NARROW __gnu_f2h_ieee, graphrt_f16_from_f32
   GRAPHRT_NARROW __truncsfhf2, graphrt_f16_from_f32
   GRAPHRT_NARROW __truncdfhf2, graphrt_f16_from_f64
-  GRAPHRT_NARROW_X87 __truncxfhf2, graphrt_f16_from_x87
+  GRAPHRT_NARROW __truncxfhf2, graphrt_f16_from_x87, 1
   GRAPHRT_WIDEN __extendhfsf2, graphrt_f32_from_f16
   GRAPHRT_WIDEN __extendhfdf2, graphrt_f64_from_f16
   GRAPHRT_WIDEN __extendhfxf2, graphrt_x87_from_f16
   GRAPHRT_NARROW __truncsfbf2, graphrt_bf16_from_f32
   GRAPHRT_NARROW __truncdfbf2, graphrt_bf16_from_f64
-  GRAPHRT_NARROW_X87 __truncxfbf2, graphrt_bf16_from_x87
+  GRAPHRT_NARROW __truncxfbf2, graphrt_bf16_from_x87, 1
   GRAPHRT_WIDEN __extendbfsf2, graphrt_f32_from_bf16
 )");
 
