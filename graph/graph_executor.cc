@@ -451,6 +451,7 @@ NDArray GraphExecutor::node_output(int node, int index) const {
 
 std::vector<double> GraphExecutor::time_node(int node, const TimingOptions& options) {
   check_node(impl_->graph, node);
+  check_timing_options(options);
   for (OpCall& op : impl_->ops) {
     if (static_cast<int>(op.node_id()) != node) continue;
     DLDevice device = impl_->devices[0];
@@ -458,10 +459,11 @@ std::vector<double> GraphExecutor::time_node(int node, const TimingOptions& opti
       if (d.device_type != kDLCPU) device = d;
     return time_repeats([&op] { op.invoke(); }, device, options);
   }
-  return std::vector<double>(options.repeat > 0 ? options.repeat : 0, 0.0);
+  return std::vector<double>(static_cast<size_t>(options.repeat), 0.0);
 }
 
 std::vector<std::vector<double>> GraphExecutor::time_nodes(const TimingOptions& options) {
+  check_timing_options(options);
   impl_->run_ops();
   std::vector<std::vector<double>> seconds;
   for (int i = 0; i < num_nodes(); ++i) seconds.push_back(time_node(i, options));

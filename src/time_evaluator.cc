@@ -19,12 +19,16 @@ void sync(DLDevice device) {
   if (device.device_type != kDLCPU) device_api(device)->synchronize(device, nullptr);
 }
 
-void check_options(const TimingOptions& o) {
+}  // namespace
+
+void check_timing_options(const TimingOptions& o) {
   if (o.number < 1 || o.repeat < 1) throw Error("time evaluator: number and repeat must be >= 1");
   if (o.min_repeat_ms < 0 || o.cooldown_interval_ms < 0 || o.cache_flush_bytes < 0)
     throw Error("time evaluator: min_repeat_ms, cooldown_interval_ms and cache_flush_bytes must be >= 0");
   if (o.repeats_to_cooldown < 1) throw Error("time evaluator: repeats_to_cooldown must be >= 1");
 }
+
+namespace {
 
 // Two host buffers copied into each other: touching them evicts the caches
 // that the timed code would otherwise find warm.
@@ -44,7 +48,7 @@ class CacheFlusher {
 std::vector<double> time_repeats(const std::function<void()>& body, DLDevice device, const TimingOptions& options,
                                  const std::function<void()>& before_repeat) {
   using clock = std::chrono::steady_clock;
-  check_options(options);
+  check_timing_options(options);
   CacheFlusher flusher(options.cache_flush_bytes);
   body();  // warm-up: lazy loading and first-touch allocation stay out of the figures
   sync(device);
@@ -102,7 +106,7 @@ void make_time_evaluator(const TVMArgs& args, RetValue* ret) {
   options.repeats_to_cooldown = static_cast<int>(args.as_int(9));
   options.cache_flush_bytes = args.size() > 10 ? args.as_int(10) : 0;
   std::string preproc_name = args.size() > 11 ? args.as_string(11) : "";
-  check_options(options);
+  check_timing_options(options);
   PackedFunc preproc;
   if (!preproc_name.empty()) {
     preproc = registry_get(preproc_name);

@@ -20,6 +20,9 @@ struct TimingOptions {
   int64_t cache_flush_bytes = 0;         // bytes copied before each repeat to evict caches
 };
 
+// Throws an Error naming the first bad field.
+void check_timing_options(const TimingOptions& options);
+
 // Seconds per call of `body`, one value per repeat, after one untimed warm-up
 // call. `device` is synchronised around each timed batch. `before_repeat`
 // (may be empty) runs untimed before every repeat.
