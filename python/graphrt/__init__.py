@@ -30,6 +30,23 @@ TVMError = GraphrtError  # for code written against tvm
 PackedFunc = Function
 
 
+def install_as_tvm():
+    """Makes `import tvm` (and `from tvm.contrib import graph_executor`, `tvm.runtime.ndarray`, ...)
+    give graphrt's modules in this process, so TVM deploy code runs with no line changed after
+    this call. Raises if a real TVM is already imported."""
+    import importlib
+    import sys
+    current = sys.modules.get("tvm")
+    if current is not None and current is not sys.modules[__name__]:
+        raise GraphrtError("a module named 'tvm' is already imported (%s); install_as_tvm would shadow it"
+                           % getattr(current, "__file__", "?"))
+    for sub in ("contrib.graph_executor", "contrib.debugger.debug_executor", "contrib.debugger.debug_result"):
+        importlib.import_module(__name__ + "." + sub)
+    for name, mod in list(sys.modules.items()):
+        if name == __name__ or name.startswith(__name__ + "."):
+            sys.modules["tvm" + name[len(__name__):]] = mod
+
+
 def version():
     """graphrt's version string (from the loaded library)."""
     from . import _lib
@@ -55,4 +72,4 @@ __all__ = ["GraphrtError", "GraphrtTypeError", "FunctionNotFoundError", "Device"
            "Module", "Function", "NDArray", "nd", "load_module", "load_module_from_memory", "get_global_func",
            "list_global_func_names", "graph_executor", "save_param_dict", "load_param_dict", "version",
            "set_num_threads", "get_num_threads", "find_library", "library_path", "runtime", "contrib", "TVMError",
-           "PackedFunc", "BenchmarkResult"]
+           "PackedFunc", "BenchmarkResult", "install_as_tvm"]

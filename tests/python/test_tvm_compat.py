@@ -320,3 +320,40 @@ def test_debug_executor_default_dump_root(mlp):
         assert os.path.isfile(os.path.join(m._dump_root, "_tvmdbg_device_CPU_0", "_tvmdbg_graph_dump.json"))
     finally:
         m.exit()
+
+
+def test_install_as_tvm_runs_tvm_code_unchanged(mlp, tmp_path):
+    # In a fresh interpreter: after graphrt.install_as_tvm(), TVM's own import lines work.
+    import subprocess
+    import sys
+    script = tmp_path / "deploy.py"
+    script.write_text("""
+import sys
+import numpy as np
+import graphrt
+graphrt.install_as_tvm()
+import tvm
+import tvm.runtime.ndarray
+from tvm.contrib import graph_executor
+from tvm.contrib.debugger import debug_executor
+
+dev = tvm.device("llvm -mcpu=core-avx2", 0)
+lib = tvm.runtime.load_module(sys.argv[1] + "/deploy_factory.so")
+module = graph_executor.GraphModule(lib["default"](dev))
+module.run(data=tvm.nd.array(np.load(sys.argv[1] + "/input_data.npy")))
+assert np.array_equal(module.get_output(0).numpy(), np.load(sys.argv[1] + "/output_0.npy"))
+assert tvm is graphrt and debug_executor.create is graphrt.contrib.debugger.debug_executor.create
+print("deployed")
+""")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, str(script), mlp.dir], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "deployed", done.stderr
+
+
+def test_install_as_tvm_refuses_to_shadow_a_real_tvm(lib_ok, monkeypatch):
+    import sys
+    import types
+    monkeypatch.setitem(sys.modules, "tvm", types.ModuleType("tvm"))
+    with pytest.raises(tvm.TVMError, match="already imported"):
+        tvm.install_as_tvm()
