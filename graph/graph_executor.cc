@@ -44,6 +44,7 @@ struct GraphExecutor::Impl {
   std::vector<bool> input_set;  // per arg node: set_input, zero-copy or a param has filled it
   size_t inputs_unset = 0;
   bool ran = false;             // outputs hold a run's results
+  int last_executed_node = -1;
 
   ~Impl() {
     if (device_graph) device_api(graph_device)->capture_free(graph_device, device_graph);
@@ -528,6 +529,61 @@ ProfileReport GraphExecutor::profile(int runs, int warmup) {
     impl_->ran = true;
   }
   return report;
+}
+
+int GraphExecutor::num_nodes() const { return static_cast<int>(impl_->graph.nodes.size()); }
+
+int GraphExecutor::node_index(const std::string& name) const {
+  for (size_t i = 0; i < impl_->graph.nodes.size(); ++i)
+    if (impl_->graph.nodes[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+static void check_node(const GraphDef& graph, int node) {
+  if (node < 0 || static_cast<size_t>(node) >= graph.nodes.size())
+    throw Error("node index " + std::to_string(node) + " is out of range (the graph has " +
+                std::to_string(graph.nodes.size()) + " nodes)");
+}
+
+void GraphExecutor::execute_node(int node, bool from_start) {
+  check_node(impl_->graph, node);
+  int first = !from_start && node > impl_->last_executed_node ? impl_->last_executed_node + 1 : 0;
+  for (OpCall& op : impl_->ops) {
+    int id = static_cast<int>(op.node_id());
+    if (id >= first && id <= node) op.invoke();
+  }
+  impl_->last_executed_node = node;
+}
+
+NDArray GraphExecutor::node_output(int node, int index) const {
+  check_node(impl_->graph, node);
+  const GraphNode& n = impl_->graph.nodes[node];
+  if (index < 0 || static_cast<uint32_t>(index) >= n.num_outputs)
+    throw Error("node " + std::to_string(node) + " ('" + n.name + "') has " + std::to_string(n.num_outputs) +
+                " outputs, not " + std::to_string(index + 1))
+        .with("node", n.name);
+  return impl_->entries[impl_->graph.entry_id(node, index)];
+}
+
+std::vector<double> GraphExecutor::time_node(int node, const TimingOptions& options) {
+  check_node(impl_->graph, node);
+  check_timing_options(options);
+  for (OpCall& op : impl_->ops) {
+    if (static_cast<int>(op.node_id()) != node) continue;
+    DLDevice device = impl_->devices[0];
+    for (const DLDevice& d : impl_->devices)
+      if (d.device_type != kDLCPU) device = d;
+    return time_repeats([&op] { op.invoke(); }, device, options);
+  }
+  return std::vector<double>(static_cast<size_t>(options.repeat), 0.0);
+}
+
+std::vector<std::vector<double>> GraphExecutor::time_nodes(const TimingOptions& options) {
+  check_timing_options(options);
+  impl_->run_ops();
+  std::vector<std::vector<double>> seconds;
+  for (int i = 0; i < num_nodes(); ++i) seconds.push_back(time_node(i, options));
+  return seconds;
 }
 
 MemoryReport GraphExecutor::memory_report() const {

@@ -46,6 +46,14 @@ class GraphExecutorFactoryNode : public ModuleNode {
         ret->set_module(make_graph_executor_module(create(devices_from_args(args, 2), options)));
       }, name);
     }
+    if (name == "debug_create") {  // TVM: (module_name, dev0, ...); the executor module has the debug functions
+      return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
+        std::string wanted = args.as_string(0);
+        if (wanted != contents_.module_name)
+          throw Error("debug_create: this factory holds module '" + contents_.module_name + "', not '" + wanted + "'");
+        ret->set_module(make_graph_executor_module(create(devices_from_args(args, 1), GraphExecutorOptions())));
+      }, name);
+    }
     if (name == "get_graph_json") {
       return make_function([this, keep](const TVMArgs&, RetValue* ret) { ret->set_string(contents_.graph_json); }, name);
     }
@@ -66,7 +74,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
   }
 
   std::vector<std::string> function_names() const override {
-    return {contents_.module_name, "create_with_options", "get_graph_json", "get_params_bytes", "remove_params"};
+    return {contents_.module_name, "create_with_options", "debug_create", "get_graph_json", "get_params_bytes", "remove_params"};
   }
 
  private:

@@ -30,6 +30,36 @@ int output_index_arg(GraphExecutor& ex, const TVMArgs& args, int i) {
   return index;
 }
 
+// (number, repeat, min_repeat_ms, limit_zero_time_iterations,
+// cooldown_interval_ms, repeats_to_cooldown) from args[first...], as TVM's
+// run_individual passes them; missing trailing ones keep TVM's defaults.
+TimingOptions timing_args(const TVMArgs& a, int first) {
+  TimingOptions o;
+  int* fields[] = {&o.number, &o.repeat, &o.min_repeat_ms, &o.limit_zero_time_iterations, &o.cooldown_interval_ms,
+                   &o.repeats_to_cooldown};
+  for (int i = 0; i < 6 && first + i < a.size(); ++i) *fields[i] = static_cast<int>(a.as_int(first + i));
+  return o;
+}
+
+int node_arg(GraphExecutor& ex, const TVMArgs& a, int i) {
+  if (a.code(i) != kTVMStr) return static_cast<int>(a.as_int(i));
+  std::string name = a.as_string(i);
+  int index = ex.node_index(name);
+  if (index < 0) throw Error("no graph node named '" + name + "'").with("node", name);
+  return index;
+}
+
+// run_from_inputs(device_type, device_id, name0, value0, ...): sets the inputs,
+// runs, and copies every output to the device (TVM's end-to-end benchmark body).
+void run_from_inputs(GraphExecutor& ex, const TVMArgs& a) {
+  if (a.size() < 2 || a.size() % 2 != 0)
+    throw Error("run_from_inputs takes device_type, device_id, then (name, array) pairs");
+  DLDevice device{static_cast<DLDeviceType>(a.as_int(0)), static_cast<int32_t>(a.as_int(1))};
+  for (int i = 2; i < a.size(); i += 2) ex.set_input(a.as_string(i), a.as_tensor(i + 1));
+  ex.run();
+  for (int i = 0; i < ex.num_outputs(); ++i) ex.get_output(i).copy_to_device(device);
+}
+
 const std::map<std::string, Method>& methods() {
   static const std::map<std::string, Method> table = {
       {"set_input", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {
@@ -104,6 +134,35 @@ const std::map<std::string, Method>& methods() {
          out << report.chrome_trace();
          r->set_string(report.table());
        }},
+      // TVM's debug executor interface (tvm.graph_executor_debug.create gives this module too).
+      {"execute_node", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) { ex.execute_node(node_arg(ex, a, 0)); }},
+      {"get_node_output", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         r->set_ndarray(ex.node_output(node_arg(ex, a, 0), static_cast<int>(a.as_int(1))).copy_to_device({kDLCPU, 0}));
+       }},
+      // debug_get_output(node[, out]): runs the graph up to `node` and gives its first output.
+      {"debug_get_output", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         int node = node_arg(ex, a, 0);
+         ex.execute_node(node, true);
+         NDArray value = ex.node_output(node, 0);
+         if (a.size() > 1) {
+           copy_tensor(value.handle(), a.as_tensor(1));
+         } else {
+           r->set_ndarray(value.copy_to_device({kDLCPU, 0}));
+         }
+       }},
+      // run_individual(number, repeat, ...) -> int64 node count, then `repeat`
+      // doubles (seconds per call) per node.
+      {"run_individual", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         std::vector<std::vector<double>> per_node = ex.time_nodes(timing_args(a, 0));
+         int64_t count = static_cast<int64_t>(per_node.size());
+         std::string blob(reinterpret_cast<const char*>(&count), sizeof(count));
+         for (const auto& seconds : per_node) blob += pack_doubles(seconds);
+         r->set_bytes(blob);
+       }},
+      {"run_individual_node", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
+         r->set_bytes(pack_doubles(ex.time_node(node_arg(ex, a, 0), timing_args(a, 1))));
+       }},
+      {"run_from_inputs", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) { run_from_inputs(ex, a); }},
       {"memory_report", [](GraphExecutor& ex, const TVMArgs&, RetValue* r) {
          MemoryReport m = ex.memory_report();
          r->set_string("{\"tvm_plan_bytes\":" + std::to_string(m.tvm_plan_bytes) + ",\"liveness_plan_bytes\":" +

@@ -14,6 +14,7 @@ class OpCall {
   static OpCall make(uint32_t node_id, std::string node_name, std::string function_name, PackedFunc fn,
                      std::vector<DLTensor*> args);
   void invoke();
+  uint32_t node_id() const { return node_id_; }
   const std::string& node_name() const { return node_name_; }
   const std::string& function_name() const { return function_name_; }
 

@@ -39,6 +39,8 @@ void create_with_options(const TVMArgs& args, RetValue* ret) {
 void register_graph_executor() {
   register_graph_executor_factory();
   registry_set("tvm.graph_executor.create", make_function(create_from_registry, "tvm.graph_executor.create"));
+  // graphrt's executor module carries the debug functions itself.
+  registry_set("tvm.graph_executor_debug.create", make_function(create_from_registry, "tvm.graph_executor_debug.create"));
   registry_set("graphrt.graph_executor.create_with_options",
                make_function(create_with_options, "graphrt.graph_executor.create_with_options"));
 }

@@ -11,7 +11,7 @@ setup(
     name="graphrt",
     version="0.1.0",
     description="ctypes bindings for graphrt, a runtime for Apache TVM-exported models",
-    packages=["graphrt"],
+    packages=["graphrt", "graphrt.runtime", "graphrt.contrib", "graphrt.contrib.debugger"],
     python_requires=">=3.8",
     install_requires=[],
     extras_require={"numpy": ["numpy>=1.22"]},

@@ -227,14 +227,20 @@ GRAPHRT_C_EXPORT void TVMDLManagedTensorCallDeleter(DLManagedTensor* dltensor) {
   if (dltensor && dltensor->deleter) dltensor->deleter(dltensor);
 }
 
-GRAPHRT_C_EXPORT int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
-                                        int dtype_bits, int dtype_lanes, TVMArrayHandle* out) {
+GRAPHRT_C_EXPORT int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
+                                           int dtype_bits, int dtype_lanes, uint64_t byte_offset, TVMArrayHandle* out) {
   return c_api_guard([&] {
+    if (ndim < 0 || (ndim > 0 && !shape)) throw Error("graphrt_array_view: bad shape");
     std::vector<int64_t> dims(shape, shape + ndim);
     DLDataType dtype{static_cast<uint8_t>(dtype_code), static_cast<uint8_t>(dtype_bits),
                      static_cast<uint16_t>(dtype_lanes)};
-    *out = NDArray::borrow_handle(as_array(handle)).view(dims, dtype).release();
+    *out = NDArray::borrow_handle(as_array(handle)).view(dims, dtype, byte_offset).release();
   });
+}
+
+GRAPHRT_C_EXPORT int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
+                                        int dtype_bits, int dtype_lanes, TVMArrayHandle* out) {
+  return graphrt_array_view_at(handle, shape, ndim, dtype_code, dtype_bits, dtype_lanes, 0, out);
 }
 
 GRAPHRT_C_EXPORT int TVMDeviceAllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment, DLDataType,

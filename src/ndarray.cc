@@ -53,7 +53,7 @@ NDArray NDArray::empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDe
 
 NDArray NDArray::view(const std::vector<int64_t>& shape, DLDataType dtype, uint64_t byte_offset) const {
   size_t need = dtype_bytes(dtype, shape_numel(shape.data(), static_cast<int>(shape.size())));
-  if (byte_offset + need > nbytes())
+  if (byte_offset > nbytes() || need > nbytes() - byte_offset)
     throw Error("view of " + std::to_string(need) + " bytes at offset " + std::to_string(byte_offset) +
                 " does not fit in an array of " + std::to_string(nbytes()) + " bytes");
   NDArray v(new_node(shape, dtype, device()));

@@ -11,6 +11,7 @@
 namespace graphrt {
 
 void register_const_loader();
+void register_time_evaluator();
 
 namespace {
 void register_core_functions() {
@@ -33,6 +34,7 @@ void runtime_init() {
     register_device_api(kDLCPU, std::make_shared<CpuDeviceAPI>());
     register_core_functions();
     register_const_loader();
+    register_time_evaluator();
     register_graph_executor();
     register_builtin_modules();
   });

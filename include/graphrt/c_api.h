@@ -33,6 +33,9 @@ int graphrt_load_plugin(const char* path);
 /* A view of `handle` with another shape/dtype sharing its memory (new reference). */
 int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
                        int dtype_lanes, TVMArrayHandle* out);
+/* The same, starting `byte_offset` bytes into `handle`'s data (TVM's _create_view). */
+int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
+                          int dtype_lanes, uint64_t byte_offset, TVMArrayHandle* out);
 
 /* ---- devices and streams ---- */
 /* *available = 1 when usable; otherwise *reason says why (thread-local). */

@@ -8,6 +8,7 @@
 
 #include "graphrt/module.h"
 #include "graphrt/ndarray.h"
+#include "graphrt/time_evaluator.h"
 
 namespace graphrt {
 
@@ -107,6 +108,20 @@ class GraphExecutor {
   // Runs `warmup` times unrecorded (first-run costs: lazy loads, caches), then `runs` times
   // timing every node.
   ProfileReport profile(int runs = 1, int warmup = 1);
+
+  // Node-level access for debugging (TVM's debug executor). Node indices are
+  // the graph JSON's; nodes without a kernel (params, __nop) do nothing.
+  int num_nodes() const;
+  int node_index(const std::string& name) const;  // first node of that name; -1 when absent
+  // Runs the nodes after the last one executed up to `node`; from the first
+  // node when `node` is not after it or when `from_start`.
+  void execute_node(int node, bool from_start = false);
+  NDArray node_output(int node, int index) const;  // the executor's own tensor
+  // Seconds per call of one node's kernel, one value per repeat (zeros for a
+  // node without a kernel). time_nodes does a full run first so every node
+  // sees real inputs.
+  std::vector<double> time_node(int node, const TimingOptions& options);
+  std::vector<std::vector<double>> time_nodes(const TimingOptions& options);
 
   MemoryReport memory_report() const;
   const GraphDef& graph() const;

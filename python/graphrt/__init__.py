@@ -1,6 +1,8 @@
 """graphrt: run Apache TVM-exported models (graph executor flow) without TVM.
 
-A pure-Python (ctypes) binding of libgraphrt with an API close to tvm.runtime:
+A pure-Python (ctypes) binding of libgraphrt. TVM deploy code runs with `import graphrt as tvm`
+(tvm.runtime, tvm.nd, tvm.device, tvm.contrib.graph_executor, tvm.contrib.debugger); graphrt's
+own names:
 
     import graphrt
     from graphrt import graph_executor
@@ -11,18 +13,38 @@ A pure-Python (ctypes) binding of libgraphrt with an API close to tvm.runtime:
     y = gmod.get_output(0).numpy()
 """
 from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, find_library, library_path
-from .device import Device, cpu, cuda, gpu, device
+from .device import Device, cpu, cuda, gpu, device, opencl, cl, vulkan, metal, mtl, vpi, rocm, ext_dev
 from .module import (Module, Function, Object, load_module, load_module_from_memory, get_global_func,
-                     list_global_func_names, load_plugin)
+                     list_global_func_names, load_plugin, BenchmarkResult)
 from .ndarray import NDArray, from_dlpack
 from . import ndarray as nd
 from . import graph_executor
 from . import vm
+from . import runtime
+from . import contrib
 from .params import save_param_dict, load_param_dict, save_param_dict_to_file, load_param_dict_from_file
 
 __version__ = "0.1.0"
 
 TVMError = GraphrtError  # for code written against tvm
+PackedFunc = Function
+
+
+def install_as_tvm():
+    """Makes `import tvm` (and `from tvm.contrib import graph_executor`, `tvm.runtime.ndarray`, ...)
+    give graphrt's modules in this process, so TVM deploy code runs with no line changed after
+    this call. Raises if a real TVM is already imported."""
+    import importlib
+    import sys
+    current = sys.modules.get("tvm")
+    if current is not None and current is not sys.modules[__name__]:
+        raise GraphrtError("a module named 'tvm' is already imported (%s); install_as_tvm would shadow it"
+                           % getattr(current, "__file__", "?"))
+    for sub in ("contrib.graph_executor", "contrib.debugger.debug_executor", "contrib.debugger.debug_result"):
+        importlib.import_module(__name__ + "." + sub)
+    for name, mod in list(sys.modules.items()):
+        if name == __name__ or name.startswith(__name__ + "."):
+            sys.modules["tvm" + name[len(__name__):]] = mod
 
 
 def version():
@@ -49,4 +71,5 @@ def get_num_threads():
 __all__ = ["GraphrtError", "GraphrtTypeError", "FunctionNotFoundError", "Device", "cpu", "cuda", "gpu", "device",
            "Module", "Function", "NDArray", "nd", "from_dlpack", "load_module", "load_module_from_memory", "get_global_func",
            "list_global_func_names", "graph_executor", "save_param_dict", "load_param_dict", "version",
-           "set_num_threads", "get_num_threads", "find_library", "library_path"]
+           "set_num_threads", "get_num_threads", "find_library", "library_path", "runtime", "contrib", "TVMError",
+           "PackedFunc", "BenchmarkResult", "install_as_tvm"]

@@ -4,10 +4,15 @@ import ctypes
 from . import _lib
 from ._lib import GraphrtError, GraphrtTypeError
 
-_TYPE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm", 12: "ext_dev",
-               13: "cuda_managed"}
-_NAME_TYPES = {"cpu": 1, "llvm": 1, "c": 1, "cuda": 2, "gpu": 2, "nvptx": 2, "cuda_host": 3, "opencl": 4, "vulkan": 7,
-               "metal": 8, "rocm": 10, "ext_dev": 12, "cuda_managed": 13}
+_TYPE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi", 10: "rocm",
+               11: "rocm_host", 12: "ext_dev", 13: "cuda_managed", 14: "oneapi", 15: "webgpu", 16: "hexagon",
+               32: "aocl", 33: "sdaccel"}
+# Device names and the target kinds TVM maps to them (TVM's Device.STR2MASK), so that
+# device(str(target)) picks the device a target's code runs on.
+_NAME_TYPES = {"cpu": 1, "llvm": 1, "c": 1, "stackvm": 1, "test": 1, "hybrid": 1, "composite": 1,
+               "cuda": 2, "gpu": 2, "nvptx": 2, "cuda_host": 3, "cl": 4, "opencl": 4, "sdaccel": 4, "vulkan": 7,
+               "metal": 8, "mtl": 8, "vpi": 9, "rocm": 10, "rocm_host": 11, "ext_dev": 12, "cuda_managed": 13,
+               "oneapi": 14, "webgpu": 15, "hexagon": 16, "aocl": 32, "aocl_sw_emu": 32}
 
 
 class Device:
@@ -15,6 +20,15 @@ class Device:
 
     kDLCPU = 1
     kDLCUDA = 2
+    kDLCUDAHost = 3
+    kDLOpenCL = 4
+    kDLVulkan = 7
+    kDLMetal = 8
+    kDLROCM = 10
+    kDLExtDev = 12
+    kDLCUDAManaged = 13
+    MASK2STR = dict(_TYPE_NAMES)
+    STR2MASK = dict(_NAME_TYPES)
 
     __slots__ = ("device_type", "device_id")
 
@@ -82,16 +96,41 @@ def cuda(dev_id=0):
 gpu = cuda
 
 
+def _device_kind(type_code, doc_name):
+    def make(dev_id=0):
+        return Device(type_code, dev_id)
+    make.__name__ = doc_name
+    make.__doc__ = "Device(%d, dev_id): a %s device (TVM's name; graphrt runs cpu and cuda)." % (type_code, doc_name)
+    return make
+
+
+opencl = cl = _device_kind(4, "opencl")
+vulkan = _device_kind(7, "vulkan")
+metal = mtl = _device_kind(8, "metal")
+vpi = _device_kind(9, "vpi")
+rocm = _device_kind(10, "rocm")
+ext_dev = _device_kind(12, "ext_dev")
+hexagon = _device_kind(16, "hexagon")
+webgpu = _device_kind(15, "webgpu")
+
+
 def device(spec, dev_id=None):
-    """graphrt.device("cuda:1"), device("cpu"), device("cuda", 1), device(Device)."""
+    """graphrt.device("cuda:1"), device("cpu"), device("cuda", 1), device(Device), and as TVM's
+    tvm.device, a target string: its first word picks the device ("llvm -mcpu=core-avx2" -> cpu(0))."""
     if isinstance(spec, Device):
         return spec
-    if isinstance(spec, str) and ":" in spec and dev_id is None:
-        name, _, idx = spec.partition(":")
-        try:
-            dev_id = int(idx)
-        except ValueError:
-            raise GraphrtError("bad device '%s' (use e.g. cpu, cuda, cuda:1)" % spec) from None
+    if dev_id is not None and (not isinstance(dev_id, int) or isinstance(dev_id, bool)):
+        raise GraphrtTypeError("device id must be an int, got %r" % (dev_id,))
+    if isinstance(spec, str):
+        words = spec.split()
+        if not words:
+            raise GraphrtError("empty device string")
+        name = words[0]
+        if ":" in name:
+            name, _, idx = name.partition(":")
+            if not idx.isdigit():
+                raise GraphrtError("bad device '%s' (use e.g. cpu, cuda, cuda:1)" % spec)
+            dev_id = int(idx)  # overrides dev_id, as in TVM
         spec = name
     return Device(spec, 0 if dev_id is None else dev_id)
 

@@ -1,10 +1,9 @@
 """graphrt.graph_executor: TVM's GraphModule API over graphrt's "GraphExecutor" module."""
 import json
-import time
 
 from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError
 from .device import Device, to_device
-from .module import Module, get_global_func
+from .module import Module, get_global_func, BenchmarkResult
 from .ndarray import NDArray
 from . import ndarray as nd
 
@@ -78,28 +77,22 @@ def from_factory(lib, device, memory_plan=None, device_graph=False, module_name=
     return GraphModule(mod, devices=devs)
 
 
-class BenchmarkResult:
-    """Timing of repeated runs, in seconds per run (like tvm.runtime.BenchmarkResult)."""
+class InputInfo(tuple):
+    """get_input_info()'s result: the pair (shape_dict, dtype_dict) as TVM returns it, that also
+    answers info["shape"] / info["dtype"] as graphrt's earlier dict did."""
 
-    def __init__(self, results):
-        self.results = list(results)
-        r = sorted(self.results)
-        n = len(r)
-        self.mean = sum(r) / n if n else 0.0
-        self.median = (r[n // 2] if n % 2 else (r[n // 2 - 1] + r[n // 2]) / 2) if n else 0.0
-        self.min = r[0] if n else 0.0
-        self.max = r[-1] if n else 0.0
-        self.std = (sum((x - self.mean) ** 2 for x in r) / n) ** 0.5 if n else 0.0
+    def __new__(cls, shapes, dtypes):
+        return super().__new__(cls, (shapes, dtypes))
 
-    def __repr__(self):
-        return "BenchmarkResult(min=%g, mean=%g, median=%g, max=%g, std=%g, results=%s)" % (
-            self.min, self.mean, self.median, self.max, self.std, self.results)
+    def __getitem__(self, key):
+        if key == "shape":
+            return tuple.__getitem__(self, 0)
+        if key == "dtype":
+            return tuple.__getitem__(self, 1)
+        return tuple.__getitem__(self, key)
 
-    def __str__(self):
-        return ("Execution time summary:\n"
-                " mean (ms)   median (ms)    max (ms)     min (ms)     std (ms)  \n"
-                "  {:^10.4f}   {:^10.4f}   {:^10.4f}   {:^10.4f}   {:^10.4f}  ".format(
-                    self.mean * 1000, self.median * 1000, self.max * 1000, self.min * 1000, self.std * 1000))
+    def keys(self):
+        return ["shape", "dtype"]
 
 
 class GraphModule:
@@ -169,7 +162,8 @@ class GraphModule:
         self._set_input(key, value)
 
     def set_input(self, key=None, value=None, **params):
-        """Sets one input (key = name or index) and/or several by keyword."""
+        """Sets one input (key = name or index) and/or several by keyword. Strict: a key that is no
+        graph input raises (tvm.contrib.graph_executor's GraphModule skips such keys instead)."""
         if key is not None:
             if value is None:
                 raise GraphrtError("set_input('%s'): no value given" % (key,))
@@ -178,6 +172,20 @@ class GraphModule:
             # Largest first, as TVM does.
             for k in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k]))) if np is not None else 0):
                 self._set_one(k, params[k])
+
+    set_input_strict = set_input
+
+    def set_input_zero_copy(self, key=None, value=None, **params):
+        """Makes the input use `value`'s memory (no copy); value must be an NDArray on the input's device."""
+        f = self.module["set_input_zero_copy"]
+        if key is not None:
+            f(key, value)
+        for k, v in params.items():
+            f(k, v)
+
+    def set_output_zero_copy(self, key, value):
+        """Makes output `key` (index or name) be written into `value` directly."""
+        self.module["set_output_zero_copy"](key, value)
 
     def run(self, **inputs):
         if inputs:
@@ -217,9 +225,10 @@ class GraphModule:
         return self.module["get_input_name"](index)
 
     def get_input_info(self):
-        """{"shape": {name: tuple}, "dtype": {name: str}} of the inputs to set (params excluded)."""
+        """(shape_dict, dtype_dict) of the inputs to set (params excluded), as TVM; the result also
+        answers ["shape"] and ["dtype"]."""
         info = json.loads(self.module["get_input_info_json"]())
-        return {"shape": {k: tuple(v) for k, v in info["shape"].items()}, "dtype": dict(info["dtype"])}
+        return InputInfo({k: tuple(v) for k, v in info["shape"].items()}, dict(info["dtype"]))
 
     # ---- outputs ----
     def get_output(self, index, out=None):
@@ -253,45 +262,36 @@ class GraphModule:
         self._share_params(other, bytes(params_bytes))
 
     # ---- timing / reports ----
-    def _sync(self):
-        devs = self._devices
-        if devs is None:
-            try:
-                devs = [self._get_output(0).device] if self.get_num_outputs() else []
-            except GraphrtError:
-                devs = []
-        for d in devs:
-            if d.device_type != Device.kDLCPU:
-                d.sync()
+    def _default_device(self):
+        if self._devices:
+            return self._devices[0]
+        try:
+            return self._get_output(0).device if self.get_num_outputs() else Device(Device.kDLCPU, 0)
+        except GraphrtError:
+            return Device(Device.kDLCPU, 0)
 
-    def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=None, end_to_end=False,
+    def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=None,
+                  limit_zero_time_iterations=100, end_to_end=False, cooldown_interval_ms=0, repeats_to_cooldown=1,
                   **kwargs):
-        """Times `number` runs per repeat, `repeat` times; returns a BenchmarkResult in seconds per run.
-        One warm-up run happens first."""
+        """TVM's GraphModule.benchmark: a BenchmarkResult of `repeat` values in seconds per run, each
+        the mean of `number` runs (grown until a repeat lasts min_repeat_ms) after one warm-up run.
+        end_to_end: each timed run also copies the keyword inputs in and every output to `device`
+        (the inputs given as keywords stay on the host). device defaults to the executor's."""
+        device = self._default_device() if device is None else to_device(device)
+        min_repeat_ms = 0 if min_repeat_ms is None else min_repeat_ms
+        if end_to_end:
+            args = []
+            for k, v in kwargs.items():
+                args.extend([k, v if isinstance(v, NDArray) else nd.array(v)])
+            return self.module.time_evaluator(
+                "run_from_inputs", device, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms,
+                limit_zero_time_iterations=limit_zero_time_iterations)(device.device_type, device.device_id, *args)
         if kwargs:
             self.set_input(**kwargs)
-        if func_name != "run":
-            raise GraphrtError("benchmark only times 'run'")
-        if repeat < 1 or number < 1:
-            raise GraphrtError("repeat and number must be >= 1")
-        if device is not None:
-            self._devices = _devices(device)
-        self._run()
-        self._sync()
-        results = []
-        for _ in range(repeat):
-            n = number
-            while True:
-                t0 = time.perf_counter()
-                for _ in range(n):
-                    self._run()
-                self._sync()
-                dt = time.perf_counter() - t0
-                if min_repeat_ms is None or dt * 1000 >= min_repeat_ms or n >= (1 << 20):
-                    break
-                n *= 2
-            results.append(dt / n)
-        return BenchmarkResult(results)
+        return self.module.time_evaluator(
+            func_name, device, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms,
+            limit_zero_time_iterations=limit_zero_time_iterations, cooldown_interval_ms=cooldown_interval_ms,
+            repeats_to_cooldown=repeats_to_cooldown)()
 
     def profile(self, runs=1):
         """Per-node timing table (text)."""

@@ -1,6 +1,7 @@
 """Modules and packed functions (TVM's calling convention through TVMFuncCall)."""
 import ctypes
 import os
+import struct
 
 from . import _lib
 from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, TVMValue
@@ -178,11 +179,88 @@ class Function(_OwnedHandle):
         return "<graphrt.Function %s>" % (self._name or hex(self.handle.value or 0) if self.handle else "(freed)")
 
 
+class BenchmarkResult:
+    """Timing of repeated runs in seconds (as tvm.runtime.BenchmarkResult): `results` holds one
+    value per repeat (each the mean of that repeat's calls); mean, median, min, max and std
+    (population) summarise them."""
+
+    def __init__(self, results):
+        self.results = list(results)
+        r = sorted(self.results)
+        n = len(r)
+        if n == 0:
+            raise GraphrtError("BenchmarkResult needs at least one result")
+        self.mean = sum(r) / n
+        self.median = r[n // 2] if n % 2 else (r[n // 2 - 1] + r[n // 2]) / 2
+        self.min = r[0]
+        self.max = r[-1]
+        self.std = (sum((x - self.mean) ** 2 for x in r) / n) ** 0.5
+
+    def __repr__(self):
+        return "BenchmarkResult(min=%r, mean=%r, median=%r, max=%r, std=%r, results=%r)" % (
+            self.min, self.mean, self.median, self.max, self.std, self.results)
+
+    def __str__(self):
+        heads = ("mean (ms)", "median (ms)", "max (ms)", "min (ms)", "std (ms)")
+        values = (self.mean, self.median, self.max, self.min, self.std)
+        return ("Execution time summary:\n" + " ".join("%s" % h.center(12) for h in heads) + "\n" +
+                " ".join(("%.4f" % (v * 1000)).center(12) for v in values) + "               ")
+
+
 class Module(_OwnedHandle):
     """A loaded module (TVM's runtime.Module): functions plus imported modules."""
 
-    __slots__ = ()
+    __slots__ = ("_entry", "entry_name")
     _free_function = "TVMModFree"
+
+    def __init__(self, handle):
+        super().__init__(handle)
+        self._entry = None
+        self.entry_name = "__tvm_main__"
+
+    @property
+    def entry_func(self):
+        """The module's entry function (`entry_name`, "__tvm_main__" by default)."""
+        if self._entry is None:
+            self._entry = self.get_function(self.entry_name)
+        return self._entry
+
+    def __call__(self, *args):
+        return self.entry_func(*args)
+
+    def __eq__(self, other):
+        return isinstance(other, Module) and self.handle is not None and other.handle is not None and (
+            self.handle.value == other.handle.value)
+
+    def __hash__(self):
+        return hash(self.handle.value if self.handle is not None else None)
+
+    def get_source(self, fmt=""):
+        """Source text of the module. graphrt runs compiled libraries and keeps no source,
+        so this raises, as TVM does for modules without source."""
+        raise GraphrtError("module '%s' does not keep its source (graphrt loads compiled code only)%s" % (
+            self.type_key, "" if not fmt else " (format '%s')" % fmt))
+
+    def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
+                       cooldown_interval_ms=0, repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=""):
+        """A callable that runs self[func_name](*args) 1 + number x repeat times (the first call is a
+        discarded warm-up) and returns a BenchmarkResult of `repeat` values in seconds per call.
+        number grows until a repeat lasts min_repeat_ms; the rest is as TVM's time_evaluator."""
+        from .device import to_device
+        dev = to_device(dev)
+        for name, v in (("number", number), ("repeat", repeat), ("repeats_to_cooldown", repeats_to_cooldown)):
+            if not isinstance(v, int) or v < 1:
+                raise GraphrtError("time_evaluator: %s must be an int >= 1, got %r" % (name, v))
+        feval = get_global_func("runtime.RPCTimeEvaluator")(
+            self, func_name, dev.device_type, dev.device_id, int(number), int(repeat), int(min_repeat_ms),
+            int(limit_zero_time_iterations), int(cooldown_interval_ms), int(repeats_to_cooldown),
+            int(cache_flush_bytes), f_preproc or "")
+
+        def evaluator(*args):
+            blob = feval(*args)
+            return BenchmarkResult(struct.unpack("@" + "d" * repeat, blob))
+
+        return evaluator
 
     def _describe(self):
         return "module"
@@ -250,8 +328,11 @@ class Module(_OwnedHandle):
 
 def load_module(path, loader="dlopen"):
     """Loads a TVM-exported library (.so) and returns its root module.
-    loader: "dlopen" (the system loader) or "elf" (graphrt's embedded ELF loader). A TVM .tar
-    export or a bare .o is recognised by its content and linked in-process (no compiler)."""
+    loader: "dlopen" (the system loader) or "elf" (graphrt's embedded ELF loader); TVM's `fmt`
+    argument takes this place: "" or "so" mean the default. A TVM .tar export or a bare .o is
+    recognised by its content and linked in-process (no compiler)."""
+    if loader in ("", "so"):
+        loader = "dlopen"
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     if not isinstance(path, str):
@@ -287,6 +368,31 @@ def list_global_func_names():
     arr = ctypes.POINTER(ctypes.c_char_p)()
     _lib.call("TVMFuncListGlobalNames", ctypes.byref(n), ctypes.byref(arr))
     return [_lib.py_str(arr[i]) for i in range(n.value)]
+
+
+def enabled(target):
+    """Whether graphrt can run code built for `target` (TVM's tvm.runtime.enabled): "cpu", "c" and
+    llvm targets always; "cuda"/"gpu"/"nvptx" when the CUDA back end and a device are usable; other
+    known device kinds never (graphrt has no back end for them)."""
+    if not isinstance(target, str):
+        raise GraphrtTypeError("enabled takes a target string")
+    name = target.split()[0] if target.split() else ""
+    if name in ("cpu", "c", "stackvm") or name.startswith("llvm"):
+        return True
+    if name in ("cuda", "gpu") or name.startswith("nvptx"):
+        from .device import cuda
+        return cuda(0).exist
+    from .device import _NAME_TYPES
+    if name in _NAME_TYPES or name in ("rpc", "tflite") or name.startswith("rocm"):
+        return False
+    raise GraphrtError("unknown runtime target '%s'" % target)
+
+
+def num_threads():
+    """Threads graphrt's pool runs parallel kernels with (TVM's tvm.runtime.num_threads)."""
+    out = ctypes.c_int(0)
+    _lib.call("graphrt_get_num_threads", ctypes.byref(out))
+    return out.value
 
 
 def load_plugin(path):

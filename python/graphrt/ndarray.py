@@ -240,6 +240,35 @@ class NDArray:
         _lib.call("graphrt_array_view", self._h(), arr, len(shape), t.code, t.bits, t.lanes, ctypes.byref(out))
         return NDArray(out)
 
+    def _create_view(self, shape, dtype=None, relative_byte_offset=0):
+        """TVM's _create_view: a view `relative_byte_offset` bytes into this array's data."""
+        shape = tuple(int(d) for d in shape)
+        if int(relative_byte_offset) < 0:
+            raise GraphrtError("_create_view: relative_byte_offset must be >= 0")
+        t = str_to_dtype(dtype if dtype is not None else self.dtype)
+        arr = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        out = ctypes.c_void_p()
+        _lib.call("graphrt_array_view_at", self._h(), arr, len(shape), t.code, t.bits, t.lanes,
+                  int(relative_byte_offset), ctypes.byref(out))
+        return NDArray(out)
+
+    def same_as(self, other):
+        """True when `other` is this very array handle (TVM's identity test, not a value compare)."""
+        return (isinstance(other, NDArray) and self.handle is not None and other.handle is not None
+                and self.handle.value == other.handle.value)
+
+    def __setitem__(self, in_slice, value):
+        """a[:] = x copies x (an NDArray or numpy array/scalar) into the whole array, as in TVM."""
+        if not isinstance(in_slice, slice) or in_slice.start is not None or in_slice.stop is not None:
+            raise GraphrtError("NDArray only supports a[:] = value (whole-array assignment)")
+        if isinstance(value, NDArray):
+            if not self.same_as(value):
+                value.copyto(self)
+        elif np is not None and isinstance(value, (np.ndarray, np.generic)):
+            self.copyfrom(value)
+        else:
+            raise GraphrtTypeError("a[:] = value takes an NDArray or a numpy array, got %s" % type(value).__name__)
+
     # ---- DLPack ----
     def __dlpack__(self, stream=None):
         """A PyCapsule "dltensor" sharing this array's memory (keeps it alive)."""

@@ -27,11 +27,18 @@ def save_param_dict(params):
 
 
 def load_param_dict(param_bytes):
-    """{name: NDArray} (CPU arrays, file order) from the bytes of a params file."""
+    """{name: NDArray} (CPU arrays, file order) from the bytes of a params file (bytes, bytearray,
+    memoryview, or a str holding one byte per character, as Python 2 era code passes them)."""
+    if isinstance(param_bytes, str):
+        try:
+            param_bytes = param_bytes.encode("latin-1")
+        except UnicodeEncodeError:
+            raise GraphrtTypeError("load_param_dict: a str must hold bytes (characters 0-255); "
+                                   "read the params file in binary mode") from None
     if isinstance(param_bytes, (bytearray, memoryview)):
         param_bytes = bytes(param_bytes)
     if not isinstance(param_bytes, bytes):
-        raise GraphrtTypeError("load_param_dict takes bytes")
+        raise GraphrtTypeError("load_param_dict takes bytes, got %s" % type(param_bytes).__name__)
     buf = ctypes.create_string_buffer(param_bytes, len(param_bytes))
     count = ctypes.c_int(0)
     names = ctypes.c_char_p()

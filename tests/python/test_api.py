@@ -209,8 +209,10 @@ def test_freed_objects_are_safe(mlp):
 def test_params_errors(lib_ok):
     with pytest.raises(graphrt.GraphrtError):
         graphrt.load_param_dict(b"\x00" * 40)
+    with pytest.raises(graphrt.GraphrtError, match="magic"):
+        graphrt.load_param_dict("not bytes")  # a str is taken as bytes, as TVM code passes them
     with pytest.raises(graphrt.GraphrtTypeError):
-        graphrt.load_param_dict("not bytes")
+        graphrt.load_param_dict(42)
     d = {"w": np.arange(6, dtype="float32").reshape(2, 3), "b": np.array([1, 2], "int64")}
     back = graphrt.load_param_dict(graphrt.save_param_dict(d))
     assert list(back) == ["w", "b"]

@@ -1,0 +1,29 @@
+"""graphrt.runtime: the names of tvm.runtime that deploy code uses, so `import graphrt as tvm`
+serves `tvm.runtime.load_module(...)`, `tvm.runtime.save_param_dict(...)` and the like."""
+import sys
+
+from .._lib import GraphrtError as TVMError
+from ..device import Device, device, cpu, cuda, gpu, opencl, cl, vulkan, metal, mtl, vpi, rocm, ext_dev
+from ..module import (Module, Function, Object, BenchmarkResult, load_module, enabled, num_threads,
+                      get_global_func)
+from ..ndarray import NDArray
+from ..params import save_param_dict, load_param_dict, save_param_dict_to_file, load_param_dict_from_file
+from .. import ndarray, module, params
+
+PackedFunc = Function
+
+
+def system_lib(symbol_prefix=""):
+    """The module of kernels linked into the running program (TVM's runtime.system_lib)."""
+    return get_global_func("runtime.SystemLib")(symbol_prefix)
+
+
+# `import tvm.runtime.ndarray` and friends name the same modules as the attributes.
+for _name, _mod in (("ndarray", ndarray), ("module", module), ("params", params)):
+    sys.modules.setdefault(__name__ + "." + _name, _mod)
+del _name, _mod
+
+__all__ = ["TVMError", "Device", "device", "cpu", "cuda", "gpu", "opencl", "cl", "vulkan", "metal", "mtl", "vpi",
+           "rocm", "ext_dev", "Module", "PackedFunc", "Object", "BenchmarkResult", "NDArray", "load_module",
+           "enabled", "num_threads", "system_lib", "save_param_dict", "load_param_dict", "save_param_dict_to_file",
+           "load_param_dict_from_file", "ndarray", "module", "params"]
