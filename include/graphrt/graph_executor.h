@@ -36,6 +36,7 @@ struct TensorInfo {
 };
 
 struct MemoryReport {
+  // Plans cover the memory the executor allocates (bound params are left out).
   size_t tvm_plan_bytes = 0;       // sum of TVM's storage pools
   size_t liveness_plan_bytes = 0;  // arena size of the liveness re-plan
   size_t allocated_bytes = 0;      // what this executor actually holds
@@ -70,6 +71,15 @@ class GraphExecutor {
   static std::shared_ptr<GraphExecutor> create(const std::string& graph_json, const Module& lib,
                                                const std::vector<DLDevice>& devices,
                                                const GraphExecutorOptions& options = {});
+  // create, then set_params(params) with the arrays bound instead of copied
+  // where they fit (CPU, the input's dtype and size, 64-byte aligned): they
+  // become those inputs' memory, shared with their other holders (read-only
+  // for kernels), and the memory plans leave those inputs out. A write to
+  // such an input (set_input, set_params) first gives this executor its own copy.
+  static std::shared_ptr<GraphExecutor> create_with_params(const std::string& graph_json, const Module& lib,
+                                                           const std::vector<DLDevice>& devices,
+                                                           const GraphExecutorOptions& options,
+                                                           const ParamList& params);
   ~GraphExecutor();
 
   int num_inputs() const;   // all arg nodes, parameters included (as TVM)
