@@ -13,6 +13,7 @@
 #include "op_call.h"
 #include "storage_plan.h"
 #include "string_distance.h"
+#include "thread_pool.h"
 
 namespace graphrt {
 
@@ -148,8 +149,20 @@ struct GraphExecutor::Impl {
   }
 
   // `backing`: per alias group, the bound param array (see choose_bound_params).
+  // Resolves kAuto: TVM's plan, unless it is large and liveness needs less.
+  StoragePlan choose_plan() {
+    if (plan_kind != MemoryPlan::kAuto) return make_plan(plan_kind);
+    StoragePlan tvm = make_plan(MemoryPlan::kTvm);
+    plan_kind = MemoryPlan::kTvm;
+    if (tvm.total_bytes() < kAutoPlanMinBytes) return tvm;
+    StoragePlan live = make_plan(MemoryPlan::kLiveness);
+    if (live.total_bytes() >= tvm.total_bytes()) return tvm;
+    plan_kind = MemoryPlan::kLiveness;
+    return live;
+  }
+
   void setup_storage(const std::vector<NDArray>& backing) {
-    StoragePlan plan = make_plan(plan_kind);
+    StoragePlan plan = choose_plan();
     active_plan_bytes = plan.total_bytes();
     for (const StoragePlan::Buffer& b : plan.buffers) {
       if (!b.used) {
@@ -296,7 +309,8 @@ static MemoryPlan plan_from_env(MemoryPlan fallback) {
   std::string v = env;
   if (v == "liveness") return MemoryPlan::kLiveness;
   if (v == "tvm") return MemoryPlan::kTvm;
-  throw Error("GRAPHRT_MEMORY_PLAN must be 'tvm' or 'liveness', got '" + v + "'");
+  if (v == "auto") return MemoryPlan::kAuto;
+  throw Error("GRAPHRT_MEMORY_PLAN must be 'tvm', 'liveness' or 'auto', got '" + v + "'");
 }
 
 std::shared_ptr<GraphExecutor> GraphExecutor::create(const std::string& graph_json, const Module& lib,
@@ -454,6 +468,7 @@ void GraphExecutor::share_params(const GraphExecutor& other, const std::string& 
 std::vector<std::string> GraphExecutor::param_names() const { return impl_->param_names; }
 
 void GraphExecutor::run() {
+  ThreadPoolRunScope busy;
   if (impl_->device_graph_requested) {
     impl_->run_with_device_graph();
   } else {

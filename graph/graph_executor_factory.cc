@@ -17,7 +17,8 @@ std::vector<DLDevice> devices_from_args(const TVMArgs& args, int first) {
 MemoryPlan plan_from_name(const std::string& name) {
   if (name == "tvm") return MemoryPlan::kTvm;
   if (name == "liveness") return MemoryPlan::kLiveness;
-  throw Error("unknown memory plan '" + name + "' (use 'tvm' or 'liveness')");
+  if (name == "auto") return MemoryPlan::kAuto;
+  throw Error("unknown memory plan '" + name + "' (use 'tvm', 'liveness' or 'auto')");
 }
 
 class GraphExecutorFactoryNode : public ModuleNode {

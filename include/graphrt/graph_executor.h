@@ -17,11 +17,16 @@ using ParamList = std::vector<std::pair<std::string, NDArray>>;
 enum class MemoryPlan {
   kTvm,       // the graph's storage_id sharing, exactly as TVM allocates it
   kLiveness,  // intermediates packed into one arena per device from tensor lifetimes
+  // The liveness plan where it needs less memory than TVM's, else TVM's. The
+  // liveness plan is only computed when TVM's needs at least kAutoPlanMinBytes
+  // (below that, what it could save is not worth the planning time).
+  kAuto,
 };
+constexpr size_t kAutoPlanMinBytes = size_t(1) << 20;
 
 struct GraphExecutorOptions {
-  // Default: TVM's plan, unless GRAPHRT_MEMORY_PLAN=liveness is set.
-  MemoryPlan memory_plan = MemoryPlan::kTvm;
+  // Default: kAuto, unless GRAPHRT_MEMORY_PLAN (tvm, liveness, auto) is set.
+  MemoryPlan memory_plan = MemoryPlan::kAuto;
   bool memory_plan_from_env = true;
   // Capture the whole run as one device graph (CUDA graphs) on the first
   // run() and replay it afterwards. Needs a single non-CPU device; otherwise,
@@ -40,7 +45,7 @@ struct MemoryReport {
   size_t tvm_plan_bytes = 0;       // sum of TVM's storage pools
   size_t liveness_plan_bytes = 0;  // arena size of the liveness re-plan
   size_t allocated_bytes = 0;      // what this executor actually holds
-  MemoryPlan active = MemoryPlan::kTvm;
+  MemoryPlan active = MemoryPlan::kTvm;  // the plan in use (never kAuto)
 };
 
 struct NodeProfile {
