@@ -49,8 +49,22 @@ struct GraphExecutor::Impl {
     if (device_graph) device_api(graph_device)->capture_free(graph_device, device_graph);
   }
 
+  // Generated kernels called straight from one compact array (the per-node
+  // cost of a run is this loop); other calls go through OpCall::invoke.
+  std::vector<OpCall::Direct> direct_calls;
+
   void run_ops() {
-    for (OpCall& op : ops) op.invoke();
+    OpCall::Direct* calls = direct_calls.data();
+    for (size_t i = 0, n = direct_calls.size(); i < n; ++i) {
+      const OpCall::Direct& c = calls[i];
+      if (!c.fn) {
+        ops[i].invoke();
+        continue;
+      }
+      TVMValue ret;
+      int ret_code = kTVMNullptr;
+      if (c.fn(c.values, c.codes, c.num_args, &ret, &ret_code, nullptr) != 0) ops[i].fail(last_error());
+    }
   }
 
   // First run: plain (lazy kernel loading must happen outside capture), then
@@ -238,6 +252,8 @@ struct GraphExecutor::Impl {
       if (node.func_name != "__copy") fn = resolve(nid, node);
       ops.push_back(OpCall::make(nid, node.name, node.func_name, std::move(fn), std::move(args)));
     }
+    direct_calls.clear();
+    for (OpCall& op : ops) direct_calls.push_back(op.direct());
   }
 
   PackedFunc resolve(uint32_t nid, const GraphNode& node) {
