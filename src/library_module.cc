@@ -64,13 +64,14 @@ static void attach_imports(BlobReader& reader, const std::vector<Module>& module
 }
 
 Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
-                         Module* ctx_out) {
+                         Module* ctx_out, bool pages_releasable) {
   BlobReader outer(data, size, origin);
   uint64_t nbytes = outer.read_u64("blob size prefix");
   if (nbytes > outer.remaining())
     throw outer.error("blob size prefix says " + std::to_string(nbytes) + " bytes but only " +
                       std::to_string(outer.remaining()) + " follow");
   BlobReader reader(data + 8, nbytes, origin);
+  reader.set_pages_releasable(pages_releasable);
   uint64_t count = reader.read_count("module record count", 8);
   std::vector<Module> modules;
   std::vector<uint64_t> row_ptr, children;
@@ -92,6 +93,7 @@ Module parse_module_blob(const uint8_t* data, size_t size, const std::string& or
   }
   if (!reader.at_end())
     throw reader.error(std::to_string(reader.remaining()) + " unparsed bytes after the last blob record");
+  reader.release_consumed();
   if (!has_tree) {
     if (has_lib) throw reader.error("blob has a _lib record but no _import_tree");
     BlobReader again(data + 8, nbytes, origin);  // legacy layout: every record imported by a new root
@@ -133,7 +135,7 @@ Module load_module_from_library(std::shared_ptr<Library> library) {
                   std::to_string(known))
           .with("file", library->origin());
     try {
-      root = parse_module_blob(blob, nbytes + 8, library->origin(), lib_module, &ctx);
+      root = parse_module_blob(blob, nbytes + 8, library->origin(), lib_module, &ctx, library->blob_pages_releasable());
     } catch (Error& e) {
       throw e.with("file", library->origin());
     }

@@ -21,7 +21,9 @@ class LibraryModuleNode : public ModuleNode {
 
 // Parses a packed-module blob (spec §1.4) whose "_lib" record is `lib_module`;
 // returns the root. `ctx_out` receives the module generated code must see.
+// `pages_releasable`: the blob lies in a read-only file mapping whose pages
+// may be dropped once decoded (see BlobReader::set_pages_releasable).
 Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
-                         Module* ctx_out);
+                         Module* ctx_out, bool pages_releasable = false);
 
 }  // namespace graphrt

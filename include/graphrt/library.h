@@ -29,6 +29,10 @@ class Library {
   // Size in bytes of a data symbol (from its ELF symbol entry), or 0 when
   // unknown. Used to bound-check `__tvm_dev_mblob` against its size prefix.
   virtual size_t symbol_size(const std::string& name) const { (void)name; return 0; }
+  // True when the image's data is a read-only mapping of its file, so pages
+  // of `__tvm_dev_mblob` may be dropped once decoded (they read back from the
+  // file if touched again). False for images copied into anonymous memory.
+  virtual bool blob_pages_releasable() const { return false; }
 };
 
 // A loader makes a Library from a file path or an in-memory image.
