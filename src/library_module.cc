@@ -1,5 +1,6 @@
 #include "library_module.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "graphrt/binary_loader.h"
@@ -20,7 +21,7 @@ PackedFunc LibraryModuleNode::find_function(const std::string& name, const Modul
   if (name == "__tvm_main__") {
     auto* entry = static_cast<const char*>(library_->symbol("__tvm_main__"));
     if (!entry) return PackedFunc();
-    symbol = std::string(entry, strnlen(entry, 1024));
+    symbol = std::string(entry, strnlen(entry, std::min<size_t>(1024, readable_symbol_bytes(*library_, name, entry))));
   }
   void* address = library_->symbol(symbol);
   if (!address) return PackedFunc();
@@ -125,12 +126,17 @@ Module load_module_from_library(std::shared_ptr<Library> library) {
   Module root = lib_module;
   Module ctx = lib_module;
   if (blob) {
+    // Bounded by the symbol's size or its segment, whichever loader mapped it:
+    // a hostile size prefix must not send the parser past the image.
+    size_t readable = readable_symbol_bytes(*library, "__tvm_dev_mblob", blob);
+    if (readable < 8)
+      throw Error("__tvm_dev_mblob holds " + std::to_string(readable) + " bytes, less than its size prefix")
+          .with("file", library->origin());
     uint64_t nbytes;
     std::memcpy(&nbytes, blob, 8);
-    size_t known = library->symbol_size("__tvm_dev_mblob");
-    if (known != 0 && (known < 8 || nbytes > known - 8))
+    if (nbytes > readable - 8)
       throw Error("blob size prefix says " + std::to_string(nbytes) + " bytes but the symbol holds " +
-                  std::to_string(known))
+                  std::to_string(readable - 8))
           .with("file", library->origin());
     try {
       root = parse_module_blob(blob, nbytes + 8, library->origin(), lib_module, &ctx);

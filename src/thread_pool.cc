@@ -154,37 +154,46 @@ class ThreadPool {
   bool stop_ = false;
 };
 
+// The current pool. A launch holds its own reference, so resizing while
+// other threads launch swaps the pool and the old one is joined when its last
+// launch returns, never under a running launch.
 std::mutex g_pool_mutex;
-std::unique_ptr<ThreadPool>& pool_slot() {
-  static std::unique_ptr<ThreadPool> pool;
+std::shared_ptr<ThreadPool>& pool_slot() {
+  static std::shared_ptr<ThreadPool> pool;
   return pool;
 }
 
-ThreadPool& pool() {
+std::shared_ptr<ThreadPool> pool() {
   std::lock_guard<std::mutex> lock(g_pool_mutex);
   auto& slot = pool_slot();
-  if (!slot) slot = std::make_unique<ThreadPool>(concurrency_from_env());
-  return *slot;
+  if (!slot) slot = std::make_shared<ThreadPool>(concurrency_from_env());
+  return slot;
 }
 
 }  // namespace
 
-int thread_pool_max_concurrency() { return pool().threads(); }
+int thread_pool_max_concurrency() { return pool()->threads(); }
 
 void thread_pool_set_max_concurrency(int n) {
-  std::lock_guard<std::mutex> lock(g_pool_mutex);
-  pool_slot() = std::make_unique<ThreadPool>(n > 0 ? n : concurrency_from_env());
+  auto fresh = std::make_shared<ThreadPool>(n > 0 ? n : concurrency_from_env());
+  std::shared_ptr<ThreadPool> old;
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mutex);
+    old = std::move(pool_slot());
+    pool_slot() = std::move(fresh);
+  }
+  // `old` is released here, outside the lock; launches still holding it keep it alive.
 }
 
 int thread_pool_launch(FTVMParallelLambda flambda, void* cdata, int num_task) {
-  ThreadPool& p = pool();
-  if (p.threads() == 1 || num_task == 1) {
+  std::shared_ptr<ThreadPool> p = pool();
+  if (p->threads() == 1 || num_task == 1) {
     TVMParallelGroupEnv env{nullptr, 1};
     int rc = flambda(0, &env, cdata);
     if (rc != 0) set_last_error("Task 0 error: " + last_error());
     return rc == 0 ? 0 : -1;
   }
-  return p.launch(flambda, cdata, num_task);
+  return p->launch(flambda, cdata, num_task);
 }
 
 int thread_pool_barrier(int, TVMParallelGroupEnv* penv) {

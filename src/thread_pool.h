@@ -11,7 +11,7 @@ namespace graphrt {
 
 int thread_pool_max_concurrency();
 // Rebuilds the pool with `n` threads (n <= 0: back to the environment default).
-// Must not be called while a launch is running.
+// Safe while other threads launch: running launches finish on the old pool.
 void thread_pool_set_max_concurrency(int n);
 // TVMBackendParallelLaunch semantics; returns 0 or -1 with the last error set.
 int thread_pool_launch(FTVMParallelLambda flambda, void* cdata, int num_task);

@@ -29,7 +29,17 @@ class Library {
   // Size in bytes of a data symbol (from its ELF symbol entry), or 0 when
   // unknown. Used to bound-check `__tvm_dev_mblob` against its size prefix.
   virtual size_t symbol_size(const std::string& name) const { (void)name; return 0; }
+  // Bytes readable from `address` to the end of the loaded segment holding it,
+  // or 0 when no segment of this library holds it. The default asks the
+  // dynamic linker (images it loaded, the executable); loaders that map
+  // images themselves answer from their own mapping.
+  virtual size_t mapped_bytes_from(const void* address) const;
 };
+
+// How many bytes of the data symbol `name` at `address` may be read: its size
+// where known, never past the end of its segment. Throws naming the symbol
+// and the library when the address lies in no segment.
+size_t readable_symbol_bytes(const Library& library, const std::string& name, const void* address);
 
 // A loader makes a Library from a file path or an in-memory image.
 struct LibrarySource {

@@ -15,6 +15,11 @@ ImportResolver default_import_resolver() {
   };
 }
 
+size_t ElfLibrary::symbol_size(const std::string& name) const {
+  const std::optional<SymbolInfo> info = image_->find_symbol(name);
+  return info ? static_cast<size_t>(info->size) : 0;
+}
+
 std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {
   LoadOptions options;
   options.imports = default_import_resolver();
