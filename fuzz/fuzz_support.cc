@@ -36,8 +36,8 @@ class InertLibrary : public graphrt::Library {
   }
   std::string origin() const override { return real_ ? real_->origin() : "<fuzz>"; }
   size_t symbol_size(const std::string& name) const override { return real_ ? real_->symbol_size(name) : 0; }
-  size_t mapped_bytes_from(const void* address) const override {
-    return real_ ? real_->mapped_bytes_from(address) : 0;
+  size_t mapped_bytes_from(const void* address, bool writable) const override {
+    return real_ ? real_->mapped_bytes_from(address, writable) : 0;
   }
 
  private:

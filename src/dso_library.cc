@@ -116,6 +116,7 @@ std::shared_ptr<Library> dlopen_loader(const LibrarySource& source) {
 
 struct SegmentQuery {
   uintptr_t address;
+  bool writable;
   size_t bytes;
 };
 
@@ -126,6 +127,7 @@ int find_segment(dl_phdr_info* info, size_t, void* data) {
     if (ph.p_type != PT_LOAD) continue;
     const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
     if (query->address >= start && query->address - start < ph.p_memsz) {
+      if (query->writable && (ph.p_flags & PF_W) == 0) return 1;
       query->bytes = ph.p_memsz - (query->address - start);
       return 1;
     }
@@ -135,8 +137,8 @@ int find_segment(dl_phdr_info* info, size_t, void* data) {
 
 }  // namespace
 
-size_t Library::mapped_bytes_from(const void* address) const {
-  SegmentQuery query{reinterpret_cast<uintptr_t>(address), 0};
+size_t Library::mapped_bytes_from(const void* address, bool writable) const {
+  SegmentQuery query{reinterpret_cast<uintptr_t>(address), writable, 0};
   dl_iterate_phdr(&find_segment, &query);
   return query.bytes;
 }

@@ -111,11 +111,20 @@ static void attach_environment_to_tree(ModuleNode* node, ModuleNode* ctx) {
   for (const Module& child : node->imports()) attach_environment_to_tree(child.get(), ctx);
 }
 
-static void fill_context_functions(Library& library) {
-  for (const char* name : kContextFunctions) {
-    void** slot = static_cast<void**>(library.symbol(std::string("__") + name));
-    if (slot) *slot = runtime_symbol(name);
-  }
+// Stores `value` in the image's pointer variable `name`, if it has one. The
+// slot must lie in a writable segment; it need not be aligned.
+static void write_pointer_slot(const Library& library, const std::string& name, const void* value) {
+  void* slot = library.symbol(name);
+  if (!slot) return;
+  if (library.mapped_bytes_from(slot, true) < sizeof(value))
+    throw Error("pointer variable is not in a writable segment of the image").with("symbol", name)
+        .with("file", library.origin());
+  std::memcpy(slot, &value, sizeof(value));
+}
+
+static void fill_context_functions(const Library& library) {
+  for (const char* name : kContextFunctions)
+    write_pointer_slot(library, std::string("__") + name, runtime_symbol(name));
 }
 
 Module load_module_from_library(std::shared_ptr<Library> library) {
@@ -144,8 +153,7 @@ Module load_module_from_library(std::shared_ptr<Library> library) {
       throw e.with("file", library->origin());
     }
   }
-  void** ctx_slot = static_cast<void**>(library->symbol("__tvm_module_ctx"));
-  if (ctx_slot) *ctx_slot = ctx.get();
+  write_pointer_slot(*library, "__tvm_module_ctx", ctx.get());
   attach_environment_to_tree(root.get(), ctx.get());
   return root;
 }

@@ -33,7 +33,8 @@ class Library {
   // or 0 when no segment of this library holds it. The default asks the
   // dynamic linker (images it loaded, the executable); loaders that map
   // images themselves answer from their own mapping.
-  virtual size_t mapped_bytes_from(const void* address) const;
+  // With `writable`, only writable segments count.
+  virtual size_t mapped_bytes_from(const void* address, bool writable = false) const;
 };
 
 // How many bytes of the data symbol `name` at `address` may be read: its size

@@ -186,7 +186,9 @@ const uint8_t* ElfImage::base() const { return state_->image.base(); }
 size_t ElfImage::size() const { return state_->image.size(); }
 bool ElfImage::contains(const void* p, size_t n) const { return state_->image.contains_host(p, n); }
 bool ElfImage::is_readable(const void* p, size_t n) const { return state_->image.is_readable(p, n); }
-size_t ElfImage::readable_bytes_from(const void* p) const { return state_->image.readable_bytes_from(p); }
+size_t ElfImage::readable_bytes_from(const void* p, bool writable) const {
+  return state_->image.readable_bytes_from(p, writable);
+}
 bool ElfImage::is_code(const void* p) const { return state_->image.is_executable(reinterpret_cast<uint64_t>(p)); }
 
 }  // namespace elf
