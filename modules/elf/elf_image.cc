@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "elf_cxx_imports.h"
 #include "elf_dynamic.h"
 #include "elf_imports.h"
 #include "elf_memory.h"
@@ -145,6 +146,9 @@ void ElfImage::run_initializers() {
 
 void ElfImage::run_finalizers() noexcept {
   if (!state_ || !state_->initialized) return;
+  // Static objects' destructors registered through __cxa_atexit go first, as
+  // __cxa_finalize runs them from the image's own fini code under ld.so.
+  run_image_atexit(state_->image.base(), state_->image.size());
   for (VoidFn fn : state_->finalizers) fn();
   state_->initialized = false;
 }

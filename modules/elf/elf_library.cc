@@ -2,6 +2,7 @@
 #include "iree_executable_module.h"
 #include "object_library.h"
 
+#include "elf_cxx_imports.h"
 #include "elf_imports.h"
 #include "graphrt/error.h"
 
@@ -11,7 +12,8 @@ namespace elf {
 ImportResolver default_import_resolver() {
   return [](const std::string& name) -> void* {
     if (void* p = graphrt::runtime_symbol(name)) return p;
-    return libc_allowlist_symbol(name);
+    if (void* p = libc_allowlist_symbol(name)) return p;
+    return cxx_allowlist_symbol(name);
   };
 }
 
