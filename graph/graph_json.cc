@@ -197,7 +197,7 @@ GraphDef parse_graph_json(const std::string& json_text) {
   json root;
   try {
     root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers past double
     throw Error(std::string("graph JSON is not valid JSON: ") + e.what());
   }
   if (!root.is_object()) throw Error("graph JSON: top level is not an object");

@@ -119,3 +119,9 @@ TEST(GraphJson, OverflowingShapesNameTheNode) {
   g["attrs"]["shape"][1][1] = std::vector<int64_t>{int64_t(1) << 40, int64_t(1) << 22};
   EXPECT_NE(error_for(g).find("graph node 1 'relu'"), std::string::npos) << error_for(g);
 }
+
+// A number past double's range is a JSON error too (fuzz finding: nlohmann
+// throws out_of_range there, which escaped as a non-graphrt exception).
+TEST(GraphJson, NumberOverflowIsAGraphrtError) {
+  EXPECT_THROW(parse_graph_json(R"({"nodes": [2e22222]})"), Error);
+}
