@@ -151,7 +151,42 @@ std::shared_ptr<Library> dlopen_loader(const LibrarySource& source) {
   return std::make_shared<DsoLibrary>(source.path);
 }
 
+struct SegmentQuery {
+  uintptr_t address;
+  bool writable;
+  size_t bytes;
+};
+
+int find_segment(dl_phdr_info* info, size_t, void* data) {
+  auto* query = static_cast<SegmentQuery*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (query->address >= start && query->address - start < ph.p_memsz) {
+      if (query->writable && (ph.p_flags & PF_W) == 0) return 1;
+      query->bytes = ph.p_memsz - (query->address - start);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
+
+size_t Library::mapped_bytes_from(const void* address, bool writable) const {
+  SegmentQuery query{reinterpret_cast<uintptr_t>(address), writable, 0};
+  dl_iterate_phdr(&find_segment, &query);
+  return query.bytes;
+}
+
+size_t readable_symbol_bytes(const Library& library, const std::string& name, const void* address) {
+  size_t bytes = library.mapped_bytes_from(address);
+  if (bytes == 0)
+    throw Error("symbol lies outside every loaded segment").with("symbol", name).with("file", library.origin());
+  size_t declared = library.symbol_size(name);
+  return declared != 0 && declared < bytes ? declared : bytes;
+}
 
 void register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe) {
   std::lock_guard<std::mutex> lock(loader_table().mutex);
