@@ -217,11 +217,12 @@ void check_graph_functions_defined(const std::string& graph_path, const std::str
     if (std::find(missing.begin(), missing.end(), fn) == missing.end()) missing.push_back(fn);
   }
   if (missing.empty()) return;
-  std::remove(out.c_str());
   std::string names, defined;
   for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
+  // Names are read from the file on request: before it is removed.
   for (const std::string& f : lib->symbol_names())
     if (f.compare(0, 2, "__") != 0) defined += (defined.empty() ? "" : ", ") + f;
+  std::remove(out.c_str());
   throw Error("the graph calls " + names + ", which the sources do not define (they define: " +
               (defined.empty() ? std::string("nothing") : defined) + "); no output written")
       .with("file", graph_path);

@@ -1,16 +1,7 @@
 // libFuzzer target for the embedded ELF loader (relocate-only: fuzzed code is
 // never executed, but every header, table, symbol and relocation path runs).
 //
-// Build (from the repository root; see fuzz/README_elf.md):
-//   clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined \
-//     -Iinclude -Imodules/elf \
-//     modules/elf/elf_parse.cc modules/elf/elf_memory.cc modules/elf/elf_dynamic.cc \
-//     modules/elf/elf_reloc.cc modules/elf/reloc_x86_64.cc modules/elf/reloc_aarch64.cc \
-//     modules/elf/elf_imports.cc modules/elf/elf_image.cc src/error.cc \
-//     fuzz/elf_loader_fuzz.cc -o /tmp/elf_loader_fuzz
-// Run:
-//   mkdir -p /tmp/elf_corpus && cp ../shared/fixtures/iree/*.so ../shared/fixtures/mlp/deploy_lib.so /tmp/elf_corpus/
-//   /tmp/elf_loader_fuzz -max_total_time=60 -rss_limit_mb=4096 /tmp/elf_corpus
+// Build and run: fuzz/README.md (CMake, GRAPHRT_FUZZ=ON) or fuzz/README_elf.md (standalone).
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -14,6 +14,7 @@
 #include "op_call.h"
 #include "storage_plan.h"
 #include "string_distance.h"
+#include "thread_pool.h"
 
 namespace graphrt {
 
@@ -22,8 +23,11 @@ struct GraphExecutor::Impl {
   Module lib;
   std::vector<DLDevice> devices;
   MemoryPlan plan_kind = MemoryPlan::kTvm;
-  size_t tvm_plan_bytes = 0;
-  size_t liveness_plan_bytes = 0;
+  size_t active_plan_bytes = 0;
+  // Per entry: its memory is a bound param's array, shared with the arrays'
+  // other holders (whole alias groups). Writes go to an own copy first.
+  std::vector<bool> external;
+  std::vector<NDArray> own_copies;  // params unshared by a write
 
   std::vector<NDArray> buffers;          // allocated storage
   std::vector<NDArray> entries;          // one view per entry (its DLTensor is what kernels see)
@@ -50,8 +54,22 @@ struct GraphExecutor::Impl {
     if (device_graph) device_api(graph_device)->capture_free(graph_device, device_graph);
   }
 
+  // Generated kernels called straight from one compact array (the per-node
+  // cost of a run is this loop); other calls go through OpCall::invoke.
+  std::vector<OpCall::Direct> direct_calls;
+
   void run_ops() {
-    for (OpCall& op : ops) op.invoke();
+    OpCall::Direct* calls = direct_calls.data();
+    for (size_t i = 0, n = direct_calls.size(); i < n; ++i) {
+      const OpCall::Direct& c = calls[i];
+      if (!c.fn) {
+        ops[i].invoke();
+        continue;
+      }
+      TVMValue ret;
+      int ret_code = kTVMNullptr;
+      if (c.fn(c.values, c.codes, c.num_args, &ret, &ret_code, nullptr) != 0) ops[i].fail(last_error());
+    }
   }
 
   // First run: plain (lazy kernel loading must happen outside capture), then
@@ -156,31 +174,96 @@ struct GraphExecutor::Impl {
     return graph.entry_id(graph.heads[index]);
   }
 
-  void setup_storage() {
+  StoragePlan make_plan(MemoryPlan kind) const {
     int fallback = devices[0].device_type;
-    StoragePlan tvm = plan_tvm(graph, fallback);
-    StoragePlan live = plan_liveness(graph, fallback);
-    tvm_plan_bytes = tvm.total_bytes();
-    liveness_plan_bytes = live.total_bytes();
-    const StoragePlan& plan = plan_kind == MemoryPlan::kLiveness ? live : tvm;
+    return kind == MemoryPlan::kLiveness ? plan_liveness(graph, fallback, external) : plan_tvm(graph, fallback, external);
+  }
+
+  // Marks the inputs that `params` can back directly: CPU arrays of the
+  // entry's dtype and size, 64-byte aligned, on a CPU entry. Returns, per
+  // alias group representative, the array that backs it.
+  std::vector<NDArray> choose_bound_params(const ParamList& params) {
+    size_t n = graph.num_entries();
+    std::vector<NDArray> backing(n);
+    if (params.empty()) return backing;
+    external.assign(n, false);
+    int fallback = devices[0].device_type;
+    for (const auto& p : params) {
+      auto it = input_by_name.find(p.first);
+      if (it == input_by_name.end() || !p.second.defined()) continue;
+      uint32_t entry = input_entry(it->second);
+      const DLTensor* a = p.second.handle();
+      uint32_t group = alias_group[entry];
+      bool fits = a->device.device_type == kDLCPU && entry_device_type(graph, entry, fallback) == kDLCPU &&
+                  a->dtype == graph.dtype[entry] && a->byte_offset == 0 && tensor_is_contiguous(a) &&
+                  reinterpret_cast<uintptr_t>(a->data) % 64 == 0 && !backing[group].defined();
+      for (uint32_t member : group_members[group]) fits = fits && entry_bytes(graph, member) <= p.second.nbytes();
+      if (!fits || entry_bytes(graph, entry) != p.second.nbytes()) continue;
+      backing[group] = p.second;
+      for (uint32_t member : group_members[group]) external[member] = true;
+    }
+    return backing;
+  }
+
+  // `backing`: per alias group, the bound param array (see choose_bound_params).
+  // Resolves kAuto: TVM's plan, unless it is large and liveness needs less.
+  StoragePlan choose_plan() {
+    if (plan_kind != MemoryPlan::kAuto) return make_plan(plan_kind);
+    StoragePlan tvm = make_plan(MemoryPlan::kTvm);
+    plan_kind = MemoryPlan::kTvm;
+    if (tvm.total_bytes() < kAutoPlanMinBytes) return tvm;
+    StoragePlan live = make_plan(MemoryPlan::kLiveness);
+    if (live.total_bytes() >= tvm.total_bytes()) return tvm;
+    plan_kind = MemoryPlan::kLiveness;
+    return live;
+  }
+
+  void setup_storage(const std::vector<NDArray>& backing) {
+    StoragePlan plan = choose_plan();
+    active_plan_bytes = plan.total_bytes();
     for (const StoragePlan::Buffer& b : plan.buffers) {
+      if (!b.used) {
+        buffers.emplace_back();
+        continue;
+      }
       int64_t words = static_cast<int64_t>((b.bytes + 3) / 4);
       buffers.push_back(NDArray::empty({words}, DLDataType{kDLFloat, 32, 1}, device_for_type(b.device_type)));
     }
     size_t n = graph.num_entries();
     entries.reserve(n);
     for (size_t e = 0; e < n; ++e) {
-      const NDArray& buffer = buffers[plan.entry_buffer[e]];
       try {
-        entries.push_back(buffer.view(graph.shape[e], graph.dtype[e], plan.entry_offset[e]));
+        if (plan.entry_buffer[e] == StoragePlan::kExternal) {
+          entries.push_back(backing[alias_group[e]].view(graph.shape[e], graph.dtype[e], 0));
+        } else {
+          if (!external.empty()) external[e] = false;  // TVM's plan kept its storage id
+          entries.push_back(buffers[plan.entry_buffer[e]].view(graph.shape[e], graph.dtype[e], plan.entry_offset[e]));
+        }
       } catch (Error& err) {
         throw err.with("entry", std::to_string(e));
       }
     }
+    flat_views.assign(n, {});
+  }
+
+  void setup_alias_groups() {
+    size_t n = graph.num_entries();
     alias_group = alias_groups(graph);
     group_members.assign(n, {});
     for (uint32_t e = 0; e < n; ++e) group_members[alias_group[e]].push_back(e);
-    flat_views.assign(n, {});
+  }
+
+  // Before a write into a bound param: this executor gets its own copy, so
+  // the arrays' other holders keep their values.
+  void unshare(uint32_t entry) {
+    if (external.empty() || !external[entry]) return;
+    size_t bytes = 0;
+    uint32_t group = alias_group[entry];
+    for (uint32_t member : group_members[group]) bytes = std::max(bytes, entry_bytes(graph, member));
+    NDArray own = NDArray::empty({static_cast<int64_t>((bytes + 3) / 4)}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
+    std::memcpy(own->data, entries[entry]->data, entry_bytes(graph, entry));
+    point_group_at(entry, own->data);
+    own_copies.push_back(std::move(own));
   }
 
   DLTensor* argument_tensor(uint32_t entry, bool flatten) {
@@ -212,6 +295,8 @@ struct GraphExecutor::Impl {
       if (node.func_name != "__copy") fn = resolve(nid, node);
       ops.push_back(OpCall::make(nid, node.name, node.func_name, std::move(fn), std::move(args)));
     }
+    direct_calls.clear();
+    for (OpCall& op : ops) direct_calls.push_back(op.direct());
   }
 
   PackedFunc resolve(uint32_t nid, const GraphNode& node) {
@@ -305,6 +390,9 @@ struct GraphExecutor::Impl {
   }
 
   void point_group_at(uint32_t entry, void* data) {
+    for (uint32_t member : group_members[alias_group[entry]]) {
+      if (!external.empty()) external[member] = false;
+    }
     if (device_graph) {  // the captured graph holds the old addresses
       device_api(graph_device)->capture_free(graph_device, device_graph);
       device_graph = nullptr;
@@ -337,12 +425,20 @@ static MemoryPlan plan_from_env(MemoryPlan fallback) {
   std::string v = env;
   if (v == "liveness") return MemoryPlan::kLiveness;
   if (v == "tvm") return MemoryPlan::kTvm;
-  throw Error("GRAPHRT_MEMORY_PLAN must be 'tvm' or 'liveness', got '" + v + "'");
+  if (v == "auto") return MemoryPlan::kAuto;
+  throw Error("GRAPHRT_MEMORY_PLAN must be 'tvm', 'liveness' or 'auto', got '" + v + "'");
 }
 
 std::shared_ptr<GraphExecutor> GraphExecutor::create(const std::string& graph_json, const Module& lib,
                                                      const std::vector<DLDevice>& devices,
                                                      const GraphExecutorOptions& options) {
+  return create_with_params(graph_json, lib, devices, options, {});
+}
+
+std::shared_ptr<GraphExecutor> GraphExecutor::create_with_params(const std::string& graph_json, const Module& lib,
+                                                                 const std::vector<DLDevice>& devices,
+                                                                 const GraphExecutorOptions& options,
+                                                                 const ParamList& params) {
   if (!lib) throw Error("graph executor needs a library module");
   if (devices.empty()) throw Error("graph executor needs at least one device");
   auto impl = std::make_unique<Impl>();
@@ -352,10 +448,13 @@ std::shared_ptr<GraphExecutor> GraphExecutor::create(const std::string& graph_js
   impl->plan_kind = options.memory_plan_from_env ? plan_from_env(options.memory_plan) : options.memory_plan;
   impl->device_graph_requested = options.device_graph;
   impl->check_devices_match_graph();
-  impl->setup_storage();
-  impl->setup_ops();
   impl->build_name_maps();
-  return std::shared_ptr<GraphExecutor>(new GraphExecutor(std::move(impl)));
+  impl->setup_alias_groups();
+  impl->setup_storage(impl->choose_bound_params(params));
+  impl->setup_ops();
+  auto executor = std::shared_ptr<GraphExecutor>(new GraphExecutor(std::move(impl)));
+  executor->set_params(params);  // copies only what could not be bound
+  return executor;
 }
 
 int GraphExecutor::num_inputs() const { return static_cast<int>(impl_->graph.arg_nodes.size()); }
@@ -407,6 +506,7 @@ std::vector<TensorInfo> GraphExecutor::output_info() const {
 void GraphExecutor::set_input(int index, const DLTensor* value) {
   uint32_t entry = impl_->input_entry(index);
   impl_->check_tensor_matches(entry, value, "input '" + input_name(index) + "'");
+  impl_->unshare(entry);
   copy_tensor(value, impl_->entries[entry].handle());
   impl_->mark_input_set(index);
 }
@@ -462,7 +562,11 @@ void GraphExecutor::set_params(const ParamList& params) {
                   std::to_string(tensor_nbytes(mine)) + " bytes " + shape_to_string(mine->shape, mine->ndim) + " " +
                   dtype_to_string(mine->dtype))
           .with("param", p.first);
-    copy_tensor(p.second.handle(), impl_->entries[entry].handle());
+    const bool bound_here = !impl_->external.empty() && impl_->external[entry] && mine->data == p.second->data;
+    if (!bound_here) {
+      impl_->unshare(entry);
+      copy_tensor(p.second.handle(), impl_->entries[entry].handle());
+    }
     impl_->mark_input_set(index);
     if (std::find(impl_->param_names.begin(), impl_->param_names.end(), p.first) == impl_->param_names.end())
       impl_->param_names.push_back(p.first);
@@ -491,6 +595,7 @@ std::vector<std::string> GraphExecutor::param_names() const { return impl_->para
 
 void GraphExecutor::run() {
   impl_->check_inputs_set();
+  ThreadPoolRunScope busy;
   if (impl_->device_graph_requested) {
     impl_->run_with_device_graph();
   } else {
@@ -591,10 +696,13 @@ std::vector<std::vector<double>> GraphExecutor::time_nodes(const TimingOptions& 
 
 MemoryReport GraphExecutor::memory_report() const {
   MemoryReport r;
-  r.tvm_plan_bytes = impl_->tvm_plan_bytes;
-  r.liveness_plan_bytes = impl_->liveness_plan_bytes;
+  // The plan not in use is computed only here, on request.
+  bool tvm_active = impl_->plan_kind == MemoryPlan::kTvm;
+  size_t other = impl_->make_plan(tvm_active ? MemoryPlan::kLiveness : MemoryPlan::kTvm).total_bytes();
+  r.tvm_plan_bytes = tvm_active ? impl_->active_plan_bytes : other;
+  r.liveness_plan_bytes = tvm_active ? other : impl_->active_plan_bytes;
   r.active = impl_->plan_kind;
-  for (const NDArray& b : impl_->buffers) r.allocated_bytes += b.nbytes();
+  for (const NDArray& b : impl_->buffers) r.allocated_bytes += b.defined() ? b.nbytes() : 0;
   return r;
 }
 
@@ -612,9 +720,9 @@ std::shared_ptr<GraphExecutor> create_graph_executor(const std::string& graph_js
                                                      const std::string& params_bytes,
                                                      const std::vector<DLDevice>& devices,
                                                      const GraphExecutorOptions& options) {
-  auto executor = GraphExecutor::create(graph_json, lib, devices, options);
-  if (!params_bytes.empty()) executor->load_params(params_bytes);
-  return executor;
+  // The decoded params become the executor's storage (no second copy).
+  if (params_bytes.empty()) return GraphExecutor::create(graph_json, lib, devices, options);
+  return GraphExecutor::create_with_params(graph_json, lib, devices, options, load_param_dict(params_bytes, "params"));
 }
 
 }  // namespace graphrt

@@ -17,7 +17,8 @@ std::vector<DLDevice> devices_from_args(const TVMArgs& args, int first) {
 MemoryPlan plan_from_name(const std::string& name) {
   if (name == "tvm") return MemoryPlan::kTvm;
   if (name == "liveness") return MemoryPlan::kLiveness;
-  throw Error("unknown memory plan '" + name + "' (use 'tvm' or 'liveness')");
+  if (name == "auto") return MemoryPlan::kAuto;
+  throw Error("unknown memory plan '" + name + "' (use 'tvm', 'liveness' or 'auto')");
 }
 
 class GraphExecutorFactoryNode : public ModuleNode {
@@ -80,9 +81,9 @@ class GraphExecutorFactoryNode : public ModuleNode {
  private:
   std::shared_ptr<GraphExecutor> create(const std::vector<DLDevice>& devices, const GraphExecutorOptions& options) {
     if (imports().empty()) throw Error("GraphExecutorFactory has no library module to run");
-    auto executor = GraphExecutor::create(contents_.graph_json, imports()[0], devices, options);
-    executor->set_params(contents_.params);
-    return executor;
+    // The factory's arrays become the executor's param storage: one copy of
+    // the params however many executors are made.
+    return GraphExecutor::create_with_params(contents_.graph_json, imports()[0], devices, options, contents_.params);
   }
 
   FactoryContents contents_;

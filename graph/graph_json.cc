@@ -167,6 +167,19 @@ void validate(GraphDef& g) {
     if (g.dtype[e].bits == 0 || g.dtype[e].lanes == 0)
       throw Error("graph JSON: entry " + std::to_string(e) + " has dtype void").with("attribute", "dltype");
   }
+  // Every tensor's byte size must be representable, so that planning and
+  // allocation never multiply past 64 bits.
+  for (uint32_t nid = 0; nid < n; ++nid) {
+    for (uint32_t e = g.node_row_ptr[nid]; e < g.node_row_ptr[nid + 1]; ++e) {
+      try {
+        const std::vector<int64_t>& shape = g.shape[e];
+        dtype_bytes(g.dtype[e], shape_numel(shape.data(), static_cast<int>(shape.size())));
+      } catch (const Error& err) {
+        throw node_error(g, nid, "output " + std::to_string(e - g.node_row_ptr[nid]) + ": " + err.message())
+            .with("attribute", "shape");
+      }
+    }
+  }
   for (uint32_t a : g.arg_nodes) {
     if (a >= n) throw Error("graph JSON: arg_nodes refers to node " + std::to_string(a) + " of " + std::to_string(n));
     if (g.nodes[a].op != "null") throw node_error(g, a, "listed in arg_nodes but is not an input (op null)");
@@ -184,7 +197,7 @@ GraphDef parse_graph_json(const std::string& json_text) {
   json root;
   try {
     root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers past double
     throw Error(std::string("graph JSON is not valid JSON: ") + e.what());
   }
   if (!root.is_object()) throw Error("graph JSON: top level is not an object");

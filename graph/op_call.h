@@ -15,11 +15,20 @@ class OpCall {
                      std::vector<DLTensor*> args);
   void invoke();
   uint32_t node_id() const { return node_id_; }
+  // The generated kernel behind this call and its packed arguments, for a
+  // run loop that calls kernels directly (null fn: use invoke()).
+  struct Direct {
+    TVMBackendPackedCFunc fn;
+    TVMValue* values;
+    int* codes;
+    int num_args;
+  };
+  Direct direct() { return Direct{cfunc_, values_.data(), codes_.data(), static_cast<int>(values_.size())}; }
+  [[noreturn]] void fail(const std::string& message) const;
   const std::string& node_name() const { return node_name_; }
   const std::string& function_name() const { return function_name_; }
 
  private:
-  [[noreturn]] void fail(const std::string& message) const;
   uint32_t node_id_ = 0;
   std::string node_name_;
   std::string function_name_;

@@ -21,7 +21,7 @@ uint32_t find_root(std::vector<uint32_t>& parent, uint32_t x) {
 
 size_t StoragePlan::total_bytes() const {
   size_t total = 0;
-  for (const Buffer& b : buffers) total += b.bytes;
+  for (const Buffer& b : buffers) total += b.used ? b.bytes : 0;
   return total;
 }
 
@@ -48,7 +48,7 @@ std::vector<uint32_t> alias_groups(const GraphDef& g) {
   return parent;
 }
 
-StoragePlan plan_tvm(const GraphDef& g, int fallback_device_type) {
+StoragePlan plan_tvm(const GraphDef& g, int fallback_device_type, const std::vector<bool>& external) {
   StoragePlan plan;
   size_t entries = g.num_entries();
   int64_t max_sid = -1;
@@ -71,6 +71,26 @@ StoragePlan plan_tvm(const GraphDef& g, int fallback_device_type) {
     plan.buffers[sid].bytes = std::max(plan.buffers[sid].bytes, bytes);
     plan.entry_buffer[e] = sid;
   }
+  if (!external.empty()) {
+    // An entry stays external only if its whole storage id and its whole
+    // alias group are: grow the internal set until both agree.
+    std::vector<uint32_t> group = alias_groups(g);
+    std::vector<bool> internal_sid(plan.buffers.size(), false), internal_group(entries, false);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t e = 0; e < entries; ++e) {
+        bool internal = !external[e] || internal_sid[plan.entry_buffer[e]] || internal_group[group[e]];
+        if (internal && !(internal_sid[plan.entry_buffer[e]] && internal_group[group[e]])) {
+          internal_sid[plan.entry_buffer[e]] = internal_group[group[e]] = true;
+          changed = true;
+        }
+      }
+    }
+    for (size_t sid = 0; sid < plan.buffers.size(); ++sid) plan.buffers[sid].used = internal_sid[sid];
+    for (size_t e = 0; e < entries; ++e) {
+      if (!internal_sid[plan.entry_buffer[e]]) plan.entry_buffer[e] = StoragePlan::kExternal;
+    }
+  }
   return plan;
 }
 
@@ -83,11 +103,13 @@ struct Interval {
   size_t offset = 0;
 };
 
-std::vector<Interval> group_intervals(const GraphDef& g, const std::vector<uint32_t>& group, int fallback) {
+std::vector<Interval> group_intervals(const GraphDef& g, const std::vector<uint32_t>& group, int fallback,
+                                      const std::vector<bool>& external) {
   size_t n = g.nodes.size();
   std::map<uint32_t, Interval> by_group;
   auto touch = [&](uint32_t entry, size_t nid) {
     uint32_t root = group[entry];
+    if (!external.empty() && external[root]) return;
     auto it = by_group.find(root);
     int type = entry_device_type(g, entry, fallback);
     if (it == by_group.end()) {
@@ -106,16 +128,14 @@ std::vector<Interval> group_intervals(const GraphDef& g, const std::vector<uint3
     for (const NodeEntry& in : g.nodes[nid].inputs) touch(g.entry_id(in), nid);
   }
   // Inputs, parameters and outputs stay valid outside run(): live throughout.
-  for (uint32_t a : g.arg_nodes) {
-    Interval& iv = by_group.at(group[g.entry_id(a, 0)]);
-    iv.first = 0;
-    iv.last = n;
-  }
-  for (const NodeEntry& h : g.heads) {
-    Interval& iv = by_group.at(group[g.entry_id(h)]);
-    iv.first = 0;
-    iv.last = n;
-  }
+  auto live_throughout = [&](uint32_t entry) {
+    auto it = by_group.find(group[entry]);
+    if (it == by_group.end()) return;  // external
+    it->second.first = 0;
+    it->second.last = n;
+  };
+  for (uint32_t a : g.arg_nodes) live_throughout(g.entry_id(a, 0));
+  for (const NodeEntry& h : g.heads) live_throughout(g.entry_id(h));
   std::vector<Interval> out;
   for (auto& kv : by_group) out.push_back(kv.second);
   return out;
@@ -149,9 +169,17 @@ size_t place(std::vector<Interval*>& items) {
 }
 }  // namespace
 
-StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type) {
+StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type, const std::vector<bool>& external) {
   std::vector<uint32_t> group = alias_groups(g);
-  std::vector<Interval> intervals = group_intervals(g, group, fallback_device_type);
+  std::vector<bool> external_group;
+  if (!external.empty()) {
+    // A group is external when its representative is (the caller marks whole groups).
+    external_group.assign(g.num_entries(), false);
+    for (size_t e = 0; e < external.size(); ++e) {
+      if (external[e]) external_group[group[e]] = true;
+    }
+  }
+  std::vector<Interval> intervals = group_intervals(g, group, fallback_device_type, external_group);
   std::map<int, std::vector<Interval*>> by_device;
   for (Interval& iv : intervals) by_device[iv.device_type].push_back(&iv);
   StoragePlan plan;
@@ -167,8 +195,13 @@ StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type) {
   plan.entry_buffer.resize(entries);
   plan.entry_offset.resize(entries);
   // group_intervals touched every entry (each is some node's output), so
-  // every group has an interval.
+  // every group that is not external has an interval.
   for (size_t e = 0; e < entries; ++e) {
+    if (!external_group.empty() && external_group[group[e]]) {
+      plan.entry_buffer[e] = StoragePlan::kExternal;
+      plan.entry_offset[e] = 0;
+      continue;
+    }
     const Interval* iv = of_group.at(group[e]);
     plan.entry_buffer[e] = buffer_of_device.at(iv->device_type);
     plan.entry_offset[e] = iv->offset;

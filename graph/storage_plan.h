@@ -14,14 +14,17 @@
 namespace graphrt {
 
 struct StoragePlan {
+  // entry_buffer of an entry whose memory comes from outside the plan.
+  static constexpr size_t kExternal = static_cast<size_t>(-1);
   struct Buffer {
     int device_type = 1;
     size_t bytes = 0;
+    bool used = true;  // false: every entry of this storage id is external
   };
   std::vector<Buffer> buffers;        // what to allocate
   std::vector<size_t> entry_buffer;   // per entry: index into buffers
   std::vector<size_t> entry_offset;   // per entry: byte offset in its buffer
-  size_t total_bytes() const;
+  size_t total_bytes() const;  // of the used buffers
 };
 
 // Entries that must share memory no matter the plan: a __nop output and its input.
@@ -30,7 +33,11 @@ std::vector<uint32_t> alias_groups(const GraphDef& g);
 size_t entry_bytes(const GraphDef& g, size_t entry);
 int entry_device_type(const GraphDef& g, size_t entry, int fallback_type);
 
-StoragePlan plan_tvm(const GraphDef& g, int fallback_device_type);
-StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type);
+// `external` (per entry, may be empty): entries whose memory the caller
+// provides (bound params). The liveness plan leaves them out; TVM's plan
+// leaves out a storage id only when all its entries are external, and keeps
+// the others in place (their entry_buffer is then a real buffer).
+StoragePlan plan_tvm(const GraphDef& g, int fallback_device_type, const std::vector<bool>& external = {});
+StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type, const std::vector<bool>& external = {});
 
 }  // namespace graphrt

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds graphrt and runs every test twice: a normal build, then an
-# AddressSanitizer + UndefinedBehaviorSanitizer build.
+# AddressSanitizer + UndefinedBehaviorSanitizer build; then the concurrency
+# stress test under ThreadSanitizer (library + that test only) and, where
+# clang is installed, a short smoke run of every libFuzzer target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -16,6 +18,12 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGRAPHRT_SANITIZE=ON -DGRAPHR
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs" --timeout 900)
+
+echo "== ThreadSanitizer build (build-tsan/): concurrency stress test"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_TSAN=ON -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF
+cmake --build build-tsan -j"$jobs" --target graphrt_stress_test
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 GRAPHRT_STRESS_SECONDS=10 \
+  ctest --output-on-failure -R '^graphrt_stress_test$' --timeout 900)
 
 # libFuzzer smoke runs where clang++ is installed: each target is built with
 # ASan+UBSan, seeded, and must run clean for a few seconds. One entry per
@@ -37,4 +45,24 @@ if command -v clang++ >/dev/null 2>&1; then
       "build-fuzz/$target.corpus" 2>&1 | tail -n 15
   done
 fi
-echo "== all tests passed (normal and ASan+UBSan builds, fuzz smoke where clang++ exists)"
+if command -v clang++ >/dev/null 2>&1; then
+  echo "== libFuzzer smoke (build-fuzz/): every target briefly over its seed corpus"
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_FUZZ=ON \
+    -DGRAPHRT_BUILD_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF -DGRAPHRT_PYTHON_TESTS=OFF
+  cmake --build build-fuzz -j"$jobs" --target graphrt_fuzzers
+  for target in build-fuzz/fuzz/*_fuzz; do
+    name=$(basename "$target" _fuzz)
+    work=$(mktemp -d)
+    echo "-- $name"
+    "$target" -max_total_time=10 -rss_limit_mb=2048 -max_len=8192 -artifact_prefix="$work/" "$work" \
+      "fuzz/corpus/$name" 2>&1 | grep -E "^#[0-9]+.*DONE|ERROR|SUMMARY" || true
+    if ls "$work"/crash-* "$work"/leak-* "$work"/oom-* "$work"/timeout-* >/dev/null 2>&1; then
+      echo "fuzz target $name found a problem: $(ls "$work")"
+      exit 1
+    fi
+    rm -rf "$work"
+  done
+else
+  echo "== clang not installed: libFuzzer smoke skipped"
+fi
+echo "== all tests passed (normal, ASan+UBSan and TSan builds; fuzz smokes where clang is present)"

@@ -79,6 +79,9 @@ NDArray read_ndarray_record(BlobReader& reader) {
   const uint8_t* data = reader.take(expected, "NDArray data");
   NDArray array = NDArray::empty(shape, dtype, DLDevice{kDLCPU, 0});
   if (expected) std::memcpy(array->data, data, expected);
+  // One param at a time: the blob's pages go as their copy arrives, so the
+  // peak never holds the blob and all params together.
+  reader.release_consumed();
   return array;
 }
 

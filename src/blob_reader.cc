@@ -1,5 +1,8 @@
 #include "graphrt/blob_reader.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "graphrt reads TVM's little-endian formats with memcpy");
 
 namespace graphrt {
@@ -28,6 +31,19 @@ const uint8_t* BlobReader::take(size_t n, const char* what) {
   const uint8_t* p = data_ + pos_;
   pos_ += n;
   return p;
+}
+
+void BlobReader::release_consumed() {
+  if (!releasable_ || pos_ <= released_) return;
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  // Only pages entirely inside [released_, pos_): partial pages may hold
+  // bytes of something else.
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(data_ + released_) + page - 1) / page * page;
+  uintptr_t end = reinterpret_cast<uintptr_t>(data_ + pos_) / page * page;
+  if (end > begin) {
+    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    released_ = static_cast<size_t>(end - reinterpret_cast<uintptr_t>(data_));
+  }
 }
 
 uint64_t BlobReader::read_count(const char* what, size_t element_size) {

@@ -1,12 +1,16 @@
 // The "dlopen" loader: TVM's own way of loading a model library.
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <mutex>
-#include <sys/stat.h>
 
 #include "dlopen_path.h"
 #include "elf_symbol_table.h"
@@ -17,9 +21,33 @@ namespace graphrt {
 
 namespace {
 
-std::vector<uint8_t> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// First bytes of the file, to refuse non-ELF files with a clear message
+// before dlopen does with a vague one. Nothing else of the file is read.
+bool has_elf_magic(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  unsigned char magic[4] = {0, 0, 0, 0};
+  ssize_t got = pread(fd, magic, sizeof(magic), 0);
+  close(fd);
+  return got == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+// Calls `read` with a temporary read-only mapping of the file (nothing when
+// it cannot be mapped): the loader itself never reads the file; listings and
+// load-failure explanations do, on request.
+template <typename Read>
+void with_file_mapping(const std::string& path, Read read) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_size > 0) {
+    void* map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+      read(static_cast<const uint8_t*>(map), static_cast<size_t>(st.st_size));
+      munmap(map, static_cast<size_t>(st.st_size));
+    }
+  }
+  close(fd);
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -33,8 +61,9 @@ std::string join(const std::vector<std::string>& names) {
 // libraries it names as needed. dlerror names only the first; this names all.
 // Empty when the answer is uncertain (a needed library that will not open
 // here, e.g. found through the library's own RUNPATH).
-std::vector<std::string> unresolved_imports(const std::vector<uint8_t>& bytes) {
-  const ElfImports imports = read_elf_imports(bytes);
+std::vector<std::string> unresolved_imports(const std::string& path) {
+  ElfImports imports;
+  with_file_mapping(path, [&](const uint8_t* data, size_t size) { imports = read_elf_imports(data, size); });
   std::vector<void*> needed;
   bool complete = true;
   for (const std::string& name : imports.needed) {
@@ -61,10 +90,7 @@ class DsoLibrary : public Library {
     struct stat st;
     if (stat(path.c_str(), &st) != 0) throw Error("no such file").with("file", path);
     if (!S_ISREG(st.st_mode)) throw Error("not a regular file").with("file", path);
-    std::vector<uint8_t> bytes = read_whole_file(path);
-    if (bytes.size() < 4 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' || bytes[3] != 'F')
-      throw Error("not an ELF shared library (bad magic)").with("file", path);
-    symbols_ = read_elf_symbol_table(bytes);
+    if (!has_elf_magic(path)) throw Error("not an ELF shared library (bad magic)").with("file", path);
     // RTLD_LOCAL: the exported context variables of two models must not interpose.
     // RTLD_NOW: an import nobody defines fails here, not as exit 127 in the
     // middle of a run when the lazy binder meets it.
@@ -72,7 +98,7 @@ class DsoLibrary : public Library {
     if (!handle_) {
       const char* error = dlerror();
       const std::string why = error ? error : "unknown error";
-      const std::vector<std::string> missing = unresolved_imports(bytes);
+      const std::vector<std::string> missing = unresolved_imports(path);
       if (!missing.empty())
         throw Error("the library imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
                     " that neither graphrt nor the libraries it links define: " + join(missing))
@@ -85,16 +111,28 @@ class DsoLibrary : public Library {
   }
   void* symbol(const std::string& name) const override { return dlsym(handle_, name.c_str()); }
   std::string origin() const override { return path_; }
-  std::vector<std::string> symbol_names() const override { return symbols_.functions; }
+  bool blob_pages_releasable() const override { return true; }
+  std::vector<std::string> symbol_names() const override {
+    std::call_once(symbols_once_, [this] {
+      with_file_mapping(path_, [this](const uint8_t* data, size_t size) { symbols_ = read_elf_symbol_table(data, size); });
+    });
+    return symbols_.functions;
+  }
+  // From the loaded image's own dynamic symbol entry: no file access.
   size_t symbol_size(const std::string& name) const override {
-    auto it = symbols_.sizes.find(name);
-    return it == symbols_.sizes.end() ? 0 : it->second;
+    void* address = symbol(name);
+    if (!address) return 0;
+    Dl_info info;
+    void* entry = nullptr;
+    if (!dladdr1(address, &info, &entry, RTLD_DL_SYMENT) || !entry) return 0;
+    return static_cast<size_t>(static_cast<const ElfW(Sym)*>(entry)->st_size);
   }
 
  private:
   std::string path_;
   void* handle_ = nullptr;
-  ElfSymbolTable symbols_;
+  mutable std::once_flag symbols_once_;
+  mutable ElfSymbolTable symbols_;
 };
 
 struct LoaderTable {
@@ -113,7 +151,42 @@ std::shared_ptr<Library> dlopen_loader(const LibrarySource& source) {
   return std::make_shared<DsoLibrary>(source.path);
 }
 
+struct SegmentQuery {
+  uintptr_t address;
+  bool writable;
+  size_t bytes;
+};
+
+int find_segment(dl_phdr_info* info, size_t, void* data) {
+  auto* query = static_cast<SegmentQuery*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (query->address >= start && query->address - start < ph.p_memsz) {
+      if (query->writable && (ph.p_flags & PF_W) == 0) return 1;
+      query->bytes = ph.p_memsz - (query->address - start);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
+
+size_t Library::mapped_bytes_from(const void* address, bool writable) const {
+  SegmentQuery query{reinterpret_cast<uintptr_t>(address), writable, 0};
+  dl_iterate_phdr(&find_segment, &query);
+  return query.bytes;
+}
+
+size_t readable_symbol_bytes(const Library& library, const std::string& name, const void* address) {
+  size_t bytes = library.mapped_bytes_from(address);
+  if (bytes == 0)
+    throw Error("symbol lies outside every loaded segment").with("symbol", name).with("file", library.origin());
+  size_t declared = library.symbol_size(name);
+  return declared != 0 && declared < bytes ? declared : bytes;
+}
 
 void register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe) {
   std::lock_guard<std::mutex> lock(loader_table().mutex);

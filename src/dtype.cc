@@ -1,4 +1,5 @@
 // dtype, shape and device formatting/parsing (TVM's String2DLDataType rules).
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 
@@ -8,13 +9,25 @@
 namespace graphrt {
 
 size_t dtype_bytes(DLDataType dtype, int64_t numel) {
-  size_t bits = static_cast<size_t>(dtype.bits) * dtype.lanes;
-  return (bits * static_cast<size_t>(numel) + 7) / 8;
+  if (numel < 0) throw Error("negative element count " + std::to_string(numel));
+  const size_t bits = static_cast<size_t>(dtype.bits) * dtype.lanes;
+  size_t total = 0;
+  // Whole-byte elements multiply bytes; sub-byte ones multiply bits then round up.
+  const bool overflow = bits % 8 == 0 ? __builtin_mul_overflow(bits / 8, static_cast<size_t>(numel), &total)
+                                      : __builtin_mul_overflow(bits, static_cast<size_t>(numel), &total) ||
+                                            total > SIZE_MAX - 7;
+  if (overflow)
+    throw Error(std::to_string(numel) + " elements of " + dtype_to_string(dtype) + " overflow a 64-bit byte count");
+  return bits % 8 == 0 ? total : (total + 7) / 8;
 }
 
 int64_t shape_numel(const int64_t* shape, int ndim) {
   int64_t n = 1;
-  for (int i = 0; i < ndim; ++i) n *= shape[i];
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] < 0) throw Error("shape " + shape_to_string(shape, ndim) + " has a negative dimension");
+    if (__builtin_mul_overflow(n, shape[i], &n))
+      throw Error("shape " + shape_to_string(shape, ndim) + " has more elements than fit in 64 bits");
+  }
   return n;
 }
 

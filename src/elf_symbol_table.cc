@@ -7,30 +7,36 @@
 namespace graphrt {
 
 namespace {
+struct FileBytes {
+  const uint8_t* data;
+  size_t size;
+};
+
 template <typename T>
-bool read_at(const std::vector<uint8_t>& file, uint64_t offset, T* out) {
-  if (offset > file.size() || sizeof(T) > file.size() - offset) return false;
-  std::memcpy(out, file.data() + offset, sizeof(T));
+bool read_at(const FileBytes& file, uint64_t offset, T* out) {
+  if (offset > file.size || sizeof(T) > file.size - offset) return false;
+  std::memcpy(out, file.data + offset, sizeof(T));
   return true;
 }
 // The section header at `index`, and the string table it links to.
-bool section_with_strings(const std::vector<uint8_t>& file, const Elf64_Ehdr& eh, uint16_t index, Elf64_Shdr* sh,
+bool section_with_strings(const FileBytes& file, const Elf64_Ehdr& eh, uint16_t index, Elf64_Shdr* sh,
                           Elf64_Shdr* str) {
   if (!read_at(file, eh.e_shoff + uint64_t(index) * sizeof(Elf64_Shdr), sh)) return false;
   if (!read_at(file, eh.e_shoff + uint64_t(sh->sh_link) * sizeof(Elf64_Shdr), str)) return false;
-  return str->sh_offset <= file.size() && str->sh_size <= file.size() - str->sh_offset;
+  return str->sh_offset <= file.size && str->sh_size <= file.size - str->sh_offset;
 }
 
-std::string string_at(const std::vector<uint8_t>& file, const Elf64_Shdr& str, uint64_t offset) {
+std::string string_at(const FileBytes& file, const Elf64_Shdr& str, uint64_t offset) {
   if (offset >= str.sh_size) return "";
-  const char* base = reinterpret_cast<const char*>(file.data() + str.sh_offset);
+  const char* base = reinterpret_cast<const char*>(file.data + str.sh_offset);
   return std::string(base + offset, strnlen(base + offset, str.sh_size - offset));
 }
 
 }  // namespace
 
-ElfImports read_elf_imports(const std::vector<uint8_t>& file) {
+ElfImports read_elf_imports(const uint8_t* data, size_t size) {
   ElfImports imports;
+  FileBytes file{data, size};
   Elf64_Ehdr eh;
   if (!read_at(file, 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
       eh.e_shentsize != sizeof(Elf64_Shdr))
@@ -57,8 +63,9 @@ ElfImports read_elf_imports(const std::vector<uint8_t>& file) {
   return imports;
 }
 
-ElfSymbolTable read_elf_symbol_table(const std::vector<uint8_t>& file) {
+ElfSymbolTable read_elf_symbol_table(const uint8_t* data, size_t size) {
   ElfSymbolTable table;
+  FileBytes file{data, size};
   Elf64_Ehdr eh;
   if (!read_at(file, 0, &eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
     return table;
@@ -68,13 +75,13 @@ ElfSymbolTable read_elf_symbol_table(const std::vector<uint8_t>& file) {
     if (!read_at(file, eh.e_shoff + uint64_t(i) * sizeof(Elf64_Shdr), &sh) || sh.sh_type != SHT_DYNSYM) continue;
     Elf64_Shdr str;
     if (!read_at(file, eh.e_shoff + uint64_t(sh.sh_link) * sizeof(Elf64_Shdr), &str)) return table;
-    if (str.sh_offset > file.size() || str.sh_size > file.size() - str.sh_offset) return table;
+    if (str.sh_offset > file.size || str.sh_size > file.size - str.sh_offset) return table;
     uint64_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
     for (uint64_t k = 1; k < count; ++k) {
       Elf64_Sym sym;
       if (!read_at(file, sh.sh_offset + k * sizeof(Elf64_Sym), &sym)) break;
       if (sym.st_shndx == SHN_UNDEF || sym.st_name >= str.sh_size) continue;
-      const char* base = reinterpret_cast<const char*>(file.data() + str.sh_offset);
+      const char* base = reinterpret_cast<const char*>(file.data + str.sh_offset);
       std::string name(base + sym.st_name, strnlen(base + sym.st_name, str.sh_size - sym.st_name));
       table.sizes[name] = sym.st_size;
       int bind = ELF64_ST_BIND(sym.st_info);

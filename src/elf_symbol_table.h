@@ -1,9 +1,10 @@
 // Reads the exported function names and symbol sizes of an ELF64 shared
-// object file (its .dynsym), for listings and blob bounds checks of dlopen'd
-// libraries, and its imports, to explain a failed load. Bounds-checked; a
-// malformed file gives an empty table.
+// object file (its .dynsym), for listings of dlopen'd libraries, and its
+// imports, to explain a failed load. Bounds-checked; a malformed file gives
+// an empty table.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -16,7 +17,7 @@ struct ElfSymbolTable {
   std::map<std::string, uint64_t> sizes;  // every defined symbol's st_size
 };
 
-ElfSymbolTable read_elf_symbol_table(const std::vector<uint8_t>& file);
+ElfSymbolTable read_elf_symbol_table(const uint8_t* data, size_t size);
 
 // What a shared object needs from others: its strong undefined dynamic
 // symbols (weak ones may stay unresolved) and its DT_NEEDED libraries.
@@ -25,6 +26,6 @@ struct ElfImports {
   std::vector<std::string> needed;
 };
 
-ElfImports read_elf_imports(const std::vector<uint8_t>& file);
+ElfImports read_elf_imports(const uint8_t* data, size_t size);
 
 }  // namespace graphrt

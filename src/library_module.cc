@@ -1,6 +1,9 @@
 #include "library_module.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "graphrt/binary_loader.h"
 #include "graphrt/runtime.h"
@@ -20,7 +23,7 @@ PackedFunc LibraryModuleNode::find_function(const std::string& name, const Modul
   if (name == "__tvm_main__") {
     auto* entry = static_cast<const char*>(library_->symbol("__tvm_main__"));
     if (!entry) return PackedFunc();
-    symbol = std::string(entry, strnlen(entry, 1024));
+    symbol = std::string(entry, strnlen(entry, std::min<size_t>(1024, readable_symbol_bytes(*library_, name, entry))));
   }
   void* address = library_->symbol(symbol);
   if (!address) return PackedFunc();
@@ -64,13 +67,14 @@ static void attach_imports(BlobReader& reader, const std::vector<Module>& module
 }
 
 Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
-                         Module* ctx_out) {
+                         Module* ctx_out, bool pages_releasable) {
   BlobReader outer(data, size, origin);
   uint64_t nbytes = outer.read_u64("blob size prefix");
   if (nbytes > outer.remaining())
     throw outer.error("blob size prefix says " + std::to_string(nbytes) + " bytes but only " +
                       std::to_string(outer.remaining()) + " follow");
   BlobReader reader(data + 8, nbytes, origin);
+  reader.set_pages_releasable(pages_releasable);
   uint64_t count = reader.read_count("module record count", 8);
   std::vector<Module> modules;
   std::vector<uint64_t> row_ptr, children;
@@ -92,6 +96,7 @@ Module parse_module_blob(const uint8_t* data, size_t size, const std::string& or
   }
   if (!reader.at_end())
     throw reader.error(std::to_string(reader.remaining()) + " unparsed bytes after the last blob record");
+  reader.release_consumed();
   if (!has_tree) {
     if (has_lib) throw reader.error("blob has a _lib record but no _import_tree");
     BlobReader again(data + 8, nbytes, origin);  // legacy layout: every record imported by a new root
@@ -110,37 +115,96 @@ static void attach_environment_to_tree(ModuleNode* node, ModuleNode* ctx) {
   for (const Module& child : node->imports()) attach_environment_to_tree(child.get(), ctx);
 }
 
-static void fill_context_functions(Library& library) {
+// Stores `value` in the image's pointer variable `name`, if it has one. The
+// slot must lie in a writable segment; it need not be aligned. A slot that
+// already holds the value is not written: kernels of the same image may be
+// reading it on other threads.
+static void write_pointer_slot(const Library& library, const std::string& name, const void* value) {
+  void* slot = library.symbol(name);
+  if (!slot) return;
+  if (library.mapped_bytes_from(slot, true) < sizeof(value))
+    throw Error("pointer variable is not in a writable segment of the image").with("symbol", name)
+        .with("file", library.origin());
+  if (std::memcmp(slot, &value, sizeof(value)) != 0) std::memcpy(slot, &value, sizeof(value));
+}
+
+// Loads of a path the dynamic linker already has share its image, and with
+// it the image's __tvm_module_ctx and context-function slots. One module tree
+// per image, shared by every load and refcounted like any module, keeps the
+// context valid for as long as any load's modules live. Loads are serialised
+// by this table's mutex (recursive: a blob record may load a library itself).
+struct SharedTrees {
+  std::recursive_mutex mutex;
+  std::map<const void*, ModuleNode*> roots;  // not owning; entries leave in ~ModuleNode
+};
+SharedTrees& shared_trees() {
+  static SharedTrees* t = new SharedTrees();  // outlives static destructors that free modules
+  return *t;
+}
+
+// What identifies the image: the address of its context variable, else of
+// its first context-function slot; null when it has neither (then nothing is
+// shared and nothing is written).
+static const void* image_key(const Library& library) {
+  if (const void* ctx = library.symbol("__tvm_module_ctx")) return ctx;
   for (const char* name : kContextFunctions) {
-    void** slot = static_cast<void**>(library.symbol(std::string("__") + name));
-    if (slot) *slot = runtime_symbol(name);
+    if (const void* slot = library.symbol(std::string("__") + name)) return slot;
   }
+  return nullptr;
+}
+
+void forget_shared_tree(const void* image_key, ModuleNode* root) {
+  SharedTrees& trees = shared_trees();
+  std::lock_guard<std::recursive_mutex> lock(trees.mutex);
+  auto it = trees.roots.find(image_key);
+  if (it != trees.roots.end() && it->second == root) trees.roots.erase(it);
+}
+
+static void fill_context_functions(const Library& library) {
+  for (const char* name : kContextFunctions)
+    write_pointer_slot(library, std::string("__") + name, runtime_symbol(name));
 }
 
 Module load_module_from_library(std::shared_ptr<Library> library) {
   runtime_init();
+  SharedTrees& trees = shared_trees();
+  std::lock_guard<std::recursive_mutex> lock(trees.mutex);
+  const void* key = image_key(*library);
+  if (key) {
+    auto it = trees.roots.find(key);
+    // A root whose count already reached zero is being destroyed: load anew.
+    if (it != trees.roots.end() && it->second->try_inc_ref()) return Module::adopt(it->second);
+  }
   fill_context_functions(*library);
   Module lib_module(make_ref<LibraryModuleNode>(library));
   auto* blob = static_cast<const uint8_t*>(library->symbol("__tvm_dev_mblob"));
   Module root = lib_module;
   Module ctx = lib_module;
   if (blob) {
+    // Bounded by the symbol's size or its segment, whichever loader mapped it:
+    // a hostile size prefix must not send the parser past the image.
+    size_t readable = readable_symbol_bytes(*library, "__tvm_dev_mblob", blob);
+    if (readable < 8)
+      throw Error("__tvm_dev_mblob holds " + std::to_string(readable) + " bytes, less than its size prefix")
+          .with("file", library->origin());
     uint64_t nbytes;
     std::memcpy(&nbytes, blob, 8);
-    size_t known = library->symbol_size("__tvm_dev_mblob");
-    if (known != 0 && (known < 8 || nbytes > known - 8))
+    if (nbytes > readable - 8)
       throw Error("blob size prefix says " + std::to_string(nbytes) + " bytes but the symbol holds " +
-                  std::to_string(known))
+                  std::to_string(readable - 8))
           .with("file", library->origin());
     try {
-      root = parse_module_blob(blob, nbytes + 8, library->origin(), lib_module, &ctx);
+      root = parse_module_blob(blob, nbytes + 8, library->origin(), lib_module, &ctx, library->blob_pages_releasable());
     } catch (Error& e) {
       throw e.with("file", library->origin());
     }
   }
-  void** ctx_slot = static_cast<void**>(library->symbol("__tvm_module_ctx"));
-  if (ctx_slot) *ctx_slot = ctx.get();
+  write_pointer_slot(*library, "__tvm_module_ctx", ctx.get());
   attach_environment_to_tree(root.get(), ctx.get());
+  if (key) {
+    root->shared_image_key = key;
+    trees.roots[key] = root.get();
+  }
   return root;
 }
 

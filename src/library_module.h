@@ -19,9 +19,15 @@ class LibraryModuleNode : public ModuleNode {
   std::shared_ptr<Library> library_;
 };
 
+// Called by ~ModuleNode for a shared root: drops `root` from the table of
+// live trees if it is still the one registered under `image_key`.
+void forget_shared_tree(const void* image_key, ModuleNode* root);
+
 // Parses a packed-module blob (spec §1.4) whose "_lib" record is `lib_module`;
 // returns the root. `ctx_out` receives the module generated code must see.
+// `pages_releasable`: the blob lies in a read-only file mapping whose pages
+// may be dropped once decoded (see BlobReader::set_pages_releasable).
 Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
-                         Module* ctx_out);
+                         Module* ctx_out, bool pages_releasable = false);
 
 }  // namespace graphrt

@@ -5,9 +5,14 @@
 
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
+#include "library_module.h"
 #include "string_distance.h"
 
 namespace graphrt {
+
+ModuleNode::~ModuleNode() {
+  if (shared_image_key) forget_shared_tree(shared_image_key, this);
+}
 
 PackedFunc ModuleNode::get_function(const std::string& name, bool query_imports) {
   Module self(this);

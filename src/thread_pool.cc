@@ -1,6 +1,10 @@
 #include "thread_pool.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <memory>
@@ -30,6 +34,23 @@ inline void cpu_relax() {
 #endif
 }
 
+// Busy-waits on `done`, yielding the core after a while: the thread being
+// waited for may be descheduled when other executors keep the cores busy.
+template <typename Done>
+void spin_until(Done done) {
+  for (int spin = 0; !done(); ++spin) {
+    if (spin < 4096) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+// Threads currently inside an executor's run (see RunScope): each keeps a
+// core busy, so parallel launches leave those cores to them.
+std::atomic<int> g_active_runs{0};
+
 // Sense-reversing barrier shared by the tasks of one launch.
 struct Barrier {
   std::atomic<int> arrived{0};
@@ -48,19 +69,88 @@ struct Job {
 
 thread_local bool tls_in_parallel = false;
 
-class ThreadPool {
- public:
-  explicit ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
-    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+void run_task(Job& job, int task_id) {
+  tls_in_parallel = true;
+  int rc = job.flambda(task_id, &job.env, job.cdata);
+  tls_in_parallel = false;
+  if (rc != 0) {
+    std::lock_guard<std::mutex> lock(job.error_mutex);
+    job.errors += (job.errors.empty() ? "" : "\n") + std::string("Task ") + std::to_string(task_id) +
+                  " error: " + last_error();
   }
-  ~ThreadPool() {
+}
+
+// One worker thread with its own mailbox. A launch claims idle workers
+// (idle -> claimed), so several launches from different threads proceed at
+// once, each with the workers it got; none waits for another.
+class Worker {
+ public:
+  Worker() : thread_([this] { loop(); }) {}
+  ~Worker() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
-      generation_.fetch_add(1);
     }
-    wake_.notify_all();
-    for (std::thread& t : workers_) t.join();
+    wake_.notify_one();
+    thread_.join();
+  }
+  bool try_claim() {
+    bool idle = false;
+    return claimed_.compare_exchange_strong(idle, true, std::memory_order_acquire);
+  }
+  void start(Job* job, int task_id) {
+    task_id_ = task_id;
+    job_.store(job, std::memory_order_seq_cst);  // seq_cst with sleeping_: no lost wake-up
+    if (sleeping_.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      wake_.notify_one();
+    }
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      Job* job = wait_for_job();
+      if (!job) return;
+      run_task(*job, task_id_);
+      job_.store(nullptr, std::memory_order_relaxed);
+      claimed_.store(false, std::memory_order_release);
+      job->pending.fetch_sub(1, std::memory_order_acq_rel);  // last touch: the job lives on the launcher's stack
+    }
+  }
+
+  // Spins for a short while (a launch right after another costs no system
+  // call), then sleeps until start() or the destructor.
+  Job* wait_for_job() {
+    using clock = std::chrono::steady_clock;
+    clock::time_point until = clock::now() + std::chrono::microseconds(200);
+    for (int spin = 0;; ++spin) {
+      if (Job* job = job_.load(std::memory_order_acquire)) return job;
+      if ((spin & 63) == 63 && clock::now() > until) break;
+      cpu_relax();
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    sleeping_.store(true, std::memory_order_seq_cst);
+    Job* job;
+    wake_.wait(lock, [&] { return (job = job_.load(std::memory_order_seq_cst)) != nullptr || stop_; });
+    sleeping_.store(false, std::memory_order_relaxed);
+    return stop_ ? nullptr : job;
+  }
+
+  std::atomic<Job*> job_{nullptr};
+  std::atomic<bool> claimed_{false};
+  std::atomic<bool> sleeping_{false};
+  int task_id_ = 0;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts after the members above exist
+};
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+    for (int i = 1; i < threads_; ++i) workers_.push_back(std::make_unique<Worker>());
   }
   int threads() const { return threads_; }
 
@@ -69,30 +159,25 @@ class ThreadPool {
       set_last_error("nested TVMBackendParallelLaunch inside a parallel task is not supported");
       return -1;
     }
-    int tasks = (num_task <= 0 || num_task > threads_) ? threads_ : num_task;
-    std::lock_guard<std::mutex> serial(launch_mutex_);  // one launch at a time per pool
+    int wanted = (num_task <= 0 || num_task > threads_) ? threads_ : num_task;
+    // Cores already kept busy by other executors' runs are not this launch's to use.
+    int others = g_active_runs.load(std::memory_order_relaxed) - 1;
+    if (others > 0) wanted = std::max(1, std::min(wanted, threads_ - others));
+    Worker* claimed[kMaxClaim];
+    int helpers = 0;
+    for (auto& w : workers_) {
+      if (helpers + 1 >= wanted || helpers == kMaxClaim) break;
+      if (w->try_claim()) claimed[helpers++] = w.get();
+    }
     Job job;
     job.flambda = flambda;
     job.cdata = cdata;
-    job.env.num_task = tasks;
-    job.env.sync_handle = &job.barrier;
-    job.pending.store(tasks - 1);
-    if (tasks > 1) {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        job_ = &job;
-        active_tasks_ = tasks;
-        generation_.fetch_add(1, std::memory_order_release);
-      }
-      wake_.notify_all();
-    }
+    job.env.num_task = helpers + 1;  // TVM kernels split their work by num_task
+    job.env.sync_handle = helpers > 0 ? &job.barrier : nullptr;
+    job.pending.store(helpers, std::memory_order_relaxed);
+    for (int i = 0; i < helpers; ++i) claimed[i]->start(&job, i + 1);
     run_task(job, 0);
-    while (job.pending.load(std::memory_order_acquire) != 0) cpu_relax();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      job_ = nullptr;  // the job lives on this stack frame
-      active_tasks_ = 0;
-    }
+    spin_until([&] { return job.pending.load(std::memory_order_acquire) == 0; });
     if (!job.errors.empty()) {
       set_last_error(job.errors);
       return -1;
@@ -101,90 +186,54 @@ class ThreadPool {
   }
 
  private:
-  static void run_task(Job& job, int task_id) {
-    tls_in_parallel = true;
-    int rc = job.flambda(task_id, &job.env, job.cdata);
-    tls_in_parallel = false;
-    if (rc != 0) {
-      std::lock_guard<std::mutex> lock(job.error_mutex);
-      job.errors += (job.errors.empty() ? "" : "\n") + std::string("Task ") + std::to_string(task_id) +
-                    " error: " + last_error();
-    }
-  }
-
-  void worker_loop(int index) {
-    uint64_t seen = 0;
-    for (;;) {
-      wait_for_generation(seen);
-      Job* job;
-      int tasks;
-      {
-        // job_ and generation_ change together under the mutex, so each job
-        // is seen exactly once even when this worker wakes late.
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (stop_) return;
-        seen = generation_.load();
-        job = job_;
-        tasks = active_tasks_;
-      }
-      if (job && index < tasks) {
-        run_task(*job, index);
-        job->pending.fetch_sub(1, std::memory_order_acq_rel);
-      }
-    }
-  }
-
-  void wait_for_generation(uint64_t seen) {
-    for (int spin = 0; spin < 20000; ++spin) {
-      if (generation_.load(std::memory_order_acquire) != seen) return;
-      cpu_relax();
-    }
-    std::unique_lock<std::mutex> lock(mutex_);
-    wake_.wait(lock, [&] { return generation_.load() != seen; });
-  }
-
+  static constexpr int kMaxClaim = 256;
   const int threads_;
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::mutex launch_mutex_;
-  std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};
-  Job* job_ = nullptr;
-  int active_tasks_ = 0;
-  bool stop_ = false;
+  std::vector<std::unique_ptr<Worker>> workers_;
 };
 
+// The current pool. A launch holds its own reference, so resizing while
+// other threads launch swaps the pool and the old one is joined when its last
+// launch returns, never under a running launch.
 std::mutex g_pool_mutex;
-std::unique_ptr<ThreadPool>& pool_slot() {
-  static std::unique_ptr<ThreadPool> pool;
+std::shared_ptr<ThreadPool>& pool_slot() {
+  static std::shared_ptr<ThreadPool> pool;
   return pool;
 }
 
-ThreadPool& pool() {
+std::shared_ptr<ThreadPool> pool() {
   std::lock_guard<std::mutex> lock(g_pool_mutex);
   auto& slot = pool_slot();
-  if (!slot) slot = std::make_unique<ThreadPool>(concurrency_from_env());
-  return *slot;
+  if (!slot) slot = std::make_shared<ThreadPool>(concurrency_from_env());
+  return slot;
 }
 
 }  // namespace
 
-int thread_pool_max_concurrency() { return pool().threads(); }
+ThreadPoolRunScope::ThreadPoolRunScope() { g_active_runs.fetch_add(1, std::memory_order_relaxed); }
+ThreadPoolRunScope::~ThreadPoolRunScope() { g_active_runs.fetch_sub(1, std::memory_order_relaxed); }
+
+int thread_pool_max_concurrency() { return pool()->threads(); }
 
 void thread_pool_set_max_concurrency(int n) {
-  std::lock_guard<std::mutex> lock(g_pool_mutex);
-  pool_slot() = std::make_unique<ThreadPool>(n > 0 ? n : concurrency_from_env());
+  auto fresh = std::make_shared<ThreadPool>(n > 0 ? n : concurrency_from_env());
+  std::shared_ptr<ThreadPool> old;
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mutex);
+    old = std::move(pool_slot());
+    pool_slot() = std::move(fresh);
+  }
+  // `old` is released here, outside the lock; launches still holding it keep it alive.
 }
 
 int thread_pool_launch(FTVMParallelLambda flambda, void* cdata, int num_task) {
-  ThreadPool& p = pool();
-  if (p.threads() == 1 || num_task == 1) {
+  std::shared_ptr<ThreadPool> p = pool();
+  if (p->threads() == 1 || num_task == 1) {
     TVMParallelGroupEnv env{nullptr, 1};
     int rc = flambda(0, &env, cdata);
     if (rc != 0) set_last_error("Task 0 error: " + last_error());
     return rc == 0 ? 0 : -1;
   }
-  return p.launch(flambda, cdata, num_task);
+  return p->launch(flambda, cdata, num_task);
 }
 
 int thread_pool_barrier(int, TVMParallelGroupEnv* penv) {
@@ -195,7 +244,7 @@ int thread_pool_barrier(int, TVMParallelGroupEnv* penv) {
     barrier->arrived.store(0, std::memory_order_relaxed);
     barrier->phase.fetch_add(1, std::memory_order_acq_rel);
   } else {
-    while (barrier->phase.load(std::memory_order_acquire) == phase) cpu_relax();
+    spin_until([&] { return barrier->phase.load(std::memory_order_acquire) != phase; });
   }
   return 0;
 }

@@ -1,8 +1,10 @@
 // The persistent thread pool behind TVMBackendParallelLaunch.
 //
 // Sized by TVM_NUM_THREADS, else OMP_NUM_THREADS, else the number of cores.
-// The calling thread runs task 0; workers spin briefly then sleep, so a launch
-// right after another one costs no system call.
+// The calling thread runs task 0 and claims the workers that are idle, so
+// launches from several threads run at once instead of queueing; the kernel
+// splits its work by the num_task it is given. Workers spin briefly then
+// sleep, so a launch right after another one costs no system call.
 #pragma once
 
 #include "graphrt/tvm_abi.h"
@@ -11,10 +13,21 @@ namespace graphrt {
 
 int thread_pool_max_concurrency();
 // Rebuilds the pool with `n` threads (n <= 0: back to the environment default).
-// Must not be called while a launch is running.
+// Safe while other threads launch: running launches finish on the old pool.
 void thread_pool_set_max_concurrency(int n);
 // TVMBackendParallelLaunch semantics; returns 0 or -1 with the last error set.
 int thread_pool_launch(FTVMParallelLambda flambda, void* cdata, int num_task);
 int thread_pool_barrier(int task_id, TVMParallelGroupEnv* penv);
+
+// Marks the calling thread as running an executor for the scope's lifetime.
+// With k such threads, a launch uses at most threads - (k - 1) tasks: the
+// other runs keep their cores busy, and more tasks would only oversubscribe.
+class ThreadPoolRunScope {
+ public:
+  ThreadPoolRunScope();
+  ~ThreadPoolRunScope();
+  ThreadPoolRunScope(const ThreadPoolRunScope&) = delete;
+  ThreadPoolRunScope& operator=(const ThreadPoolRunScope&) = delete;
+};
 
 }  // namespace graphrt

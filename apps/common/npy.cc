@@ -11,11 +11,7 @@ namespace graphrt_apps {
 
 using graphrt::Error;
 
-int64_t NpyArray::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t NpyArray::numel() const { return graphrt::shape_numel(shape.data(), static_cast<int>(shape.size())); }
 
 std::string npy_descr(DLDataType t) {
   if (t.lanes != 1) throw Error("cannot store vector dtype " + graphrt::dtype_to_string(t) + " in .npy");
@@ -95,6 +91,10 @@ NpyArray read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open .npy file").with("file", path);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_npy(bytes, path);
+}
+
+NpyArray parse_npy(const std::vector<char>& bytes, const std::string& path) {
   static const char kMagic[] = "\x93NUMPY";
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
     throw Error("not a .npy file (bad magic)").with("file", path);
@@ -111,7 +111,7 @@ NpyArray read_npy(const std::string& path) {
   } else {
     throw Error("unsupported .npy version " + std::to_string(major)).with("file", path);
   }
-  if (header_start + header_len > bytes.size()) throw Error("truncated .npy header").with("file", path);
+  if (header_len > bytes.size() - header_start) throw Error("truncated .npy header").with("file", path);
   std::string header(bytes.data() + header_start, header_len);
   NpyArray a;
   a.dtype = dtype_from_npy_descr(header_value(header, "descr", path), path);
@@ -126,11 +126,17 @@ NpyArray read_npy(const std::string& path) {
     if (digit == std::string::npos) break;
     size_t end = shape.find_first_not_of("0123456789", digit);
     if (end == std::string::npos) throw Error("bad .npy shape '" + shape + "'").with("file", path);
+    if (end - digit > 18) throw Error("bad .npy shape '" + shape + "': dimension too large").with("file", path);
     a.shape.push_back(std::stoll(shape.substr(digit, end - digit)));
     pos = end;
   }
   size_t elem = a.dtype.bits == 1 ? 1 : a.dtype.bits / 8;
-  size_t need = static_cast<size_t>(a.numel()) * elem;
+  size_t need;
+  try {
+    need = graphrt::dtype_bytes(DLDataType{a.dtype.code, static_cast<uint8_t>(elem * 8), 1}, a.numel());
+  } catch (Error& e) {
+    throw e.with("file", path);
+  }
   size_t have = bytes.size() - header_start - header_len;
   if (have < need)
     throw Error("truncated .npy data: " + std::to_string(have) + " bytes for shape " +

@@ -18,6 +18,8 @@ struct NpyArray {
 
 // Throws graphrt::Error naming the file and what is wrong with it.
 NpyArray read_npy(const std::string& path);
+// The same from the file's bytes; `path` only names the source in errors.
+NpyArray parse_npy(const std::vector<char>& bytes, const std::string& path);
 // Writes a v1.0 file; `data` holds numel elements of `dtype` in C order.
 void write_npy(const std::string& path, DLDataType dtype, const std::vector<int64_t>& shape, const void* data,
                size_t nbytes);

@@ -38,6 +38,14 @@ class BlobReader {
   uint64_t read_count(const char* what, size_t element_size);
   void read_bytes(void* out, size_t n, const char* what);
   const uint8_t* take(size_t n, const char* what);  // pointer into the blob
+  // For a blob in a read-only file mapping (a dlopen'ed library): lets
+  // release_consumed() hand the pages already read back to the OS. They hold
+  // nothing but blob bytes and read back from the file if touched again.
+  void set_pages_releasable(bool releasable) { releasable_ = releasable; }
+  bool pages_releasable() const { return releasable_; }
+  // Drops the whole pages between the last release and the read position
+  // from this process's memory (no-op unless releasable).
+  void release_consumed();
 
   // An Error with this reader's origin and current offset as context.
   Error error(const std::string& message) const;
@@ -55,6 +63,8 @@ class BlobReader {
   size_t size_;
   size_t pos_ = 0;
   std::string origin_;
+  bool releasable_ = false;
+  size_t released_ = 0;  // offset up to which pages were released
 };
 
 // Little-endian writer for the same encoding.

@@ -18,11 +18,16 @@ using ParamList = std::vector<std::pair<std::string, NDArray>>;
 enum class MemoryPlan {
   kTvm,       // the graph's storage_id sharing, exactly as TVM allocates it
   kLiveness,  // intermediates packed into one arena per device from tensor lifetimes
+  // The liveness plan where it needs less memory than TVM's, else TVM's. The
+  // liveness plan is only computed when TVM's needs at least kAutoPlanMinBytes
+  // (below that, what it could save is not worth the planning time).
+  kAuto,
 };
+constexpr size_t kAutoPlanMinBytes = size_t(1) << 20;
 
 struct GraphExecutorOptions {
-  // Default: TVM's plan, unless GRAPHRT_MEMORY_PLAN=liveness is set.
-  MemoryPlan memory_plan = MemoryPlan::kTvm;
+  // Default: kAuto, unless GRAPHRT_MEMORY_PLAN (tvm, liveness, auto) is set.
+  MemoryPlan memory_plan = MemoryPlan::kAuto;
   bool memory_plan_from_env = true;
   // Capture the whole run as one device graph (CUDA graphs) on the first
   // run() and replay it afterwards. Needs a single non-CPU device; otherwise,
@@ -37,10 +42,11 @@ struct TensorInfo {
 };
 
 struct MemoryReport {
+  // Plans cover the memory the executor allocates (bound params are left out).
   size_t tvm_plan_bytes = 0;       // sum of TVM's storage pools
   size_t liveness_plan_bytes = 0;  // arena size of the liveness re-plan
   size_t allocated_bytes = 0;      // what this executor actually holds
-  MemoryPlan active = MemoryPlan::kTvm;
+  MemoryPlan active = MemoryPlan::kTvm;  // the plan in use (never kAuto)
 };
 
 struct NodeProfile {
@@ -73,6 +79,15 @@ class GraphExecutor {
   static std::shared_ptr<GraphExecutor> create(const std::string& graph_json, const Module& lib,
                                                const std::vector<DLDevice>& devices,
                                                const GraphExecutorOptions& options = {});
+  // create, then set_params(params) with the arrays bound instead of copied
+  // where they fit (CPU, the input's dtype and size, 64-byte aligned): they
+  // become those inputs' memory, shared with their other holders (read-only
+  // for kernels), and the memory plans leave those inputs out. A write to
+  // such an input (set_input, set_params) first gives this executor its own copy.
+  static std::shared_ptr<GraphExecutor> create_with_params(const std::string& graph_json, const Module& lib,
+                                                           const std::vector<DLDevice>& devices,
+                                                           const GraphExecutorOptions& options,
+                                                           const ParamList& params);
   ~GraphExecutor();
 
   int num_inputs() const;   // all arg nodes, parameters included (as TVM)

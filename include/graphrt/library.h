@@ -29,7 +29,22 @@ class Library {
   // Size in bytes of a data symbol (from its ELF symbol entry), or 0 when
   // unknown. Used to bound-check `__tvm_dev_mblob` against its size prefix.
   virtual size_t symbol_size(const std::string& name) const { (void)name; return 0; }
+  // True when the image's data is a read-only mapping of its file, so pages
+  // of `__tvm_dev_mblob` may be dropped once decoded (they read back from the
+  // file if touched again). False for images copied into anonymous memory.
+  virtual bool blob_pages_releasable() const { return false; }
+  // Bytes readable from `address` to the end of the loaded segment holding it,
+  // or 0 when no segment of this library holds it. The default asks the
+  // dynamic linker (images it loaded, the executable); loaders that map
+  // images themselves answer from their own mapping.
+  // With `writable`, only writable segments count.
+  virtual size_t mapped_bytes_from(const void* address, bool writable = false) const;
 };
+
+// How many bytes of the data symbol `name` at `address` may be read: its size
+// where known, never past the end of its segment. Throws naming the symbol
+// and the library when the address lies in no segment.
+size_t readable_symbol_bytes(const Library& library, const std::string& name, const void* address);
 
 // A loader makes a Library from a file path or an in-memory image.
 struct LibrarySource {

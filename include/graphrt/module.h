@@ -15,6 +15,7 @@ namespace graphrt {
 
 class ModuleNode : public Object {
  public:
+  ~ModuleNode() override;
   virtual std::string type_key() const = 0;
   const char* object_type_key() const override { return "runtime.Module"; }
   // The module's own function `name`, or null. `self` is a reference to this
@@ -40,6 +41,10 @@ class ModuleNode : public Object {
 
   const std::vector<Module>& imports() const { return imports_; }
   void add_import(const Module& m);
+
+  // Set on the root of a tree that loads of the same image share
+  // (library_module.cc); the destructor takes the tree out of that table.
+  const void* shared_image_key = nullptr;
 
  private:
   std::vector<Module> imports_;

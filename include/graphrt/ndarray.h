@@ -17,8 +17,10 @@
 
 namespace graphrt {
 
-// Bytes of `numel` elements of `dtype` (bits*lanes rounded up per element).
+// Bytes of `numel` elements of `dtype` (bits*lanes, rounded up to whole bytes).
+// Throws graphrt::Error when the count is negative or the bytes overflow.
 size_t dtype_bytes(DLDataType dtype, int64_t numel);
+// Element count; throws graphrt::Error on a negative dimension or overflow.
 int64_t shape_numel(const int64_t* shape, int ndim);
 std::string dtype_to_string(DLDataType dtype);
 // Parses TVM dtype strings ("float32", "int8", "uint1", "bool", "float16x4").

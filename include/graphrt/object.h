@@ -26,6 +26,16 @@ class Object {
   // TVMObjectGetTypeIndex reports to front ends that pick a class by it.
   virtual const char* object_type_key() const { return "runtime.Object"; }
 
+  // Takes a reference only while the object is alive (count > 0), for caches
+  // that must not keep their objects alive.
+  bool try_inc_ref() const {
+    int32_t n = refs_.load(std::memory_order_relaxed);
+    while (n > 0) {
+      if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
+    }
+    return false;
+  }
+
  private:
   mutable std::atomic<int32_t> refs_{0};
 };

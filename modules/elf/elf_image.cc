@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "elf_cxx_imports.h"
 #include "elf_dynamic.h"
 #include "elf_imports.h"
 #include "elf_memory.h"
@@ -145,6 +146,9 @@ void ElfImage::run_initializers() {
 
 void ElfImage::run_finalizers() noexcept {
   if (!state_ || !state_->initialized) return;
+  // Static objects' destructors registered through __cxa_atexit go first, as
+  // __cxa_finalize runs them from the image's own fini code under ld.so.
+  run_image_atexit(state_->image.base(), state_->image.size());
   for (VoidFn fn : state_->finalizers) fn();
   state_->initialized = false;
 }
@@ -186,6 +190,9 @@ const uint8_t* ElfImage::base() const { return state_->image.base(); }
 size_t ElfImage::size() const { return state_->image.size(); }
 bool ElfImage::contains(const void* p, size_t n) const { return state_->image.contains_host(p, n); }
 bool ElfImage::is_readable(const void* p, size_t n) const { return state_->image.is_readable(p, n); }
+size_t ElfImage::readable_bytes_from(const void* p, bool writable) const {
+  return state_->image.readable_bytes_from(p, writable);
+}
 bool ElfImage::is_code(const void* p) const { return state_->image.is_executable(reinterpret_cast<uint64_t>(p)); }
 
 }  // namespace elf

@@ -60,6 +60,10 @@ class ElfImage {
   bool contains(const void* p, size_t n) const;
   // True when every byte of [p, p+n) is in a readable page of this image.
   bool is_readable(const void* p, size_t n) const;
+  // Bytes from p to the end of the run of readable pages holding it; 0 when
+  // p is outside the image or in an unreadable page.
+  // With `writable`, the run of pages that are readable and writable.
+  size_t readable_bytes_from(const void* p, bool writable = false) const;
   // True when p lies in an executable page of this image.
   bool is_code(const void* p) const;
 

@@ -2,6 +2,7 @@
 #include "iree_executable_module.h"
 #include "object_library.h"
 
+#include "elf_cxx_imports.h"
 #include "elf_imports.h"
 #include "graphrt/error.h"
 
@@ -11,8 +12,14 @@ namespace elf {
 ImportResolver default_import_resolver() {
   return [](const std::string& name) -> void* {
     if (void* p = graphrt::runtime_symbol(name)) return p;
-    return libc_allowlist_symbol(name);
+    if (void* p = libc_allowlist_symbol(name)) return p;
+    return cxx_allowlist_symbol(name);
   };
+}
+
+size_t ElfLibrary::symbol_size(const std::string& name) const {
+  const std::optional<SymbolInfo> info = image_->find_symbol(name);
+  return info ? static_cast<size_t>(info->size) : 0;
 }
 
 std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {

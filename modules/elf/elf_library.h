@@ -21,6 +21,10 @@ class ElfLibrary : public graphrt::Library {
   void* symbol(const std::string& name) const override { return image_->symbol(name); }
   std::string origin() const override { return image_->origin(); }
   std::vector<std::string> symbol_names() const override { return image_->symbol_names(); }
+  size_t symbol_size(const std::string& name) const override;
+  size_t mapped_bytes_from(const void* address, bool writable) const override {
+    return image_->readable_bytes_from(address, writable);
+  }
   const ElfImage& image() const { return *image_; }
 
  private:

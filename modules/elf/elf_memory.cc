@@ -181,6 +181,17 @@ bool MappedImage::is_readable(const void* p, size_t length) const {
   return pages_readable(static_cast<uint64_t>(static_cast<const uint8_t*>(p) - base_), length);
 }
 
+size_t MappedImage::readable_bytes_from(const void* p, bool writable) const {
+  if (!contains_host(p, 1) || page_prot_.empty()) return 0;
+  const uint64_t offset = static_cast<uint64_t>(static_cast<const uint8_t*>(p) - base_);
+  const uint64_t page = host_page_size();
+  const int need = writable ? PROT_READ | PROT_WRITE : PROT_READ;
+  uint64_t end_page = offset / page;
+  while (end_page < page_prot_.size() && (page_prot_[end_page] & need) == need) ++end_page;
+  const uint64_t end = std::min<uint64_t>(end_page * page, size_);
+  return end > offset ? static_cast<size_t>(end - offset) : 0;
+}
+
 bool MappedImage::is_executable(uint64_t host_address) const {
   const uint64_t start = reinterpret_cast<uint64_t>(base_);
   if (host_address < start || host_address - start >= size_) return false;

@@ -61,6 +61,9 @@ class MappedImage {
   void apply_protection(const ParsedElf& parsed);
   // True when every byte of [p, p+n) is mapped readable by the plan.
   bool is_readable(const void* p, size_t length) const;
+  // Bytes from p to the end of the run of readable pages holding it (0 when
+  // p is outside or unreadable).
+  size_t readable_bytes_from(const void* p, bool writable = false) const;
   // True when [p, p+1) lies in a page the plan makes executable.
   bool is_executable(uint64_t host_address) const;
 

@@ -21,6 +21,9 @@ class ObjectLibrary : public graphrt::Library {
   std::string origin() const override { return linked_->origin(); }
   std::vector<std::string> symbol_names() const override { return linked_->symbol_names(true); }
   size_t symbol_size(const std::string& name) const override;
+  size_t mapped_bytes_from(const void* address, bool writable) const override {
+    return linked_->readable_bytes_from(address, writable);
+  }
   const LinkedObjects& linked() const { return *linked_; }
 
  private:

@@ -501,6 +501,9 @@ std::vector<std::string> LinkedObjects::symbol_names(bool functions_only) const 
 }
 
 bool LinkedObjects::contains(const void* p, size_t n) const { return state_->image.contains_host(p, n); }
+size_t LinkedObjects::readable_bytes_from(const void* p, bool writable) const {
+  return state_->image.readable_bytes_from(p, writable);
+}
 bool LinkedObjects::is_code(const void* p) const { return state_->image.is_executable(reinterpret_cast<uint64_t>(p)); }
 
 }  // namespace elf

@@ -48,6 +48,8 @@ class LinkedObjects {
   bool executable() const { return executable_; }
   bool contains(const void* p, size_t n) const;
   bool is_code(const void* p) const;
+  // Bytes readable (or writable) from p to the end of its run of pages.
+  size_t readable_bytes_from(const void* p, bool writable) const;
 
   struct State;  // loader internals (object_linker.cc)
 

@@ -12,7 +12,7 @@ try:
 except ImportError:
     np = None
 
-_PLANS = ("tvm", "liveness")
+_PLANS = ("tvm", "liveness", "auto")
 
 
 def _devices(device):
@@ -29,7 +29,7 @@ def _check_plan(memory_plan):
     if memory_plan is None:
         return ""
     if memory_plan not in _PLANS:
-        raise GraphrtError("unknown memory plan '%s' (use 'tvm' or 'liveness')" % (memory_plan,))
+        raise GraphrtError("unknown memory plan '%s' (use 'tvm', 'liveness' or 'auto')" % (memory_plan,))
     return memory_plan
 
 
@@ -44,7 +44,7 @@ def _graph_json_text(graph_json):
 def create(graph_json, lib, device, memory_plan=None, device_graph=False):
     """Three-file form: an executor for `graph_json` (text) whose kernels come from `lib`
     (a Module), on `device` (a Device or a list; the first is the fallback).
-    memory_plan: None (graphrt's default / GRAPHRT_MEMORY_PLAN), "tvm" or "liveness".
+    memory_plan: None (graphrt's default "auto" / GRAPHRT_MEMORY_PLAN), "tvm", "liveness" or "auto".
     device_graph: capture the run as one device graph (CUDA graphs) when possible."""
     text = _graph_json_text(graph_json)
     if not isinstance(lib, Module):

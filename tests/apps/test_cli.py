@@ -42,6 +42,43 @@ def test_run_one_file(case, tmp_path):
     check_outputs(case, tmp_path)
 
 
+def test_run_elf_loader(case, tmp_path):
+    # The embedded ELF loader runs every CPU fixture (byoc_ccompiler's C++ too).
+    p = run([app("graphrt-run"), case.path("deploy_factory.so"), "--loader", "elf", "--output-dir", str(tmp_path)]
+            + input_args(case))
+    assert p.returncode == 0, p.stderr
+    check_outputs(case, tmp_path)
+
+
+def _crafted_blob_so(tmp_path):
+    # __tvm_dev_mblob whose size prefix and first string length point ~2^48
+    # bytes past the image (the ELF loader used to read them unbounded: SIGSEGV).
+    src = tmp_path / "crafted.c"
+    src.write_text("__attribute__((visibility(\"default\"))) const unsigned char __tvm_dev_mblob[24] = {"
+                   "0xf0,0xff,0xff,0xff,0xff,0xff,0,0, 1,0,0,0,0,0,0,0, 0xf0,0xff,0xff,0xff,0xff,0xff,0,0};\n")
+    so = tmp_path / "crafted.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(src)], check=True)
+    return str(so)
+
+
+@pytest.mark.parametrize("loader", ["elf", "dlopen"])
+def test_run_crafted_blob_is_an_error(tmp_path, loader):
+    p = run([app("graphrt-run"), _crafted_blob_so(tmp_path), "--loader", loader, "--random-inputs", "1"])
+    assert "blob size prefix" in one_line_error(p, "graphrt-run")
+
+
+@pytest.mark.parametrize("shape", [[2**62, 1, 28, 28], [2**32, 2**32, 16]])
+def test_run_overflowing_input_shape_names_the_node(mlp, tmp_path, shape):
+    graph = json.load(open(mlp.path("deploy_graph.json")))
+    graph["attrs"]["shape"][1][0] = shape
+    g = tmp_path / "graph.json"
+    g.write_text(json.dumps(graph))
+    p = run([app("graphrt-run"), mlp.path("deploy_lib.so"), "--graph", str(g), "--params",
+             mlp.path("deploy_params.params"), "--random-inputs", "1"])
+    line = one_line_error(p, "graphrt-run")
+    assert "graph node 0 '%s'" % graph["nodes"][0]["name"] in line and "64 bits" in line, line
+
+
 def test_run_three_file(case, tmp_path):
     p = run([app("graphrt-run"), case.path("deploy_lib.so"), "--graph", case.path("deploy_graph.json"), "--params",
              case.path("deploy_params.params"), "--output-dir", str(tmp_path), "--memory-plan", "liveness"]

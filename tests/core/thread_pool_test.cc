@@ -2,6 +2,7 @@
 // with 1 and 2 threads giving identical results.
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
@@ -88,5 +89,29 @@ TEST(ThreadPool, SqueezenetIdenticalWithOneAndTwoThreads) {
     EXPECT_EQ("", compare_output(out, fixture_path("squeezenet1.1/output_0.npy"), 0));
   }
   EXPECT_EQ(results[0], results[1]);
+  graphrt_set_num_threads(0);
+}
+
+// Resizing the pool while other threads launch on it: the running launches
+// keep the pool they started on (before the fix the old pool was freed under
+// them: a use-after-free under ASan, a hang or crash without).
+TEST(ThreadPool, ResizeWhileOthersLaunch) {
+  ASSERT_EQ(0, graphrt_set_num_threads(3));
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> launchers;
+  for (int t = 0; t < 2; ++t) {
+    launchers.emplace_back([&] {
+      while (!stop.load()) {
+        Counts c;
+        if (TVMBackendParallelLaunch(count_task, &c, 0) != 0 || c.calls.load() != c.num_task || !c.barrier_ok)
+          failures++;
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(0, graphrt_set_num_threads(1 + i % 3));
+  stop = true;
+  for (std::thread& t : launchers) t.join();
+  EXPECT_EQ(failures.load(), 0);
   graphrt_set_num_threads(0);
 }

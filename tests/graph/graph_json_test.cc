@@ -101,3 +101,27 @@ TEST(GraphJson, NotJsonAndUnknownKeys) {
   h["nodes"][1]["op"] = "relay_op";
   EXPECT_NE(error_for(h).find("unknown op 'relay_op'"), std::string::npos);
 }
+
+// Shapes whose byte size overflows 64 bits are refused at parse time, naming
+// the node (before the check [2^62,1,28,28] "ran" and [2^32,2^32,16] planned 0 bytes).
+TEST(GraphJson, OverflowingShapesNameTheNode) {
+  const std::vector<std::vector<int64_t>> shapes = {{int64_t(1) << 62, 1, 28, 28},
+                                                    {int64_t(1) << 32, int64_t(1) << 32, 16},
+                                                    {int64_t(1) << 61, 4}};
+  for (const auto& shape : shapes) {
+    nlohmann::json g = valid_graph();
+    g["attrs"]["shape"][1][0] = shape;
+    std::string error = error_for(g);
+    EXPECT_NE(error.find("graph node 0 'x'"), std::string::npos) << error;
+    EXPECT_NE(error.find("64"), std::string::npos) << error;
+  }
+  nlohmann::json g = valid_graph();
+  g["attrs"]["shape"][1][1] = std::vector<int64_t>{int64_t(1) << 40, int64_t(1) << 22};
+  EXPECT_NE(error_for(g).find("graph node 1 'relu'"), std::string::npos) << error_for(g);
+}
+
+// A number past double's range is a JSON error too (fuzz finding: nlohmann
+// throws out_of_range there, which escaped as a non-graphrt exception).
+TEST(GraphJson, NumberOverflowIsAGraphrtError) {
+  EXPECT_THROW(parse_graph_json(R"({"nodes": [2e22222]})"), Error);
+}

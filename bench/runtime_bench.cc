@@ -1,0 +1,162 @@
+// What a deployer measures, per model (a program, not a test): load to ready,
+// median run latency, peak memory added by loading and running, and the
+// throughput of 1..K executors each run from its own thread. Every model is
+// measured in a fresh child process, so its peak memory is its own.
+//
+//   runtime_bench [--runs N] [--concurrent K] [--seconds S] MODEL_DIR...
+//
+// A MODEL_DIR holds deploy_factory.so (TVM's one-file export). Inputs are
+// zeros: timings do not depend on the values. Thread count: TVM_NUM_THREADS.
+// For the side-by-side with TVM's runtime from Python, see README.md.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graphrt/graph_executor.h"
+#include "graphrt/runtime.h"
+
+using namespace graphrt;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+struct Settings {
+  int runs = 50;
+  int concurrent = 4;
+  double seconds = 2.0;
+};
+
+double ms_since(clock_type::time_point t) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
+}
+
+long rss_kb() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      long kb = 0;
+      status >> kb;
+      return kb;
+    }
+    status.ignore(1 << 12, '\n');
+  }
+  return 0;
+}
+
+std::shared_ptr<GraphExecutor> make_executor(const Module& root) {
+  Module gmod = call_function(root->require_function("default"), ArgList().add_device(cpu())).as_module();
+  auto ex = graph_executor_of(gmod);
+  for (const TensorInfo& in : ex->input_info()) {
+    NDArray x = NDArray::empty(in.shape, in.dtype, cpu());
+    std::memset(x->data, 0, x.nbytes());
+    ex->set_input(in.name, x.handle());
+  }
+  return ex;
+}
+
+// Runs per second of k executors, each run in a loop from its own thread.
+double throughput(const std::vector<std::shared_ptr<GraphExecutor>>& executors, int k, double seconds) {
+  std::atomic<bool> stop{false};
+  std::vector<long> counts(k, 0);
+  std::vector<std::thread> threads;
+  clock_type::time_point start = clock_type::now();
+  for (int i = 0; i < k; ++i) {
+    threads.emplace_back([&, i] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        executors[i]->run();
+        ++counts[i];
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  double elapsed = ms_since(start) / 1000;
+  long total = 0;
+  for (long c : counts) total += c;
+  return total / elapsed;
+}
+
+// One model, in the calling (child) process; prints one line.
+int measure(const std::string& dir, const Settings& s) {
+  std::string path = dir + "/deploy_factory.so";
+  runtime_init();  // the runtime's own start-up is not the model's load time
+  long base_kb = rss_kb();
+  clock_type::time_point start = clock_type::now();
+  Module root = load_module(path);
+  std::shared_ptr<GraphExecutor> ex = make_executor(root);
+  double load_ms = ms_since(start);
+  ex->run();
+  std::vector<double> times;
+  for (int i = 0; i < s.runs; ++i) {
+    clock_type::time_point t = clock_type::now();
+    ex->run();
+    times.push_back(ms_since(t));
+  }
+  std::sort(times.begin(), times.end());
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  double peak_mb = (usage.ru_maxrss - base_kb) / 1024.0;
+  std::string name = dir.substr(dir.find_last_of('/', dir.size() - 2) + 1);
+  std::printf("%-20s load %8.2f ms  run %9.3f ms  peak+ %7.1f MB", name.c_str(), load_ms, times[times.size() / 2],
+              peak_mb);
+  std::vector<std::shared_ptr<GraphExecutor>> executors{ex};
+  for (int k = 1; k <= s.concurrent; ++k) {
+    while (static_cast<int>(executors.size()) < k) {
+      executors.push_back(make_executor(root));
+      executors.back()->run();
+    }
+    std::printf("  tput%d %9.1f/s", k, throughput(executors, k, s.seconds));
+  }
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  std::vector<std::string> dirs;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) s.runs = std::max(1, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--concurrent") == 0 && i + 1 < argc) s.concurrent = std::max(0, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) s.seconds = std::atof(argv[++i]);
+    else dirs.push_back(argv[i]);
+  }
+  if (dirs.empty()) {
+    std::fprintf(stderr, "usage: runtime_bench [--runs N] [--concurrent K] [--seconds S] MODEL_DIR...\n");
+    return 2;
+  }
+  int failures = 0;
+  for (std::string& dir : dirs) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    std::fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+      try {
+        int rc = measure(dir, s);
+        std::fflush(stdout);
+        std::_Exit(rc);
+      } catch (const Error& e) {
+        std::fprintf(stderr, "runtime_bench: %s: %s\n", dir.c_str(), e.what());
+        std::fflush(stdout);
+        std::_Exit(1);
+      }
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
+  }
+  return failures == 0 ? 0 : 1;
+}

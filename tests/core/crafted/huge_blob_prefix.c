@@ -1,0 +1,7 @@
+/* A hostile model library: __tvm_dev_mblob's size prefix and first string
+   length point far past the image (hostile_input_test.cc). */
+__attribute__((visibility("default"))) const unsigned char __tvm_dev_mblob[24] = {
+    0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, /* size prefix: ~2^48 bytes */
+    0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* one record */
+    0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, /* its type key: ~2^48 bytes long */
+};
