@@ -18,7 +18,9 @@ namespace {
 
 const char* kUsage =
     "usage: graphrt-inspect MODEL.so [--graph G.json [--params P.params]] [--dot FILE.dot] [--loader dlopen|elf]\n"
-    "                       [--all-functions]\n";
+    "                       [--all-functions] [--trust-exports]\n"
+    "  --trust-exports  list a library without TVM markers (hand-written kernels): its exported\n"
+    "                   functions are then taken as TVM packed functions\n";
 
 void print_tree(const graphrt::Module& m, int depth, bool all_functions) {
   std::string pad(2 * depth, ' ');
@@ -98,22 +100,19 @@ void write_dot(const GraphView& g, const std::set<std::string>& params, const st
 
 int run(int argc, char** argv) {
   Args args({{"--graph", true}, {"--params", true}, {"--dot", true}, {"--loader", true}, {"--all-functions", false},
-             {"--help", false}, {"-h", false}});
+             {"--trust-exports", false}, {"--help", false}, {"-h", false}});
   args.parse(argc, argv);
   if (args.has("--help") || args.has("-h")) {
     std::cout << kUsage;
     return 0;
   }
   if (args.positional().size() != 1) throw UsageError(args.positional().empty() ? "no MODEL given" : "expected one MODEL");
-  std::string loader = args.get("--loader", "dlopen");
-  if (loader != "dlopen" && loader != "elf") throw UsageError("unknown loader '" + loader + "' (use dlopen or elf)");
+  const graphrt::LoadOptions options = load_options_from_args(args);
   const std::string path = args.positional()[0];
   Model model;
   std::string graph_path = args.get("--graph");
   if (graph_path.empty()) {
     // Not a factory: still print the module tree, then say what is missing.
-    graphrt::LoadOptions options;
-    options.loader = loader;
     {
       std::ifstream probe(path, std::ios::binary);
       if (!probe) throw Error("cannot open model").with("file", path);
@@ -126,9 +125,9 @@ int run(int argc, char** argv) {
                 << "'); pass --graph G.json to inspect a three-file model\n";
       return 0;
     }
-    model = load_model(path, loader, "", "");
+    model = load_model(path, options, "", "");
   } else {
-    model = load_model(path, loader, graph_path, args.get("--params"));
+    model = load_model(path, options, graph_path, args.get("--params"));
     std::cout << "model: " << path << " + " << graph_path << "\n\nmodule tree:\n";
     print_tree(model.root, 0, args.has("--all-functions"));
   }

@@ -28,7 +28,10 @@ const char* kUsage =
     "usage: graphrt-run MODEL.so [--graph G.json [--params P.params]] [--input NAME=FILE.npy ...]\n"
     "                   [--random-inputs SEED] [--output-dir DIR] [--device cpu|cuda[:N]] [--threads N]\n"
     "                   [--repeat N] [--warmup N] [--profile [--trace FILE.json]]\n"
-    "                   [--memory-plan tvm|liveness] [--cuda-graph] [--loader dlopen|elf] [--quiet]\n";
+    "                   [--memory-plan tvm|liveness] [--cuda-graph] [--loader dlopen|elf] [--trust-exports]\n"
+    "                   [--quiet]\n"
+    "  --trust-exports  load a library without TVM markers (hand-written kernels) and call its\n"
+    "                   exported functions as TVM packed functions\n";
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -124,7 +127,7 @@ int run(int argc, char** argv) {
              {"--output-dir", true},    {"--device", true},     {"--threads", true},     {"--repeat", true},
              {"--warmup", true},        {"--profile", false},   {"--trace", true},       {"--memory-plan", true},
              {"--cuda-graph", false},   {"--loader", true},     {"--quiet", false},      {"--help", false},
-             {"-h", false}});
+             {"-h", false},             {"--trust-exports", false}});
   args.parse(argc, argv);
   if (args.has("--help") || args.has("-h")) {
     std::cout << kUsage;
@@ -134,8 +137,7 @@ int run(int argc, char** argv) {
     throw UsageError(args.positional().empty() ? "no MODEL given" : "expected one MODEL, got " +
                                                                      std::to_string(args.positional().size()) +
                                                                      " (" + join(args.positional()) + ")");
-  std::string loader = args.get("--loader", "dlopen");
-  if (loader != "dlopen" && loader != "elf") throw UsageError("unknown loader '" + loader + "' (use dlopen or elf)");
+  const graphrt::LoadOptions load_options = load_options_from_args(args);
   std::string plan = args.get("--memory-plan");
   if (args.has("--memory-plan") && plan != "tvm" && plan != "liveness")
     throw UsageError("unknown memory plan '" + plan + "' (use tvm or liveness)");
@@ -159,7 +161,7 @@ int run(int argc, char** argv) {
 
   if (threads > 0 && graphrt_set_num_threads(threads) != 0) throw Error(TVMGetLastError());
   require_device(dev);
-  Model model = load_model(args.positional()[0], loader, args.get("--graph"), args.get("--params"));
+  Model model = load_model(args.positional()[0], load_options, args.get("--graph"), args.get("--params"));
   auto ex = make_executor(model, dev, plan, args.has("--cuda-graph"));
 
   // Inputs to provide: graph inputs minus bound params.

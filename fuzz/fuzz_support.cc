@@ -50,6 +50,12 @@ std::shared_ptr<graphrt::Library> inert_library(std::shared_ptr<graphrt::Library
   return std::make_shared<InertLibrary>(std::move(real));
 }
 
+graphrt::LoadOptions stub_load_options() {
+  graphrt::LoadOptions options;
+  options.trust_exports = true;
+  return options;
+}
+
 bool graph_fits(const std::string& graph_json, size_t limit) {
   graphrt::GraphDef graph;
   try {

@@ -17,6 +17,9 @@ namespace graphrt_fuzz {
 // (__tvm_dev_mblob, __tvm_module_ctx, __tvm_main__, context-function slots)
 // come from it; every other name resolves to a stub kernel that returns 0.
 std::shared_ptr<graphrt::Library> inert_library(std::shared_ptr<graphrt::Library> real);
+// Load options for an inert library: its stubs carry no TVM marker but are
+// packed functions.
+graphrt::LoadOptions stub_load_options();
 
 // False when the graph JSON's tensors would need more than `limit` bytes (or
 // do not parse: executor creation then reports the error itself).

@@ -9,7 +9,7 @@
 #include "graphrt/runtime.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static graphrt::Module lib = graphrt::load_module_from_library(graphrt_fuzz::inert_library(nullptr));
+  static graphrt::Module lib = graphrt::load_module_from_library(graphrt_fuzz::inert_library(nullptr), graphrt_fuzz::stub_load_options());
   std::string json(reinterpret_cast<const char*>(data), size);
   if (!graphrt_fuzz::graph_fits(json, graphrt_fuzz::kMaxGraphBytes)) return 0;
   for (graphrt::MemoryPlan plan : {graphrt::MemoryPlan::kTvm, graphrt::MemoryPlan::kLiveness}) {

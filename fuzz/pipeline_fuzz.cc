@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     std::shared_ptr<graphrt::elf::ElfImage> image = graphrt::elf::ElfImage::load_memory(data, size, options, "fuzz");
     auto library = std::make_shared<graphrt::elf::ElfLibrary>(std::move(image));
-    graphrt::Module root = graphrt::load_module_from_library(graphrt_fuzz::inert_library(library));
+    graphrt::Module root = graphrt::load_module_from_library(graphrt_fuzz::inert_library(library), graphrt_fuzz::stub_load_options());
     graphrt_fuzz::create_executors(root);
   } catch (const graphrt::Error&) {
   }

@@ -36,13 +36,20 @@ GRAPHRT_C_EXPORT int TVMModLoadFromFile(const char* file, const char* format, TV
   });
 }
 
-GRAPHRT_C_EXPORT int graphrt_module_load(const char* path, const char* loader, TVMModuleHandle* out) {
+GRAPHRT_C_EXPORT int graphrt_module_load_with_flags(const char* path, const char* loader, int flags,
+                                                    TVMModuleHandle* out) {
   return c_api_guard([&] {
     if (!path) throw Error("null path");
+    if (flags & ~GRAPHRT_LOAD_TRUST_EXPORTS) throw Error("unknown load flags " + std::to_string(flags));
     LoadOptions options;
     if (loader && *loader) options.loader = loader;
+    options.trust_exports = (flags & GRAPHRT_LOAD_TRUST_EXPORTS) != 0;
     *out = load_module(path, options).release();
   });
+}
+
+GRAPHRT_C_EXPORT int graphrt_module_load(const char* path, const char* loader, TVMModuleHandle* out) {
+  return graphrt_module_load_with_flags(path, loader, 0, out);
 }
 
 GRAPHRT_C_EXPORT int graphrt_module_load_from_memory(const void* data, size_t size, const char* loader,

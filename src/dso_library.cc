@@ -118,19 +118,36 @@ class DsoLibrary : public Library {
     });
     return symbols_.functions;
   }
-  // From the loaded image's own dynamic symbol entry: no file access.
+  std::vector<std::string> imported_symbol_names() const override {
+    ElfImports imports;
+    with_file_mapping(path_, [&](const uint8_t* data, size_t size) { imports = read_elf_imports(data, size); });
+    return imports.symbols;
+  }
+  // From the loaded image's own dynamic symbol entries: no file access.
   size_t symbol_size(const std::string& name) const override {
-    void* address = symbol(name);
-    if (!address) return 0;
-    Dl_info info;
-    void* entry = nullptr;
-    if (!dladdr1(address, &info, &entry, RTLD_DL_SYMENT) || !entry) return 0;
-    return static_cast<size_t>(static_cast<const ElfW(Sym)*>(entry)->st_size);
+    const ElfW(Sym)* entry = symbol_entry(name);
+    return entry ? static_cast<size_t>(entry->st_size) : 0;
+  }
+  bool is_function(const std::string& name) const override {
+    const ElfW(Sym)* entry = symbol_entry(name);
+    if (!entry) return true;  // cannot tell
+    const unsigned type = ELF64_ST_TYPE(entry->st_info);
+    return type != STT_OBJECT && type != STT_TLS && type != STT_COMMON;
   }
 
  private:
   std::string path_;
   void* handle_ = nullptr;
+  // The dynamic symbol entry of `name`, or null when dladdr finds none.
+  const ElfW(Sym)* symbol_entry(const std::string& name) const {
+    void* address = symbol(name);
+    if (!address) return nullptr;
+    Dl_info info;
+    void* entry = nullptr;
+    if (!dladdr1(address, &info, &entry, RTLD_DL_SYMENT) || !entry) return nullptr;
+    return static_cast<const ElfW(Sym)*>(entry);
+  }
+
   mutable std::once_flag symbols_once_;
   mutable ElfSymbolTable symbols_;
 };

@@ -16,6 +16,36 @@ const char* const kContextFunctions[] = {
     "TVMFuncCall",          "TVMAPISetLastError",       "TVMBackendGetFuncFromEnv",  "TVMBackendAllocWorkspace",
     "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch", "TVMBackendParallelBarrier",
 };
+
+// The image's runtime data (context variable and slots, blob, entry name):
+// symbols the loader reads or writes, never functions to call.
+bool is_runtime_data_symbol(const std::string& name) {
+  if (name == "__tvm_dev_mblob" || name == "__tvm_module_ctx") return true;
+  for (const char* fn : kContextFunctions)
+    if (name == std::string("__") + fn) return true;
+  return false;
+}
+
+// Whether the image shows it was made by TVM (or for TVM's runtime): the blob,
+// the context variable, a context-function slot, the AOT entry name, or an
+// import of TVM's C ABI.
+bool has_tvm_marker(const Library& library) {
+  for (const char* name : {"__tvm_dev_mblob", "__tvm_module_ctx", "__tvm_main__"})
+    if (library.symbol(name)) return true;
+  for (const char* name : kContextFunctions)
+    if (library.symbol(std::string("__") + name)) return true;
+  for (const std::string& name : library.imported_symbol_names())
+    if (name.compare(0, 3, "TVM") == 0 && runtime_symbol(name)) return true;
+  return false;
+}
+
+void require_tvm_library(const Library& library, const LoadOptions& options) {
+  if (options.trust_exports || library.registered_tvm_code() || has_tvm_marker(library)) return;
+  throw Error("not a TVM module: no __tvm_dev_mblob and no TVM-ABI symbol (__tvm_module_ctx, __TVMAPISetLastError, "
+              "a TVM* import), so its functions are not known to be packed functions; load a TVM export or a "
+              "graphrt-pack output, or opt in with trust_exports (--trust-exports) for hand-written packed functions")
+      .with("file", library.origin());
+}
 }  // namespace
 
 PackedFunc LibraryModuleNode::find_function(const std::string& name, const Module& self) {
@@ -25,8 +55,9 @@ PackedFunc LibraryModuleNode::find_function(const std::string& name, const Modul
     if (!entry) return PackedFunc();
     symbol = std::string(entry, strnlen(entry, std::min<size_t>(1024, readable_symbol_bytes(*library_, name, entry))));
   }
+  if (is_runtime_data_symbol(symbol)) return PackedFunc();
   void* address = library_->symbol(symbol);
-  if (!address) return PackedFunc();
+  if (!address || !library_->is_function(symbol)) return PackedFunc();
   return make_ref<FunctionNode>(reinterpret_cast<TVMBackendPackedCFunc>(address), symbol, Ref<Object>(self));
 }
 
@@ -165,8 +196,9 @@ static void fill_context_functions(const Library& library) {
     write_pointer_slot(library, std::string("__") + name, runtime_symbol(name));
 }
 
-Module load_module_from_library(std::shared_ptr<Library> library) {
+Module load_module_from_library(std::shared_ptr<Library> library, const LoadOptions& options) {
   runtime_init();
+  require_tvm_library(*library, options);
   SharedTrees& trees = shared_trees();
   std::lock_guard<std::recursive_mutex> lock(trees.mutex);
   const void* key = image_key(*library);
@@ -212,7 +244,7 @@ Module load_module(const std::string& path, const LoadOptions& options) {
   runtime_init();
   LibrarySource source;
   source.path = path;
-  return load_module_from_library(load_library(options.loader, source));
+  return load_module_from_library(load_library(options.loader, source), options);
 }
 
 Module load_module_from_memory(const uint8_t* data, size_t size, const LoadOptions& options) {
@@ -220,7 +252,7 @@ Module load_module_from_memory(const uint8_t* data, size_t size, const LoadOptio
   LibrarySource source;
   source.data = data;
   source.size = size;
-  return load_module_from_library(load_library(options.loader, source));
+  return load_module_from_library(load_library(options.loader, source), options);
 }
 
 }  // namespace graphrt

@@ -28,6 +28,8 @@ class SystemLibrary : public Library {
     return it == table().symbols.end() ? nullptr : it->second;
   }
   std::string origin() const override { return "<system-lib " + prefix_ + ">"; }
+  // Filled by TVMBackendRegisterSystemLibSymbol from TVM-generated code only.
+  bool registered_tvm_code() const override { return true; }
   std::vector<std::string> symbol_names() const override {
     std::lock_guard<std::mutex> lock(table().mutex);
     std::vector<std::string> names;

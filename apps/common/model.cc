@@ -19,7 +19,16 @@ std::string read_file(const std::string& path, const std::string& what) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-Model load_model(const std::string& path, const std::string& loader, const std::string& graph_path,
+graphrt::LoadOptions load_options_from_args(const Args& args) {
+  graphrt::LoadOptions options;
+  options.loader = args.get("--loader", "dlopen");
+  if (options.loader != "dlopen" && options.loader != "elf")
+    throw UsageError("unknown loader '" + options.loader + "' (use dlopen or elf)");
+  options.trust_exports = args.has("--trust-exports");
+  return options;
+}
+
+Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path) {
   if (FILE* probe = std::fopen(path.c_str(), "rb")) {
     std::fclose(probe);
@@ -28,8 +37,6 @@ Model load_model(const std::string& path, const std::string& loader, const std::
   }
   if (!params_path.empty() && graph_path.empty()) throw UsageError("--params needs --graph (three-file form)");
   Model m;
-  graphrt::LoadOptions options;
-  options.loader = loader.empty() ? "dlopen" : loader;
   m.root = graphrt::load_module(path, options);
   m.is_factory = m.root->type_key() == "GraphExecutorFactory" || m.root->type_key() == "GraphRuntimeFactory";
   if (!graph_path.empty()) {

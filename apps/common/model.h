@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "graphrt/graph_executor.h"
 #include "graphrt/runtime.h"
 
@@ -22,10 +23,13 @@ struct Model {
 
 std::string read_file(const std::string& path, const std::string& what);
 
-// Loads `path` with `loader` ("dlopen" | "elf"). With `graph_path` the three-file form is
-// used (root = kernels); otherwise the root must be a GraphExecutorFactory.
-Model load_model(const std::string& path, const std::string& loader, const std::string& graph_path,
+// Loads `path` with `options` (loader "dlopen" | "elf", trust_exports). With `graph_path` the
+// three-file form is used (root = kernels); otherwise the root must be a GraphExecutorFactory.
+Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path);
+
+// The load options of the --loader and --trust-exports flags; throws UsageError on an unknown loader.
+graphrt::LoadOptions load_options_from_args(const Args& args);
 
 // "cpu", "cpu:0", "cuda", "cuda:1"; throws UsageError otherwise.
 DLDevice parse_device(const std::string& text);

@@ -18,6 +18,11 @@ extern "C" {
 /* loader: "dlopen" (default when NULL) or "elf" (embedded loader, no dlopen). */
 int graphrt_module_load(const char* path, const char* loader, TVMModuleHandle* out);
 int graphrt_module_load_from_memory(const void* data, size_t size, const char* loader, TVMModuleHandle* out);
+/* A library with no TVM blob and no TVM-ABI symbol is refused: its functions are not known to
+ * be packed functions. GRAPHRT_LOAD_TRUST_EXPORTS loads it anyway and calls its exported
+ * functions as packed functions (hand-written kernels without TVM markers). */
+#define GRAPHRT_LOAD_TRUST_EXPORTS 1
+int graphrt_module_load_with_flags(const char* path, const char* loader, int flags, TVMModuleHandle* out);
 /* Strings below live in thread-local storage until the next call. */
 int graphrt_module_type_key(TVMModuleHandle mod, const char** out);
 int graphrt_module_num_imports(TVMModuleHandle mod, int* out);

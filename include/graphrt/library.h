@@ -26,6 +26,15 @@ class Library {
   // Exported symbol names (best effort; used for "did you mean" hints and
   // listings). May be empty.
   virtual std::vector<std::string> symbol_names() const { return {}; }
+  // Undefined symbols the image imports (best effort; may be empty). Code TVM
+  // generates imports TVM's C ABI (TVMAPISetLastError, ...) by name.
+  virtual std::vector<std::string> imported_symbol_names() const { return {}; }
+  // False when the loader knows `name` is not code (a data object): such a
+  // symbol is never called. True when it is code or the loader cannot tell.
+  virtual bool is_function(const std::string& name) const { (void)name; return true; }
+  // True when every symbol of the image was registered as TVM-generated code
+  // (the system-lib table), so it needs no TVM marker to be trusted.
+  virtual bool registered_tvm_code() const { return false; }
   // Size in bytes of a data symbol (from its ELF symbol entry), or 0 when
   // unknown. Used to bound-check `__tvm_dev_mblob` against its size prefix.
   virtual size_t symbol_size(const std::string& name) const { (void)name; return 0; }

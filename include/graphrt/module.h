@@ -55,14 +55,22 @@ class ModuleNode : public Object {
 // Loading options; "dlopen" is the default loader, "elf" the embedded one.
 struct LoadOptions {
   std::string loader = "dlopen";
+  // A library with neither a TVM blob (__tvm_dev_mblob) nor any TVM-ABI
+  // symbol (__tvm_module_ctx, __TVMAPISetLastError, an import of
+  // TVMBackendAllocWorkspace, ...) is refused: its exported functions are
+  // not known to follow TVM's packed calling convention. `trust_exports`
+  // loads it anyway and calls its exported functions as packed functions
+  // (hand-written kernels that carry no TVM marker).
+  bool trust_exports = false;
 };
 
 // Loads a TVM library (.so) and returns its root module (§1.5 of the spec).
 Module load_module(const std::string& path, const LoadOptions& options = {});
 // Same, from an in-memory image (loaders that support it, e.g. "elf").
 Module load_module_from_memory(const uint8_t* data, size_t size, const LoadOptions& options = {});
-// Builds the module tree for an already loaded image.
-Module load_module_from_library(std::shared_ptr<Library> library);
+// Builds the module tree for an already loaded image (refused like a file
+// without TVM markers unless `options.trust_exports`).
+Module load_module_from_library(std::shared_ptr<Library> library, const LoadOptions& options = {});
 // Creates a library module over the system-lib symbol table (`prefix` first).
 Module system_lib(const std::string& prefix = "");
 

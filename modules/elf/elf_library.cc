@@ -22,6 +22,11 @@ size_t ElfLibrary::symbol_size(const std::string& name) const {
   return info ? static_cast<size_t>(info->size) : 0;
 }
 
+bool ElfLibrary::is_function(const std::string& name) const {
+  const std::optional<SymbolInfo> info = image_->find_symbol(name);
+  return !info || (info->type != STT_OBJECT && info->type != STT_TLS && info->type != STT_COMMON);
+}
+
 std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {
   LoadOptions options;
   options.imports = default_import_resolver();

@@ -22,6 +22,8 @@ class ElfLibrary : public graphrt::Library {
   std::string origin() const override { return image_->origin(); }
   std::vector<std::string> symbol_names() const override { return image_->symbol_names(); }
   size_t symbol_size(const std::string& name) const override;
+  std::vector<std::string> imported_symbol_names() const override { return image_->imports(); }
+  bool is_function(const std::string& name) const override;
   size_t mapped_bytes_from(const void* address, bool writable) const override {
     return image_->readable_bytes_from(address, writable);
   }

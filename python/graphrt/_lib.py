@@ -95,6 +95,7 @@ _SIGNATURES = {
     "TVMModGetFunction": (_int, [_vp, _cp, _int, _p(_vp)]),
     "TVMModFree": (_int, [_vp]),
     "graphrt_module_load": (_int, [_cp, _cp, _p(_vp)]),
+    "graphrt_module_load_with_flags": (_int, [_cp, _cp, _int, _p(_vp)]),
     "graphrt_module_load_from_memory": (_int, [_vp, ctypes.c_size_t, _cp, _p(_vp)]),
     "graphrt_module_type_key": (_int, [_vp, _p(_cp)]),
     "graphrt_module_num_imports": (_int, [_vp, _p(_int)]),

@@ -326,11 +326,16 @@ class Module(_OwnedHandle):
         return "<graphrt.Module %s>" % self.type_key
 
 
-def load_module(path, loader="dlopen"):
+_LOAD_TRUST_EXPORTS = 1  # GRAPHRT_LOAD_TRUST_EXPORTS
+
+
+def load_module(path, loader="dlopen", trust_exports=False):
     """Loads a TVM-exported library (.so) and returns its root module.
     loader: "dlopen" (the system loader) or "elf" (graphrt's embedded ELF loader); TVM's `fmt`
     argument takes this place: "" or "so" mean the default. A TVM .tar export or a bare .o is
-    recognised by its content and linked in-process (no compiler)."""
+    recognised by its content and linked in-process (no compiler).
+    A library with no TVM blob and no TVM-ABI symbol is refused (its functions are not known to
+    be packed functions); trust_exports=True loads it anyway, for hand-written packed functions."""
     if loader in ("", "so"):
         loader = "dlopen"
     if isinstance(path, os.PathLike):
@@ -340,7 +345,9 @@ def load_module(path, loader="dlopen"):
     if loader not in (None, "dlopen", "elf") and not isinstance(loader, str):
         raise GraphrtTypeError("loader must be a str")
     out = ctypes.c_void_p()
-    _lib.call("graphrt_module_load", _lib.c_str(path), _lib.c_str(loader or "dlopen"), ctypes.byref(out))
+    flags = _LOAD_TRUST_EXPORTS if trust_exports else 0
+    _lib.call("graphrt_module_load_with_flags", _lib.c_str(path), _lib.c_str(loader or "dlopen"), flags,
+              ctypes.byref(out))
     return Module(out)
 
 

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 
+import numpy as np
 import pytest
 
 from _apps import app
@@ -153,3 +154,31 @@ def test_pack_refuses_graph_calling_undefined_functions(demo, tmp_path):
     assert "the graph calls demo_dense_bias_relu, demo_dense_bias_softmax, which the sources do not define" in err, err
     assert "they define: other" in err, err
     assert not out.exists()
+
+
+# ---- item 6: a library that is not a TVM module is refused at load; --trust-exports opts in ----
+@pytest.mark.parametrize("prog", ["graphrt-run", "graphrt-inspect"])
+def test_libm_is_refused_at_load(prog):
+    from _not_tvm import libm_path
+    libm = libm_path()
+    p = run([app(prog), libm] + (["--random-inputs", "0"] if prog == "graphrt-run" else []))
+    err = one_line_error(p, prog)
+    assert "not a TVM module" in err and libm in err and "--trust-exports" in err, err
+    assert p.stdout == "", p.stdout  # nothing listed as functions
+
+
+def test_hand_written_kernels_run_with_trust_exports(tmp_path):
+    from _not_tvm import add_one_graph, build_add_one
+    lib = build_add_one(tmp_path)
+    (tmp_path / "graph.json").write_text(add_one_graph(3))
+    x = np.array([-1.5, 0.0, 2.25], dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    args = [app("graphrt-run"), lib, "--graph", "graph.json", "--input", "x=x.npy", "--output-dir", "out"]
+    err = one_line_error(run(args, cwd=tmp_path), "graphrt-run")
+    assert "not a TVM module" in err, err
+    p = run(args + ["--trust-exports"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "output_0.npy"), x + 1)
+    p = run([app("graphrt-inspect"), lib, "--trust-exports"])
+    assert p.returncode == 0, p.stderr
+    assert "add_one" in p.stdout, p.stdout

@@ -40,6 +40,10 @@ typedef union {
 
 enum { kDLTensorHandle = 7, kNDArrayHandle = 13 };
 
+/* The module context variable TVM's C host codegen defines in every library:
+ * the loader's sign that the exported functions are packed functions. */
+void* __tvm_module_ctx = 0;
+
 static Tensor* tensor_arg(Value* args, int* codes, int i) {
   if (codes[i] != kDLTensorHandle && codes[i] != kNDArrayHandle) return 0;
   return (Tensor*)args[i].v_handle;

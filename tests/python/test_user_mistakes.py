@@ -98,3 +98,35 @@ def test_from_dlpack_at_top_level(lib_ok):
     assert g.shape == (6,)
     a[0] = 42
     assert g.numpy()[0] == 42
+
+
+# ---- item 6: a library that is not a TVM module is refused at load; trust_exports opts in ----
+def test_libm_is_refused_at_load(lib_ok):
+    from _not_tvm import libm_path
+    libm = libm_path()
+    with pytest.raises(graphrt.GraphrtError) as e:
+        graphrt.load_module(libm)
+    msg = str(e.value)
+    assert "not a TVM module" in msg and libm in msg and "trust_exports" in msg, msg
+    assert "\n" not in msg.strip(), msg
+
+
+@pytest.mark.parametrize("loader", ["dlopen", "elf"])
+def test_hand_written_kernels_run_with_trust_exports(lib_ok, tmp_path, loader):
+    from _not_tvm import add_one_graph, build_add_one
+    path = build_add_one(tmp_path)
+    with pytest.raises(graphrt.GraphrtError, match="not a TVM module"):
+        graphrt.load_module(path, loader=loader)
+    lib = graphrt.load_module(path, loader=loader, trust_exports=True)
+    gmod = graph_executor.create(add_one_graph(4), lib, graphrt.cpu(0))
+    x = np.array([-1.5, 0.0, 2.25, 7.0], dtype=np.float32)
+    gmod.set_input("x", x)
+    gmod.run()
+    np.testing.assert_array_equal(gmod.get_output(0).numpy(), x + 1)
+
+
+def test_data_symbols_of_a_tvm_library_are_not_functions(mlp):
+    lib = graphrt.load_module(mlp.path("deploy_lib.so"))
+    assert lib.implements_function("tvmgen_default_fused_nn_softmax")
+    for name in ("__TVMAPISetLastError", "__TVMBackendParallelLaunch"):
+        assert not lib.implements_function(name), name
