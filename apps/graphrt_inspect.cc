@@ -3,16 +3,16 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "common/args.h"
 #include "common/model.h"
+#include "graphrt/graph_json.h"
+#include "graphrt/ndarray.h"
 
 using namespace graphrt_apps;
 using graphrt::Error;
-using nlohmann::json;
 
 namespace {
 
@@ -33,66 +33,37 @@ void print_tree(const graphrt::Module& m, int depth, bool all_functions) {
   for (const graphrt::Module& child : m->imports()) print_tree(child, depth + 1, all_functions);
 }
 
-std::string shape_text(const json& shape) {
+std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i].get<int64_t>());
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   if (shape.size() == 1) s += ",";
   return s + ")";
 }
 
-struct GraphView {
-  json nodes, arg_nodes, heads, row_ptr, shapes, dtypes, storage;
-  size_t entry(size_t nid, size_t index) const { return row_ptr[nid].get<size_t>() + index; }
-  std::string entry_text(size_t e) const {
-    std::string s = e < shapes.size() ? shape_text(shapes[e]) : "?";
-    return s + " " + (e < dtypes.size() ? dtypes[e].get<std::string>() : std::string("?"));
-  }
-};
-
-GraphView parse_graph(const std::string& text) {
-  json g;
-  try {
-    g = json::parse(text);
-  } catch (const std::exception& e) {
-    throw Error(std::string("graph JSON does not parse: ") + e.what());
-  }
-  GraphView v;
-  try {
-    v.nodes = g.at("nodes");
-    v.arg_nodes = g.at("arg_nodes");
-    v.heads = g.at("heads");
-    v.row_ptr = g.at("node_row_ptr");
-    v.shapes = g.at("attrs").at("shape").at(1);
-    v.dtypes = g.at("attrs").at("dltype").at(1);
-    v.storage = g.at("attrs").at("storage_id").at(1);
-  } catch (const std::exception& e) {
-    throw Error(std::string("graph JSON lacks a required field: ") + e.what());
-  }
-  return v;
+std::string entry_text(const graphrt::GraphDef& g, uint32_t node, uint32_t index) {
+  uint32_t e = g.entry_id(node, index);
+  return shape_text(g.shape[e]) + " " + graphrt::dtype_to_string(g.dtype[e]);
 }
 
-void write_dot(const GraphView& g, const std::set<std::string>& params, const std::string& path) {
+void write_dot(const graphrt::GraphDef& g, const std::set<std::string>& params, const std::string& path) {
   std::ofstream out(path);
   if (!out) throw Error("cannot write DOT file").with("file", path);
   out << "digraph graphrt {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
-  for (size_t nid = 0; nid < g.nodes.size(); ++nid) {
-    const json& n = g.nodes[nid];
-    std::string name = n.value("name", "");
-    std::string op = n.value("op", "");
-    std::string label = name + "\\n" + g.entry_text(g.entry(nid, 0));
-    if (op == "null") {
-      out << "  n" << nid << " [shape=" << (params.count(name) ? "note" : "ellipse") << ", label=\"" << label
+  for (uint32_t nid = 0; nid < g.nodes.size(); ++nid) {
+    const graphrt::GraphNode& n = g.nodes[nid];
+    std::string label = n.name + "\\n" + entry_text(g, nid, 0);
+    if (n.op == "null") {
+      out << "  n" << nid << " [shape=" << (params.count(n.name) ? "note" : "ellipse") << ", label=\"" << label
           << "\"];\n";
     } else {
-      std::string fn = n.contains("attrs") ? n["attrs"].value("func_name", "") : "";
-      if (fn != name) label = name + "\\n[" + fn + "]\\n" + g.entry_text(g.entry(nid, 0));
+      if (n.func_name != n.name) label = n.name + "\\n[" + n.func_name + "]\\n" + entry_text(g, nid, 0);
       out << "  n" << nid << " [shape=box, style=rounded, label=\"" << label << "\"];\n";
     }
-    for (const json& in : n.value("inputs", json::array())) out << "  n" << in[0].get<size_t>() << " -> n" << nid << ";\n";
+    for (const graphrt::NodeEntry& in : n.inputs) out << "  n" << in.node_id << " -> n" << nid << ";\n";
   }
   for (size_t i = 0; i < g.heads.size(); ++i) {
     out << "  out" << i << " [shape=doublecircle, label=\"output " << i << "\"];\n";
-    out << "  n" << g.heads[i][0].get<size_t>() << " -> out" << i << ";\n";
+    out << "  n" << g.heads[i].node_id << " -> out" << i << ";\n";
   }
   out << "}\n";
   if (!out) throw Error("error writing DOT file").with("file", path);
@@ -132,39 +103,36 @@ int run(int argc, char** argv) {
     print_tree(model.root, 0, args.has("--all-functions"));
   }
 
-  GraphView g = parse_graph(model.graph_json);
+  graphrt::GraphDef g = graphrt::parse_graph_json(model.graph_json);
   std::set<std::string> params(model.param_names.begin(), model.param_names.end());
   size_t op_nodes = 0, nop_nodes = 0;
   std::map<std::string, int> by_function;
-  for (const json& n : g.nodes) {
-    if (n.value("op", "") == "null") continue;
+  for (const graphrt::GraphNode& n : g.nodes) {
+    if (n.op == "null") continue;
     ++op_nodes;
-    std::string fn = n.contains("attrs") ? n["attrs"].value("func_name", "?") : "?";
-    if (fn == "__nop") ++nop_nodes;
-    by_function[fn]++;
+    if (n.func_name == "__nop") ++nop_nodes;
+    by_function[n.func_name.empty() ? "?" : n.func_name]++;
   }
-  std::set<int64_t> sids;
-  for (const json& s : g.storage) sids.insert(s.get<int64_t>());
+  std::set<int64_t> sids(g.storage_id.begin(), g.storage_id.end());
   std::cout << "\ngraph: " << g.nodes.size() << " nodes (" << g.arg_nodes.size() << " inputs/params, " << op_nodes
-            << " operators, " << nop_nodes << " __nop), " << g.shapes.size() << " entries, " << sids.size()
+            << " operators, " << nop_nodes << " __nop), " << g.num_entries() << " entries, " << sids.size()
             << " storage ids\n";
   std::cout << "inputs:\n";
   size_t n_params = 0;
-  for (const json& a : g.arg_nodes) {
-    size_t nid = a.get<size_t>();
-    std::string name = g.nodes[nid].value("name", "");
+  for (uint32_t nid : g.arg_nodes) {
+    const std::string& name = g.nodes[nid].name;
     if (params.count(name)) {
       ++n_params;
       continue;
     }
-    std::cout << "  " << name << ": " << g.entry_text(g.entry(nid, 0)) << "\n";
+    std::cout << "  " << name << ": " << entry_text(g, nid, 0) << "\n";
   }
   std::cout << "params: " << n_params << "\n";
   std::cout << "outputs:\n";
   for (size_t i = 0; i < g.heads.size(); ++i) {
-    size_t nid = g.heads[i][0].get<size_t>(), idx = g.heads[i][1].get<size_t>();
-    std::cout << "  " << i << ": " << g.nodes[nid].value("name", "") << ":" << idx << " "
-              << g.entry_text(g.entry(nid, idx)) << "\n";
+    const graphrt::NodeEntry& h = g.heads[i];
+    std::cout << "  " << i << ": " << g.nodes[h.node_id].name << ":" << h.index << " " << entry_text(g, h.node_id, h.index)
+              << "\n";
   }
   std::cout << "operators by function (" << by_function.size() << " functions):\n";
   std::vector<std::pair<int, std::string>> sorted;

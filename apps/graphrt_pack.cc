@@ -18,11 +18,13 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/args.h"
 #include "common/model.h"
+#include "graphrt/binary_loader.h"
+#include "graphrt/graph_executor.h"
+#include "graphrt/graph_json.h"
 #include "graphrt/library.h"
 
 extern char** environ;
@@ -57,72 +59,6 @@ const char* kUsage =
 #ifndef GRAPHRT_PACK_DLPACK_DIR
 #define GRAPHRT_PACK_DLPACK_DIR ""
 #endif
-
-class Blob {
- public:
-  void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-  }
-  void str(const std::string& s) {
-    u64(s.size());
-    raw(s);
-  }
-  void raw(const std::string& s) { bytes_.append(s); }
-  const std::string& bytes() const { return bytes_; }
-
- private:
-  std::string bytes_;
-};
-
-uint64_t read_u64(const std::string& b, size_t& pos, const std::string& what, const std::string& file) {
-  if (pos + 8 > b.size()) throw Error("params file truncated reading " + what).with("file", file);
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(b[pos + i])) << (8 * i);
-  pos += 8;
-  return v;
-}
-
-struct ParamRecords {
-  std::vector<std::string> names;
-  std::vector<std::string> records;  // raw NDArray records (spec §3.2)
-};
-
-// Splits a save_param_dict file (spec §3.1) into names and raw NDArray records.
-ParamRecords split_params(const std::string& b, const std::string& file) {
-  size_t pos = 0;
-  if (read_u64(b, pos, "magic", file) != 0xF7E58D4F05049CB7ULL)
-    throw Error("not a TVM params file (bad magic)").with("file", file);
-  read_u64(b, pos, "reserved", file);
-  ParamRecords p;
-  uint64_t n = read_u64(b, pos, "name count", file);
-  if (n > b.size()) throw Error("params file: implausible name count").with("file", file);
-  for (uint64_t i = 0; i < n; ++i) {
-    uint64_t len = read_u64(b, pos, "name length", file);
-    if (len > b.size() - pos) throw Error("params file truncated in a name").with("file", file);
-    p.names.push_back(b.substr(pos, len));
-    pos += len;
-  }
-  uint64_t n2 = read_u64(b, pos, "array count", file);
-  if (n2 != n) throw Error("params file lists " + std::to_string(n) + " names but " + std::to_string(n2) + " arrays")
-      .with("file", file);
-  for (uint64_t i = 0; i < n; ++i) {
-    size_t start = pos;
-    if (read_u64(b, pos, "array magic", file) != 0xDD5E40F096B4A13FULL)
-      throw Error("params file: bad array magic").with("param", p.names[i]).with("file", file);
-    read_u64(b, pos, "reserved", file);
-    if (pos + 16 > b.size()) throw Error("params file truncated").with("param", p.names[i]).with("file", file);
-    int32_t ndim;
-    std::memcpy(&ndim, b.data() + pos + 8, 4);
-    pos += 16;  // device type/id, ndim, dtype
-    if (ndim < 0 || ndim > 32) throw Error("params file: bad ndim").with("param", p.names[i]).with("file", file);
-    for (int d = 0; d < ndim; ++d) read_u64(b, pos, "shape", file);
-    uint64_t size = read_u64(b, pos, "data size", file);
-    if (size > b.size() - pos) throw Error("params file truncated in data").with("param", p.names[i]).with("file", file);
-    pos += size;
-    p.records.push_back(b.substr(start, pos - start));
-  }
-  return p;
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -206,14 +142,13 @@ std::string blob_c_source(const std::string& blob) {
 // A graph calling a function the sources do not define would fail only when run; refuse it now
 // (and remove the half-useful output).
 void check_graph_functions_defined(const std::string& graph_path, const std::string& out) {
-  auto graph = nlohmann::json::parse(read_file(graph_path, "graph JSON"));
+  graphrt::GraphDef graph = graphrt::parse_graph_json(read_file(graph_path, "graph JSON"));
   // Symbols only: the blob may hold records this process has no loader for.
   std::shared_ptr<graphrt::Library> lib = graphrt::load_library("dlopen", graphrt::LibrarySource{out, nullptr, 0});
   std::vector<std::string> missing;
-  for (const auto& node : graph["nodes"]) {
-    if (!node.contains("attrs") || !node["attrs"].contains("func_name")) continue;
-    std::string fn = node["attrs"]["func_name"].get<std::string>();
-    if (fn == "__nop" || fn == "__copy" || lib->symbol(fn)) continue;
+  for (const graphrt::GraphNode& node : graph.nodes) {
+    const std::string& fn = node.func_name;
+    if (node.op != "tvm_op" || fn.empty() || fn == "__nop" || fn == "__copy" || lib->symbol(fn)) continue;
     if (std::find(missing.begin(), missing.end(), fn) == missing.end()) missing.push_back(fn);
   }
   if (missing.empty()) return;
@@ -264,52 +199,33 @@ int run(int argc, char** argv) {
   bool factory = args.has("--graph");
   std::string blob;
   if (factory || !extras.empty()) {
-    Blob s;
-    uint64_t modules = (factory ? 1 : 0) + 1 + extras.size();
-    s.u64(modules + 1);  // records, the import tree included
+    // Records: [factory ->] _lib -> every extra entry.
+    std::vector<graphrt::ModuleBlobRecord> records;
+    std::vector<std::vector<uint64_t>> imports;
     if (factory) {
-      std::string graph = read_file(args.get("--graph"), "graph JSON");
+      const std::string& graph_path = args.get("--graph");
+      std::string graph = read_file(graph_path, "graph JSON");
       try {
-        auto j = nlohmann::json::parse(graph);
-        if (!j.is_object() || !j.contains("nodes") || !j.contains("arg_nodes") || !j.contains("heads"))
-          throw Error("graph JSON lacks nodes/arg_nodes/heads");
-      } catch (const nlohmann::json::exception& e) {
-        throw Error(std::string("graph JSON does not parse: ") + e.what()).with("file", args.get("--graph"));
+        graphrt::parse_graph_json(graph);
+      } catch (graphrt::Error& e) {
+        throw e.with("file", graph_path);
       }
-      ParamRecords params;
-      if (args.has("--params")) params = split_params(read_file(args.get("--params"), "params file"), args.get("--params"));
-      s.str("GraphExecutorFactory");
-      s.str(graph);
-      s.u64(params.names.size());
-      s.u64(params.names.size());
-      for (const auto& n : params.names) s.str(n);
-      for (const auto& r : params.records) s.raw(r);
-      s.str(args.get("--module-name", "default"));
+      graphrt::ParamList params;
+      if (args.has("--params"))
+        params = graphrt::load_param_dict(read_file(args.get("--params"), "params file"), args.get("--params"));
+      graphrt::BlobWriter record;
+      graphrt::write_graph_executor_factory(record, graph, params, args.get("--module-name", "default"));
+      records.push_back({"GraphExecutorFactory", record.take()});
+      imports.push_back({1});
     }
-    s.str("_lib");
+    uint64_t lib = records.size();
+    records.push_back({"_lib", ""});
+    imports.emplace_back();
     for (const auto& e : extras) {
-      s.str(e.first);
-      s.raw(e.second);
+      imports[lib].push_back(records.size());
+      records.push_back({e.first, e.second});
     }
-    // Import tree: factory(0) -> _lib(1); _lib -> every extra entry.
-    uint64_t lib = factory ? 1 : 0;
-    std::vector<uint64_t> row_ptr{0}, children;
-    if (factory) {
-      children.push_back(lib);
-      row_ptr.push_back(children.size());
-    }
-    for (uint64_t i = 0; i < extras.size(); ++i) children.push_back(lib + 1 + i);
-    row_ptr.push_back(children.size());
-    for (uint64_t i = 0; i < extras.size(); ++i) row_ptr.push_back(children.size());
-    s.str("_import_tree");
-    s.u64(row_ptr.size());
-    for (uint64_t v : row_ptr) s.u64(v);
-    s.u64(children.size());
-    for (uint64_t v : children) s.u64(v);
-    Blob whole;
-    whole.u64(s.bytes().size());
-    whole.raw(s.bytes());
-    blob = whole.bytes();
+    blob = graphrt::write_module_blob(records, imports);
   }
   if (args.has("--emit-blob")) {
     std::ofstream f(args.get("--emit-blob"), std::ios::binary);

@@ -15,7 +15,8 @@
 #include "common/args.h"
 #include "common/model.h"
 #include "common/npy.h"
-#include "graphrt/c_api.h"
+#include "graphrt/device_api.h"
+#include "graphrt/runtime.h"
 #include "graphrt/float16.h"
 
 using namespace graphrt_apps;
@@ -28,7 +29,7 @@ const char* kUsage =
     "usage: graphrt-run MODEL.so [--graph G.json [--params P.params]] [--input NAME=FILE.npy ...]\n"
     "                   [--random-inputs SEED] [--output-dir DIR] [--device cpu|cuda[:N]] [--threads N]\n"
     "                   [--repeat N] [--warmup N] [--profile [--trace FILE.json]]\n"
-    "                   [--memory-plan tvm|liveness] [--cuda-graph] [--loader dlopen|elf] [--trust-exports]\n"
+    "                   [--memory-plan auto|tvm|liveness] [--cuda-graph] [--loader dlopen|elf] [--trust-exports]\n"
     "                   [--quiet]\n"
     "  --trust-exports  load a library without TVM markers (hand-written kernels) and call its\n"
     "                   exported functions as TVM packed functions\n";
@@ -118,8 +119,7 @@ double percentile(std::vector<double> v, double q) {
 }
 
 void sync(DLDevice dev) {
-  if (dev.device_type != kDLCPU && TVMSynchronize(dev.device_type, dev.device_id, nullptr) != 0)
-    throw Error(TVMGetLastError());
+  if (dev.device_type != kDLCPU) graphrt::device_api(dev)->synchronize(dev, nullptr);
 }
 
 int run(int argc, char** argv) {
@@ -139,8 +139,7 @@ int run(int argc, char** argv) {
                                                                      " (" + join(args.positional()) + ")");
   const graphrt::LoadOptions load_options = load_options_from_args(args);
   std::string plan = args.get("--memory-plan");
-  if (args.has("--memory-plan") && plan != "tvm" && plan != "liveness")
-    throw UsageError("unknown memory plan '" + plan + "' (use tvm or liveness)");
+  if (args.has("--memory-plan")) check_memory_plan_option(plan);
   if (args.has("--trace") && !args.has("--profile")) throw UsageError("--trace needs --profile");
   int repeat = static_cast<int>(args.get_int("--repeat", 0, 0, 1000000));
   int warmup = static_cast<int>(args.get_int("--warmup", repeat > 0 ? 1 : 0, 0, 1000000));
@@ -159,7 +158,7 @@ int run(int argc, char** argv) {
   }
   std::string out_dir = args.get("--output-dir");
 
-  if (threads > 0 && graphrt_set_num_threads(threads) != 0) throw Error(TVMGetLastError());
+  if (threads > 0) graphrt::set_num_threads(threads);
   require_device(dev);
   Model model = load_model(args.positional()[0], load_options, args.get("--graph"), args.get("--params"));
   auto ex = make_executor(model, dev, plan, args.has("--cuda-graph"));

@@ -120,7 +120,6 @@ int main(int argc, char** argv) {
     else fixtures = a;
   }
   runtime_init();
-  cuda_backend::register_module();
   std::string why = cuda_backend::cuda_device_api()->unavailable_reason(DLDevice{kDLCUDA, 0});
   if (!why.empty()) {
     std::printf("cuda_bench: no usable CUDA device (%s); nothing to measure\n", why.c_str());

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "graph/graph_executor_factory.h"
-#include "graph/graph_json.h"
+#include "graphrt/graph_json.h"
 #include "graphrt/graph_executor.h"
 #include "graphrt/packed_func.h"
 #include "graphrt/runtime.h"

@@ -8,7 +8,7 @@
 
 using namespace graphrt;
 
-GRAPHRT_C_EXPORT int graphrt_params_load(const void* data, size_t size, int* count, const char** names,
+extern "C" GRAPHRT_API int graphrt_params_load(const void* data, size_t size, int* count, const char** names,
                                          TVMArrayHandle** arrays) {
   return c_api_guard([&] {
     ParamList params = load_param_dict(std::string(static_cast<const char*>(data), size), "params");
@@ -25,9 +25,9 @@ GRAPHRT_C_EXPORT int graphrt_params_load(const void* data, size_t size, int* cou
   });
 }
 
-GRAPHRT_C_EXPORT void graphrt_free_handle_array(TVMArrayHandle* arrays) { std::free(arrays); }
+extern "C" GRAPHRT_API void graphrt_free_handle_array(TVMArrayHandle* arrays) { std::free(arrays); }
 
-GRAPHRT_C_EXPORT int graphrt_params_save(int count, const char** names, TVMArrayHandle* arrays, const char** out,
+extern "C" GRAPHRT_API int graphrt_params_save(int count, const char** names, TVMArrayHandle* arrays, const char** out,
                                          size_t* out_size) {
   return c_api_guard([&] {
     ParamList params;

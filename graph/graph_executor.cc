@@ -1,4 +1,6 @@
 #include "graphrt/graph_executor.h"
+#include "graphrt/log.h"
+#include "time_evaluator_support.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +10,7 @@
 #include <cstring>
 #include <map>
 
-#include "graph_json.h"
+#include "graphrt/graph_json.h"
 #include "graphrt/device_api.h"
 #include "graphrt/packed_func.h"
 #include "op_call.h"
@@ -19,6 +21,7 @@
 namespace graphrt {
 
 struct GraphExecutor::Impl {
+  Module owner;  // GraphExecutorOptions::owner
   GraphDef graph;
   Module lib;
   std::vector<DLDevice> devices;
@@ -94,7 +97,7 @@ struct GraphExecutor::Impl {
       }
       device_graph = api->capture_end(graph_device, &why);
     }
-    if (!device_graph) std::fprintf(stderr, "graphrt: device graph capture unavailable, running node by node: %s\n", why.c_str());
+    if (!device_graph) log_warning("device graph capture unavailable, running node by node: " + why);
   }
 
   std::string device_graph_blocker() {
@@ -419,14 +422,30 @@ struct GraphExecutor::Impl {
 GraphExecutor::GraphExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GraphExecutor::~GraphExecutor() = default;
 
+MemoryPlan memory_plan_from_name(const std::string& name) {
+  if (name == "tvm") return MemoryPlan::kTvm;
+  if (name == "liveness") return MemoryPlan::kLiveness;
+  if (name == "auto") return MemoryPlan::kAuto;
+  throw Error("unknown memory plan '" + name + "' (use 'tvm', 'liveness' or 'auto')");
+}
+
+const char* memory_plan_name(MemoryPlan plan) {
+  switch (plan) {
+    case MemoryPlan::kTvm: return "tvm";
+    case MemoryPlan::kLiveness: return "liveness";
+    case MemoryPlan::kAuto: return "auto";
+  }
+  return "?";
+}
+
 static MemoryPlan plan_from_env(MemoryPlan fallback) {
   const char* env = std::getenv("GRAPHRT_MEMORY_PLAN");
   if (!env || !*env) return fallback;
-  std::string v = env;
-  if (v == "liveness") return MemoryPlan::kLiveness;
-  if (v == "tvm") return MemoryPlan::kTvm;
-  if (v == "auto") return MemoryPlan::kAuto;
-  throw Error("GRAPHRT_MEMORY_PLAN must be 'tvm', 'liveness' or 'auto', got '" + v + "'");
+  try {
+    return memory_plan_from_name(env);
+  } catch (Error& e) {
+    throw e.with("environment", "GRAPHRT_MEMORY_PLAN");
+  }
 }
 
 std::shared_ptr<GraphExecutor> GraphExecutor::create(const std::string& graph_json, const Module& lib,
@@ -444,6 +463,7 @@ std::shared_ptr<GraphExecutor> GraphExecutor::create_with_params(const std::stri
   auto impl = std::make_unique<Impl>();
   impl->graph = parse_graph_json(graph_json);
   impl->lib = lib;
+  impl->owner = options.owner;
   impl->devices = devices;
   impl->plan_kind = options.memory_plan_from_env ? plan_from_env(options.memory_plan) : options.memory_plan;
   impl->device_graph_requested = options.device_graph;

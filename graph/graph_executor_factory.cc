@@ -14,12 +14,6 @@ std::vector<DLDevice> devices_from_args(const TVMArgs& args, int first) {
   return devices;
 }
 
-MemoryPlan plan_from_name(const std::string& name) {
-  if (name == "tvm") return MemoryPlan::kTvm;
-  if (name == "liveness") return MemoryPlan::kLiveness;
-  if (name == "auto") return MemoryPlan::kAuto;
-  throw Error("unknown memory plan '" + name + "' (use 'tvm', 'liveness' or 'auto')");
-}
 
 class GraphExecutorFactoryNode : public ModuleNode {
  public:
@@ -32,19 +26,13 @@ class GraphExecutorFactoryNode : public ModuleNode {
     if (name == contents_.module_name) {
       return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
         GraphExecutorOptions options;
-        ret->set_module(make_graph_executor_module(create(devices_from_args(args, 0), options)));
+        ret->set_module(make_graph_executor_module(create(keep, devices_from_args(args, 0), options)));
       }, name);
     }
-    if (name == "create_with_options") {  // graphrt: ("tvm"|"liveness"|"", device_graph:int, dev0, dev1, ...)
+    if (name == "create_with_options") {  // graphrt: (plan, device_graph, dev0, dev1, ...)
       return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
-        GraphExecutorOptions options;
-        std::string plan = args.as_string(0);
-        if (!plan.empty()) {
-          options.memory_plan = plan_from_name(plan);
-          options.memory_plan_from_env = false;
-        }
-        options.device_graph = args.as_int(1) != 0;
-        ret->set_module(make_graph_executor_module(create(devices_from_args(args, 2), options)));
+        GraphExecutorOptions options = executor_options_from_args(args, 0);
+        ret->set_module(make_graph_executor_module(create(keep, devices_from_args(args, 2), options)));
       }, name);
     }
     if (name == "debug_create") {  // TVM: (module_name, dev0, ...); the executor module has the debug functions
@@ -52,7 +40,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
         std::string wanted = args.as_string(0);
         if (wanted != contents_.module_name)
           throw Error("debug_create: this factory holds module '" + contents_.module_name + "', not '" + wanted + "'");
-        ret->set_module(make_graph_executor_module(create(devices_from_args(args, 1), GraphExecutorOptions())));
+        ret->set_module(make_graph_executor_module(create(keep, devices_from_args(args, 1), GraphExecutorOptions())));
       }, name);
     }
     if (name == "get_graph_json") {
@@ -79,8 +67,13 @@ class GraphExecutorFactoryNode : public ModuleNode {
   }
 
  private:
-  std::shared_ptr<GraphExecutor> create(const std::vector<DLDevice>& devices, const GraphExecutorOptions& options) {
+  // `self` (this factory, the root of its module tree) lives as long as the
+  // executor: the tree is what later loads of the same image share, so its
+  // library's context and its BYOC constants stay the ones in use.
+  std::shared_ptr<GraphExecutor> create(const Module& self, const std::vector<DLDevice>& devices,
+                                        GraphExecutorOptions options) {
     if (imports().empty()) throw Error("GraphExecutorFactory has no library module to run");
+    options.owner = self;
     // The factory's arrays become the executor's param storage: one copy of
     // the params however many executors are made.
     return GraphExecutor::create_with_params(contents_.graph_json, imports()[0], devices, options, contents_.params);
@@ -110,14 +103,35 @@ Module load_factory(BlobReader& reader) {
 
 }  // namespace
 
+void write_graph_executor_factory(BlobWriter& writer, const std::string& graph_json, const ParamList& params,
+                                  const std::string& module_name) {
+  writer.write_string(graph_json);
+  writer.write_u64(params.size());
+  writer.write_u64(params.size());
+  for (const auto& p : params) writer.write_string(p.first);
+  for (const auto& p : params) write_ndarray_record(writer, p.second.handle());
+  writer.write_string(module_name);
+}
+
+GraphExecutorOptions executor_options_from_args(const TVMArgs& args, int first) {
+  GraphExecutorOptions options;
+  std::string plan = args.as_string(first);
+  if (!plan.empty()) {
+    options.memory_plan = memory_plan_from_name(plan);
+    options.memory_plan_from_env = false;
+  }
+  options.device_graph = args.as_int(first + 1) != 0;
+  return options;
+}
+
 const FactoryContents* factory_contents(const Module& module) {
   auto* node = dynamic_cast<GraphExecutorFactoryNode*>(module.get());
   return node ? &node->contents() : nullptr;
 }
 
-void register_graph_executor_factory() {
-  register_binary_loader("GraphExecutorFactory", load_factory);
-  register_binary_loader("GraphRuntimeFactory", load_factory);
+void register_graph_executor_factory(Runtime& runtime) {
+  runtime.register_binary_loader("GraphExecutorFactory", load_factory);
+  runtime.register_binary_loader("GraphRuntimeFactory", load_factory);
 }
 
 }  // namespace graphrt

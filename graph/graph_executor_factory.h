@@ -2,6 +2,7 @@
 #pragma once
 
 #include "graphrt/graph_executor.h"
+#include "graphrt/runtime.h"
 
 namespace graphrt {
 
@@ -14,6 +15,11 @@ struct FactoryContents {
 // The factory contents of a module tree's root, or null when the root is not
 // a GraphExecutorFactory.
 const FactoryContents* factory_contents(const Module& module);
-void register_graph_executor_factory();
+void register_graph_executor_factory(Runtime& runtime);
+
+// The options of both create_with_options calls (the factory's and
+// graphrt.graph_executor.create_with_options), from args[first] (memory-plan
+// name, "" for the default) and args[first + 1] (device_graph flag).
+GraphExecutorOptions executor_options_from_args(const TVMArgs& args, int first);
 
 }  // namespace graphrt

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "time_evaluator_support.h"
 #include "graphrt/graph_executor.h"
 
 namespace graphrt {
@@ -168,7 +169,7 @@ const std::map<std::string, Method>& methods() {
          r->set_string("{\"tvm_plan_bytes\":" + std::to_string(m.tvm_plan_bytes) + ",\"liveness_plan_bytes\":" +
                        std::to_string(m.liveness_plan_bytes) + ",\"allocated_bytes\":" +
                        std::to_string(m.allocated_bytes) + ",\"active\":\"" +
-                       (m.active == MemoryPlan::kLiveness ? "liveness" : "tvm") + "\"}");
+                       memory_plan_name(m.active) + "\"}");
        }},
   };
   return table;

@@ -1,4 +1,4 @@
-#include "graph_json.h"
+#include "graphrt/graph_json.h"
 
 #include <algorithm>
 

@@ -20,10 +20,14 @@ OpCall OpCall::make(uint32_t node_id, std::string node_name, std::string functio
   return op;
 }
 
-void OpCall::fail(const std::string& message) const {
-  throw Error("node " + std::to_string(node_id_) + " '" + node_name_ + "' (" + function_name_ + ") failed: " + message)
-      .with("node", node_name_)
-      .with("symbol", function_name_);
+void OpCall::fail(const std::string& message) const { fail(Error(message)); }
+
+void OpCall::fail(const Error& inner) const {
+  // The inner error's context pairs travel on (not flattened into the text).
+  Error outer("node " + std::to_string(node_id_) + " '" + node_name_ + "' (" + function_name_ + ") failed: " +
+              inner.message());
+  for (const auto& kv : inner.context()) outer.with(kv.first, kv.second);
+  throw outer.with("node", node_name_).with("symbol", function_name_);
 }
 
 void OpCall::invoke() {
@@ -42,7 +46,7 @@ void OpCall::invoke() {
     RetValue ret;
     fn_->call(TVMArgs(values_.data(), codes_.data(), n), &ret);
   } catch (const Error& e) {
-    fail(e.what());
+    fail(e);
   }
 }
 

@@ -25,6 +25,7 @@ class OpCall {
   };
   Direct direct() { return Direct{cfunc_, values_.data(), codes_.data(), static_cast<int>(values_.size())}; }
   [[noreturn]] void fail(const std::string& message) const;
+  [[noreturn]] void fail(const Error& inner) const;
   const std::string& node_name() const { return node_name_; }
   const std::string& function_name() const { return function_name_; }
 

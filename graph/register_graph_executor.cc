@@ -3,6 +3,7 @@
 #include "graph_executor_factory.h"
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
+#include "register_graph_executor.h"
 
 namespace graphrt {
 
@@ -19,16 +20,9 @@ void create_from_registry(const TVMArgs& args, RetValue* ret) {
 }
 
 // graphrt.graph_executor.create_with_options(graph_json, lib, plan, device_graph, dev0, dev1, ...)
-// with DLDevice args; plan is "tvm", "liveness" or "" (environment default).
+// with DLDevice args; plan is a memory-plan name or "" (environment default).
 void create_with_options(const TVMArgs& args, RetValue* ret) {
-  GraphExecutorOptions options;
-  std::string plan = args.as_string(2);
-  if (!plan.empty()) {
-    if (plan != "tvm" && plan != "liveness") throw Error("unknown memory plan '" + plan + "'");
-    options.memory_plan = plan == "liveness" ? MemoryPlan::kLiveness : MemoryPlan::kTvm;
-    options.memory_plan_from_env = false;
-  }
-  options.device_graph = args.as_int(3) != 0;
+  GraphExecutorOptions options = executor_options_from_args(args, 2);
   std::vector<DLDevice> devices;
   for (int i = 4; i < args.size(); ++i) devices.push_back(args.as_device(i));
   if (devices.empty()) devices.push_back(DLDevice{kDLCPU, 0});
@@ -36,12 +30,12 @@ void create_with_options(const TVMArgs& args, RetValue* ret) {
 }
 }  // namespace
 
-void register_graph_executor() {
-  register_graph_executor_factory();
-  registry_set("tvm.graph_executor.create", make_function(create_from_registry, "tvm.graph_executor.create"));
+void register_graph_executor(Runtime& runtime) {
+  register_graph_executor_factory(runtime);
+  runtime.set_function("tvm.graph_executor.create", make_function(create_from_registry, "tvm.graph_executor.create"));
   // graphrt's executor module carries the debug functions itself.
-  registry_set("tvm.graph_executor_debug.create", make_function(create_from_registry, "tvm.graph_executor_debug.create"));
-  registry_set("graphrt.graph_executor.create_with_options",
+  runtime.set_function("tvm.graph_executor_debug.create", make_function(create_from_registry, "tvm.graph_executor_debug.create"));
+  runtime.set_function("graphrt.graph_executor.create_with_options",
                make_function(create_with_options, "graphrt.graph_executor.create_with_options"));
 }
 

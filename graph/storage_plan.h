@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph_json.h"
+#include "graphrt/graph_json.h"
 
 namespace graphrt {
 

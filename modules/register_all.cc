@@ -1,7 +1,9 @@
-// The one place that registers every back end (design: explicit registration,
-// no static initialisers). Called once by graphrt::runtime_init(); a back end
-// left out of the build (GRAPHRT_BACKENDS) compiles its call away.
-#include "graphrt/runtime.h"
+// The one place that registers the layers above the core: the graph executor
+// and every back end (explicit registration, no static initialisers). Called
+// once by graphrt::runtime(), while it creates the Runtime; a back end left out of the build
+// (GRAPHRT_BACKENDS) compiles its call away.
+#include "graph/register_graph_executor.h"
+#include "src/layer_composition.h"
 
 #ifdef GRAPHRT_WITH_CUDA
 #include "modules/cuda/cuda_registration.h"
@@ -15,15 +17,16 @@
 
 namespace graphrt {
 
-void register_builtin_modules() {
+void register_layers_above_core(Runtime& runtime) {
+  register_graph_executor(runtime);
 #ifdef GRAPHRT_WITH_CUDA
-  cuda_backend::register_module();
+  cuda_backend::register_backend(runtime);
 #endif
 #ifdef GRAPHRT_WITH_ELF
-  elf::register_module();
+  elf::register_backend(runtime);
 #endif
 #ifdef GRAPHRT_WITH_VM
-  vm::register_module();
+  vm::register_backend(runtime);
 #endif
 }
 

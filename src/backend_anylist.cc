@@ -41,7 +41,7 @@ void release(AnyListCell& c) {
 }  // namespace
 
 // Lends the cell's value to a call: the list keeps the reference.
-GRAPHRT_C_EXPORT int TVMBackendAnyListSetPackedArg(void* anylist, int index, TVMValue* args, int* type_codes,
+extern "C" GRAPHRT_API int TVMBackendAnyListSetPackedArg(void* anylist, int index, TVMValue* args, int* type_codes,
                                                    int arg_offset) {
   return graphrt::c_api_guard([&] {
     const AnyListCell& c = cell(anylist, index);
@@ -55,13 +55,13 @@ GRAPHRT_C_EXPORT int TVMBackendAnyListSetPackedArg(void* anylist, int index, TVM
   });
 }
 
-GRAPHRT_C_EXPORT int TVMBackendAnyListResetItem(void* anylist, int index) {
+extern "C" GRAPHRT_API int TVMBackendAnyListResetItem(void* anylist, int index) {
   return graphrt::c_api_guard([&] { release(cell(anylist, index)); });
 }
 
 // Takes over a packed call's return value (objects carry one reference to
 // the receiver; strings and bytes point at the callee's storage and are copied).
-GRAPHRT_C_EXPORT int TVMBackendAnyListMoveFromPackedReturn(void* anylist, int index, TVMValue* args,
+extern "C" GRAPHRT_API int TVMBackendAnyListMoveFromPackedReturn(void* anylist, int index, TVMValue* args,
                                                            int* type_codes, int ret_offset) {
   return graphrt::c_api_guard([&] {
     AnyListCell& c = cell(anylist, index);

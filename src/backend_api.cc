@@ -5,81 +5,68 @@
 #include <map>
 #include <mutex>
 
+#include "library_support.h"
 #include "graphrt/device_api.h"
 #include "graphrt/library.h"
 #include "graphrt/module.h"
 #include "graphrt/tvm_abi.h"
 #include "backend_anylist.h"
+#include "c_api_support.h"
 #include "float16_abi.h"
 #include "system_lib.h"
 #include "thread_pool.h"
 
 using graphrt::Error;
 
-#define GRAPHRT_EXPORT extern "C" __attribute__((visibility("default")))
 
-GRAPHRT_EXPORT void TVMAPISetLastError(const char* msg) { graphrt::set_last_error(msg ? msg : ""); }
+extern "C" GRAPHRT_API void TVMAPISetLastError(const char* msg) { graphrt::set_last_error(msg ? msg : ""); }
 
-GRAPHRT_EXPORT const char* TVMGetLastError(void) { return graphrt::last_error().c_str(); }
+extern "C" GRAPHRT_API const char* TVMGetLastError(void) { return graphrt::last_error().c_str(); }
 
-GRAPHRT_EXPORT int TVMFuncCall(TVMFunctionHandle func, TVMValue* args, int* arg_type_codes, int num_args,
+extern "C" GRAPHRT_API int TVMFuncCall(TVMFunctionHandle func, TVMValue* args, int* arg_type_codes, int num_args,
                                TVMValue* ret_val, int* ret_type_code) {
-  try {
+  return graphrt::c_api_guard([&] {
     if (!func) throw Error("TVMFuncCall: null function handle");
     graphrt::RetValue ret;
     static_cast<graphrt::FunctionNode*>(func)->call(graphrt::TVMArgs(args, arg_type_codes, num_args), &ret);
     if (ret_val && ret_type_code) ret.release_to_c(ret_val, ret_type_code);
-    return 0;
-  } catch (const std::exception& e) {
-    graphrt::set_last_error(e.what());
-    return -1;
-  }
+  });
 }
 
-GRAPHRT_EXPORT int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionHandle* func) {
-  try {
+extern "C" GRAPHRT_API int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionHandle* func) {
+  return graphrt::c_api_guard([&] {
     if (!mod_node) throw Error("TVMBackendGetFuncFromEnv: the library's module context is not set");
     *func = static_cast<graphrt::ModuleNode*>(mod_node)->get_func_from_env(func_name);
-    return 0;
-  } catch (const std::exception& e) {
-    graphrt::set_last_error(e.what());
-    return -1;
-  }
+  });
 }
 
-GRAPHRT_EXPORT void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
+extern "C" GRAPHRT_API void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
                                               int /*dtype_code_hint*/, int /*dtype_bits_hint*/) {
-  try {
+  void* p = nullptr;
+  int rc = graphrt::c_api_guard([&] {
     DLDevice dev{static_cast<DLDeviceType>(device_type), device_id};
-    void* p = graphrt::device_api(dev)->alloc_workspace(dev, nbytes);
-    if (!p) graphrt::set_last_error("TVMBackendAllocWorkspace: out of memory for " + std::to_string(nbytes) + " bytes");
-    return p;
-  } catch (const std::exception& e) {
-    graphrt::set_last_error(e.what());
-    return nullptr;
-  }
+    p = graphrt::device_api(dev)->alloc_workspace(dev, nbytes);
+    if (!p) throw Error("TVMBackendAllocWorkspace: out of memory for " + std::to_string(nbytes) + " bytes");
+  });
+  return rc == 0 ? p : nullptr;
 }
 
-GRAPHRT_EXPORT int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
-  try {
+extern "C" GRAPHRT_API int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
+  return graphrt::c_api_guard([&] {
     DLDevice dev{static_cast<DLDeviceType>(device_type), device_id};
     graphrt::device_api(dev)->free_workspace(dev, ptr);
-    return 0;
-  } catch (const std::exception& e) {
-    graphrt::set_last_error(e.what());
-    return -1;
-  }
+  });
 }
 
-GRAPHRT_EXPORT int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
+extern "C" GRAPHRT_API int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
   return graphrt::thread_pool_launch(flambda, cdata, num_task);
 }
 
-GRAPHRT_EXPORT int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
+extern "C" GRAPHRT_API int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
   return graphrt::thread_pool_barrier(task_id, penv);
 }
 
-GRAPHRT_EXPORT int TVMBackendRunOnce(void** handle, int (*f)(void*), void* cdata, int /*nbytes*/) {
+extern "C" GRAPHRT_API int TVMBackendRunOnce(void** handle, int (*f)(void*), void* cdata, int /*nbytes*/) {
   static std::mutex once_mutex;
   std::lock_guard<std::mutex> lock(once_mutex);
   if (*handle == nullptr) {
@@ -89,12 +76,12 @@ GRAPHRT_EXPORT int TVMBackendRunOnce(void** handle, int (*f)(void*), void* cdata
   return 0;
 }
 
-GRAPHRT_EXPORT int TVMBackendRegisterSystemLibSymbol(const char* name, void* ptr) {
+extern "C" GRAPHRT_API int TVMBackendRegisterSystemLibSymbol(const char* name, void* ptr) {
   graphrt::system_lib_register_symbol(name, ptr);
   return 0;
 }
 
-GRAPHRT_EXPORT int TVMBackendRegisterEnvCAPI(const char* name, void* ptr) {
+extern "C" GRAPHRT_API int TVMBackendRegisterEnvCAPI(const char* name, void* ptr) {
   (void)name;
   (void)ptr;
   return 0;  // graphrt fills context pointers itself; nothing to record

@@ -11,7 +11,11 @@ const char kLoaderPrefix[] = "runtime.module.loadbinary_";
 }  // namespace
 
 void register_binary_loader(const std::string& tkey, BinaryLoader loader) {
-  registry_set(kLoaderPrefix + tkey, make_function(
+  runtime().register_binary_loader(tkey, std::move(loader));
+}
+
+void Runtime::register_binary_loader(const std::string& tkey, BinaryLoader loader) {
+  set_function(kLoaderPrefix + tkey, make_function(
       [loader](const TVMArgs& args, RetValue* ret) {
         auto* reader = static_cast<BlobReader*>(args.as_handle(0));
         ret->set_module(loader(*reader));
@@ -20,7 +24,6 @@ void register_binary_loader(const std::string& tkey, BinaryLoader loader) {
 }
 
 Module load_binary(const std::string& tkey, BlobReader& reader) {
-  runtime_init();
   PackedFunc f = registry_get(kLoaderPrefix + tkey);
   if (!f) {
     std::string available;

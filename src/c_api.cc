@@ -1,5 +1,6 @@
 // The C API (include/graphrt/c_api.h): modules, functions, arrays, devices.
 #include "graphrt/c_api.h"
+#include "graphrt/log.h"
 
 #include <cstring>
 
@@ -21,7 +22,7 @@ DLTensor* as_array(TVMArrayHandle h) {
 }
 }  // namespace
 
-GRAPHRT_C_EXPORT int TVMModLoadFromFile(const char* file, const char* format, TVMModuleHandle* out) {
+extern "C" GRAPHRT_API int TVMModLoadFromFile(const char* file, const char* format, TVMModuleHandle* out) {
   return c_api_guard([&] {
     std::string fmt = format ? format : "";
     std::string path = file ? file : "";
@@ -36,7 +37,7 @@ GRAPHRT_C_EXPORT int TVMModLoadFromFile(const char* file, const char* format, TV
   });
 }
 
-GRAPHRT_C_EXPORT int graphrt_module_load_with_flags(const char* path, const char* loader, int flags,
+extern "C" GRAPHRT_API int graphrt_module_load_with_flags(const char* path, const char* loader, int flags,
                                                     TVMModuleHandle* out) {
   return c_api_guard([&] {
     if (!path) throw Error("null path");
@@ -48,11 +49,11 @@ GRAPHRT_C_EXPORT int graphrt_module_load_with_flags(const char* path, const char
   });
 }
 
-GRAPHRT_C_EXPORT int graphrt_module_load(const char* path, const char* loader, TVMModuleHandle* out) {
+extern "C" GRAPHRT_API int graphrt_module_load(const char* path, const char* loader, TVMModuleHandle* out) {
   return graphrt_module_load_with_flags(path, loader, 0, out);
 }
 
-GRAPHRT_C_EXPORT int graphrt_module_load_from_memory(const void* data, size_t size, const char* loader,
+extern "C" GRAPHRT_API int graphrt_module_load_from_memory(const void* data, size_t size, const char* loader,
                                                      TVMModuleHandle* out) {
   return c_api_guard([&] {
     LoadOptions options;
@@ -61,11 +62,11 @@ GRAPHRT_C_EXPORT int graphrt_module_load_from_memory(const void* data, size_t si
   });
 }
 
-GRAPHRT_C_EXPORT int TVMModImport(TVMModuleHandle mod, TVMModuleHandle dep) {
+extern "C" GRAPHRT_API int TVMModImport(TVMModuleHandle mod, TVMModuleHandle dep) {
   return c_api_guard([&] { as_module(mod)->add_import(Module(as_module(dep))); });
 }
 
-GRAPHRT_C_EXPORT int TVMModGetFunction(TVMModuleHandle mod, const char* name, int query_imports,
+extern "C" GRAPHRT_API int TVMModGetFunction(TVMModuleHandle mod, const char* name, int query_imports,
                                        TVMFunctionHandle* out) {
   return c_api_guard([&] {
     if (!name) throw Error("null function name");
@@ -73,21 +74,21 @@ GRAPHRT_C_EXPORT int TVMModGetFunction(TVMModuleHandle mod, const char* name, in
   });
 }
 
-GRAPHRT_C_EXPORT int TVMModFree(TVMModuleHandle mod) {
+extern "C" GRAPHRT_API int TVMModFree(TVMModuleHandle mod) {
   return c_api_guard([&] {
     if (mod) static_cast<ModuleNode*>(mod)->dec_ref();
   });
 }
 
-GRAPHRT_C_EXPORT int graphrt_module_type_key(TVMModuleHandle mod, const char** out) {
+extern "C" GRAPHRT_API int graphrt_module_type_key(TVMModuleHandle mod, const char** out) {
   return c_api_guard([&] { *out = thread_local_string(as_module(mod)->type_key()); });
 }
 
-GRAPHRT_C_EXPORT int graphrt_module_num_imports(TVMModuleHandle mod, int* out) {
+extern "C" GRAPHRT_API int graphrt_module_num_imports(TVMModuleHandle mod, int* out) {
   return c_api_guard([&] { *out = static_cast<int>(as_module(mod)->imports().size()); });
 }
 
-GRAPHRT_C_EXPORT int graphrt_module_get_import(TVMModuleHandle mod, int index, TVMModuleHandle* out) {
+extern "C" GRAPHRT_API int graphrt_module_get_import(TVMModuleHandle mod, int index, TVMModuleHandle* out) {
   return c_api_guard([&] {
     const auto& imports = as_module(mod)->imports();
     if (index < 0 || static_cast<size_t>(index) >= imports.size())
@@ -97,7 +98,7 @@ GRAPHRT_C_EXPORT int graphrt_module_get_import(TVMModuleHandle mod, int index, T
   });
 }
 
-GRAPHRT_C_EXPORT int graphrt_module_function_names(TVMModuleHandle mod, const char** out) {
+extern "C" GRAPHRT_API int graphrt_module_function_names(TVMModuleHandle mod, const char** out) {
   return c_api_guard([&] {
     std::string joined;
     for (const std::string& n : as_module(mod)->function_names()) joined += n + "\n";
@@ -105,15 +106,15 @@ GRAPHRT_C_EXPORT int graphrt_module_function_names(TVMModuleHandle mod, const ch
   });
 }
 
-GRAPHRT_C_EXPORT int graphrt_module_describe(TVMModuleHandle mod, const char** out) {
+extern "C" GRAPHRT_API int graphrt_module_describe(TVMModuleHandle mod, const char** out) {
   return c_api_guard([&] { *out = thread_local_string(describe_module_tree(Module(as_module(mod)))); });
 }
 
-GRAPHRT_C_EXPORT int graphrt_load_plugin(const char* path) {
+extern "C" GRAPHRT_API int graphrt_load_plugin(const char* path) {
   return c_api_guard([&] { load_plugin(path ? path : ""); });
 }
 
-GRAPHRT_C_EXPORT int TVMFuncFree(TVMFunctionHandle func) {
+extern "C" GRAPHRT_API int TVMFuncFree(TVMFunctionHandle func) {
   return c_api_guard([&] {
     if (func) static_cast<FunctionNode*>(func)->dec_ref();
   });
@@ -126,7 +127,7 @@ struct CallbackReturn {
 };
 }  // namespace
 
-GRAPHRT_C_EXPORT int TVMFuncCreateFromCFunc(TVMPackedCFunc func, void* resource_handle, TVMPackedCFuncFinalizer fin,
+extern "C" GRAPHRT_API int TVMFuncCreateFromCFunc(TVMPackedCFunc func, void* resource_handle, TVMPackedCFuncFinalizer fin,
                                             TVMFunctionHandle* out) {
   return c_api_guard([&] {
     std::shared_ptr<void> resource(resource_handle, [fin](void* p) {
@@ -142,30 +143,28 @@ GRAPHRT_C_EXPORT int TVMFuncCreateFromCFunc(TVMPackedCFunc func, void* resource_
   });
 }
 
-GRAPHRT_C_EXPORT int TVMCFuncSetReturn(TVMRetValueHandle ret, TVMValue* value, int* type_code, int num_ret) {
+extern "C" GRAPHRT_API int TVMCFuncSetReturn(TVMRetValueHandle ret, TVMValue* value, int* type_code, int num_ret) {
   return c_api_guard([&] {
     if (num_ret != 1) throw Error("TVMCFuncSetReturn: num_ret must be 1");
     static_cast<CallbackReturn*>(ret)->ret->set_arg(TVMArgs(value, type_code, 1), 0);
   });
 }
 
-GRAPHRT_C_EXPORT int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override) {
+extern "C" GRAPHRT_API int TVMFuncRegisterGlobal(const char* name, TVMFunctionHandle f, int override) {
   return c_api_guard([&] {
     if (!name || !f) throw Error("TVMFuncRegisterGlobal: null name or function");
     registry_set(name, PackedFunc(static_cast<FunctionNode*>(f)), override != 0);
   });
 }
 
-GRAPHRT_C_EXPORT int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out) {
+extern "C" GRAPHRT_API int TVMFuncGetGlobal(const char* name, TVMFunctionHandle* out) {
   return c_api_guard([&] {
-    runtime_init();
     *out = registry_get(name ? name : "").release();
   });
 }
 
-GRAPHRT_C_EXPORT int TVMFuncListGlobalNames(int* out_size, const char*** out_array) {
+extern "C" GRAPHRT_API int TVMFuncListGlobalNames(int* out_size, const char*** out_array) {
   return c_api_guard([&] {
-    runtime_init();
     thread_local std::vector<std::string> names;
     thread_local std::vector<const char*> pointers;
     names = registry_names();
@@ -176,23 +175,23 @@ GRAPHRT_C_EXPORT int TVMFuncListGlobalNames(int* out_size, const char*** out_arr
   });
 }
 
-GRAPHRT_C_EXPORT int TVMFuncRemoveGlobal(const char* name) {
+extern "C" GRAPHRT_API int TVMFuncRemoveGlobal(const char* name) {
   return c_api_guard([&] { registry_remove(name ? name : ""); });
 }
 
-GRAPHRT_C_EXPORT int TVMObjectFree(TVMObjectHandle obj) {
+extern "C" GRAPHRT_API int TVMObjectFree(TVMObjectHandle obj) {
   return c_api_guard([&] {
     if (obj) static_cast<Object*>(obj)->dec_ref();
   });
 }
 
-GRAPHRT_C_EXPORT int TVMObjectRetain(TVMObjectHandle obj) {
+extern "C" GRAPHRT_API int TVMObjectRetain(TVMObjectHandle obj) {
   return c_api_guard([&] {
     if (obj) static_cast<Object*>(obj)->inc_ref();
   });
 }
 
-GRAPHRT_C_EXPORT int TVMArrayAlloc(const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
+extern "C" GRAPHRT_API int TVMArrayAlloc(const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
                                    int dtype_lanes, int device_type, int device_id, TVMArrayHandle* out) {
   return c_api_guard([&] {
     if (ndim < 0 || (ndim > 0 && !shape)) throw Error("TVMArrayAlloc: bad shape");
@@ -204,37 +203,37 @@ GRAPHRT_C_EXPORT int TVMArrayAlloc(const tvm_index_t* shape, int ndim, int dtype
   });
 }
 
-GRAPHRT_C_EXPORT int TVMArrayFree(TVMArrayHandle handle) {
+extern "C" GRAPHRT_API int TVMArrayFree(TVMArrayHandle handle) {
   return c_api_guard([&] {
     if (handle) NDArray::adopt_handle(handle);
   });
 }
 
-GRAPHRT_C_EXPORT int TVMArrayCopyFromBytes(TVMArrayHandle handle, void* data, size_t nbytes) {
+extern "C" GRAPHRT_API int TVMArrayCopyFromBytes(TVMArrayHandle handle, void* data, size_t nbytes) {
   return c_api_guard([&] { NDArray::borrow_handle(as_array(handle)).copy_from_bytes(data, nbytes); });
 }
 
-GRAPHRT_C_EXPORT int TVMArrayCopyToBytes(TVMArrayHandle handle, void* data, size_t nbytes) {
+extern "C" GRAPHRT_API int TVMArrayCopyToBytes(TVMArrayHandle handle, void* data, size_t nbytes) {
   return c_api_guard([&] { NDArray::borrow_handle(as_array(handle)).copy_to_bytes(data, nbytes); });
 }
 
-GRAPHRT_C_EXPORT int TVMArrayCopyFromTo(TVMArrayHandle from, TVMArrayHandle to, TVMStreamHandle stream) {
+extern "C" GRAPHRT_API int TVMArrayCopyFromTo(TVMArrayHandle from, TVMArrayHandle to, TVMStreamHandle stream) {
   return c_api_guard([&] { copy_tensor(as_array(from), as_array(to), stream); });
 }
 
-GRAPHRT_C_EXPORT int TVMArrayFromDLPack(DLManagedTensor* from, TVMArrayHandle* out) {
+extern "C" GRAPHRT_API int TVMArrayFromDLPack(DLManagedTensor* from, TVMArrayHandle* out) {
   return c_api_guard([&] { *out = NDArray::from_dlpack(from).release(); });
 }
 
-GRAPHRT_C_EXPORT int TVMArrayToDLPack(TVMArrayHandle from, DLManagedTensor** out) {
+extern "C" GRAPHRT_API int TVMArrayToDLPack(TVMArrayHandle from, DLManagedTensor** out) {
   return c_api_guard([&] { *out = NDArray::borrow_handle(as_array(from)).to_dlpack(); });
 }
 
-GRAPHRT_C_EXPORT void TVMDLManagedTensorCallDeleter(DLManagedTensor* dltensor) {
+extern "C" GRAPHRT_API void TVMDLManagedTensorCallDeleter(DLManagedTensor* dltensor) {
   if (dltensor && dltensor->deleter) dltensor->deleter(dltensor);
 }
 
-GRAPHRT_C_EXPORT int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
+extern "C" GRAPHRT_API int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
                                            int dtype_bits, int dtype_lanes, uint64_t byte_offset, TVMArrayHandle* out) {
   return c_api_guard([&] {
     if (ndim < 0 || (ndim > 0 && !shape)) throw Error("graphrt_array_view: bad shape");
@@ -245,21 +244,21 @@ GRAPHRT_C_EXPORT int graphrt_array_view_at(TVMArrayHandle handle, const tvm_inde
   });
 }
 
-GRAPHRT_C_EXPORT int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
+extern "C" GRAPHRT_API int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
                                         int dtype_bits, int dtype_lanes, TVMArrayHandle* out) {
   return graphrt_array_view_at(handle, shape, ndim, dtype_code, dtype_bits, dtype_lanes, 0, out);
 }
 
-GRAPHRT_C_EXPORT int TVMDeviceAllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment, DLDataType,
+extern "C" GRAPHRT_API int TVMDeviceAllocDataSpace(DLDevice dev, size_t nbytes, size_t alignment, DLDataType,
                                              void** out_data) {
   return c_api_guard([&] { *out_data = device_api(dev)->alloc(dev, nbytes, alignment); });
 }
 
-GRAPHRT_C_EXPORT int TVMDeviceFreeDataSpace(DLDevice dev, void* ptr) {
+extern "C" GRAPHRT_API int TVMDeviceFreeDataSpace(DLDevice dev, void* ptr) {
   return c_api_guard([&] { device_api(dev)->free(dev, ptr); });
 }
 
-GRAPHRT_C_EXPORT int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream) {
+extern "C" GRAPHRT_API int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream) {
   return c_api_guard([&] { copy_tensor(from, to, stream); });
 }
 
@@ -271,57 +270,55 @@ static DLDevice make_device(int type, int id) {
   return DLDevice{static_cast<DLDeviceType>(type), id};
 }
 
-GRAPHRT_C_EXPORT int TVMStreamCreate(int device_type, int device_id, TVMStreamHandle* out) {
+extern "C" GRAPHRT_API int TVMStreamCreate(int device_type, int device_id, TVMStreamHandle* out) {
   return c_api_guard([&] {
     DLDevice dev = make_device(device_type, device_id);
     *out = device_api(dev)->create_stream(dev);
   });
 }
 
-GRAPHRT_C_EXPORT int TVMStreamFree(int device_type, int device_id, TVMStreamHandle stream) {
+extern "C" GRAPHRT_API int TVMStreamFree(int device_type, int device_id, TVMStreamHandle stream) {
   return c_api_guard([&] {
     DLDevice dev = make_device(device_type, device_id);
     device_api(dev)->free_stream(dev, stream);
   });
 }
 
-GRAPHRT_C_EXPORT int TVMSetStream(int device_type, int device_id, TVMStreamHandle handle) {
+extern "C" GRAPHRT_API int TVMSetStream(int device_type, int device_id, TVMStreamHandle handle) {
   return c_api_guard([&] {
     DLDevice dev = make_device(device_type, device_id);
     device_api(dev)->set_stream(dev, handle);
   });
 }
 
-GRAPHRT_C_EXPORT int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream) {
+extern "C" GRAPHRT_API int TVMSynchronize(int device_type, int device_id, TVMStreamHandle stream) {
   return c_api_guard([&] {
     DLDevice dev = make_device(device_type, device_id);
     device_api(dev)->synchronize(dev, stream);
   });
 }
 
-GRAPHRT_C_EXPORT int graphrt_device_available(int device_type, int device_id, int* available, const char** reason) {
+extern "C" GRAPHRT_API int graphrt_device_available(int device_type, int device_id, int* available, const char** reason) {
   return c_api_guard([&] {
-    DeviceAPI* api = device_api_or_null(device_type);
-    std::string why = api ? api->unavailable_reason(DLDevice{static_cast<DLDeviceType>(device_type), device_id})
-                          : "no device API for device type " + std::to_string(device_type) + " in this build";
+    std::string why = device_unavailable_reason(DLDevice{static_cast<DLDeviceType>(device_type), device_id});
     *available = why.empty() ? 1 : 0;
     if (reason) *reason = thread_local_string(why);
   });
 }
 
-GRAPHRT_C_EXPORT int graphrt_set_num_threads(int n) {
-  return c_api_guard([&] { thread_pool_set_max_concurrency(n); });
+extern "C" GRAPHRT_API int graphrt_set_num_threads(int n) {
+  return c_api_guard([&] { set_num_threads(n); });
 }
 
-GRAPHRT_C_EXPORT int graphrt_get_num_threads(int* out) {
-  return c_api_guard([&] { *out = thread_pool_max_concurrency(); });
+extern "C" GRAPHRT_API int graphrt_get_num_threads(int* out) {
+  return c_api_guard([&] { *out = num_threads(); });
 }
 
-GRAPHRT_C_EXPORT const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM ABI v0.16-v0.18)"; }
+extern "C" GRAPHRT_API const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM ABI v0.16-v0.18)"; }
 
 // ---- TVM's object, byte-array, scoped-memory and stream-pair calls ----
 
-GRAPHRT_C_EXPORT int TVMCbArgToReturn(TVMValue* value, int* code) {
+extern "C" GRAPHRT_API int TVMCbArgToReturn(TVMValue* value, int* code) {
   return c_api_guard([&] {
     if (!value || !code) throw Error("TVMCbArgToReturn: null value or code");
     switch (*code) {
@@ -350,7 +347,7 @@ GRAPHRT_C_EXPORT int TVMCbArgToReturn(TVMValue* value, int* code) {
   });
 }
 
-GRAPHRT_C_EXPORT int TVMByteArrayFree(TVMByteArray* arr) {
+extern "C" GRAPHRT_API int TVMByteArrayFree(TVMByteArray* arr) {
   return c_api_guard([&] {
     // graphrt hands out only the per-thread byte array; nothing to free.
     if (arr && !is_returned_byte_array(arr))
@@ -358,7 +355,7 @@ GRAPHRT_C_EXPORT int TVMByteArrayFree(TVMByteArray* arr) {
   });
 }
 
-GRAPHRT_C_EXPORT int TVMObjectGetTypeIndex(TVMObjectHandle obj, unsigned* out_tindex) {
+extern "C" GRAPHRT_API int TVMObjectGetTypeIndex(TVMObjectHandle obj, unsigned* out_tindex) {
   return c_api_guard([&] {
     if (!obj) throw Error("TVMObjectGetTypeIndex: null object handle");
     *out_tindex = object_type_index(*static_cast<Object*>(obj));
@@ -367,29 +364,29 @@ GRAPHRT_C_EXPORT int TVMObjectGetTypeIndex(TVMObjectHandle obj, unsigned* out_ti
 
 // Not in TVM's headers, but exported by TVM's runtime for front ends that
 // wrap kTVMNDArrayHandle returns.
-GRAPHRT_C_EXPORT int TVMArrayGetTypeIndex(TVMArrayHandle handle, unsigned* out_tindex) {
+extern "C" GRAPHRT_API int TVMArrayGetTypeIndex(TVMArrayHandle handle, unsigned* out_tindex) {
   return c_api_guard([&] {
     as_array(handle);
     *out_tindex = kObjectTypeIndexNDArray;
   });
 }
 
-GRAPHRT_C_EXPORT int TVMObjectTypeKey2Index(const char* type_key, unsigned* out_tindex) {
+extern "C" GRAPHRT_API int TVMObjectTypeKey2Index(const char* type_key, unsigned* out_tindex) {
   return c_api_guard([&] {
     if (!type_key) throw Error("TVMObjectTypeKey2Index: null type key");
     *out_tindex = object_type_index_of_key(type_key);
   });
 }
 
-GRAPHRT_C_EXPORT int TVMObjectTypeIndex2Key(unsigned tindex, char** out_type_key) {
+extern "C" GRAPHRT_API int TVMObjectTypeIndex2Key(unsigned tindex, char** out_type_key) {
   return c_api_guard([&] { *out_type_key = const_cast<char*>(thread_local_string(object_type_key_of_index(tindex))); });
 }
 
-GRAPHRT_C_EXPORT int TVMObjectDerivedFrom(uint32_t child_type_index, uint32_t parent_type_index, int* is_derived) {
+extern "C" GRAPHRT_API int TVMObjectDerivedFrom(uint32_t child_type_index, uint32_t parent_type_index, int* is_derived) {
   return c_api_guard([&] { *is_derived = object_type_derived_from(child_type_index, parent_type_index) ? 1 : 0; });
 }
 
-GRAPHRT_C_EXPORT int TVMDeviceAllocDataSpaceWithScope(DLDevice dev, int ndim, const int64_t* shape, DLDataType dtype,
+extern "C" GRAPHRT_API int TVMDeviceAllocDataSpaceWithScope(DLDevice dev, int ndim, const int64_t* shape, DLDataType dtype,
                                                       const char* mem_scope, void** out_data) {
   return c_api_guard([&] {
     if (mem_scope && std::strcmp(mem_scope, "global") != 0)
@@ -400,7 +397,7 @@ GRAPHRT_C_EXPORT int TVMDeviceAllocDataSpaceWithScope(DLDevice dev, int ndim, co
   });
 }
 
-GRAPHRT_C_EXPORT int TVMStreamStreamSynchronize(int device_type, int device_id, TVMStreamHandle src,
+extern "C" GRAPHRT_API int TVMStreamStreamSynchronize(int device_type, int device_id, TVMStreamHandle src,
                                                 TVMStreamHandle dst) {
   return c_api_guard([&] {
     DLDevice dev = make_device(device_type, device_id);
@@ -409,4 +406,19 @@ GRAPHRT_C_EXPORT int TVMStreamStreamSynchronize(int device_type, int device_id, 
     (void)dst;
     device_api(dev)->synchronize(dev, src);
   });
+}
+
+extern "C" GRAPHRT_API void graphrt_set_log_callback(graphrt_log_callback callback, void* user_data) {
+  // The C callback's level is the LogLevel's number; one trampoline keeps both.
+  struct Forward {
+    graphrt_log_callback callback;
+    void* user_data;
+  };
+  static Forward forward;
+  graphrt::set_log_callback(nullptr, nullptr);  // returns once no call is using `forward`
+  forward = Forward{callback, user_data};
+  graphrt::set_log_callback(callback ? [](graphrt::LogLevel level, const char* message, void* data) {
+    auto* f = static_cast<Forward*>(data);
+    f->callback(static_cast<int>(level), message, f->user_data);
+  } : graphrt::LogCallback(nullptr), &forward);
 }

@@ -5,20 +5,20 @@
 
 using namespace graphrt;
 
-GRAPHRT_C_EXPORT void TVMAPISetLastPythonError(void* py_object) {
+extern "C" GRAPHRT_API void TVMAPISetLastPythonError(void* py_object) {
   set_last_python_error(py_object, "a Python exception was raised inside a packed function (TVMGetLastPythonError)");
 }
 
-GRAPHRT_C_EXPORT void* TVMGetLastPythonError(void) { return last_python_error(); }
+extern "C" GRAPHRT_API void* TVMGetLastPythonError(void) { return last_python_error(); }
 
-GRAPHRT_C_EXPORT void TVMDropLastPythonError(void) {
+extern "C" GRAPHRT_API void TVMDropLastPythonError(void) {
   if (last_python_error()) set_last_error("");
 }
 
 // graphrt's errors say where they come from in their context pairs, not in a
 // stack trace; TVM returns NULL for errors without one too.
-GRAPHRT_C_EXPORT const char* TVMGetLastBacktrace(void) { return nullptr; }
+extern "C" GRAPHRT_API const char* TVMGetLastBacktrace(void) { return nullptr; }
 
 // The one function of the C API that throws: TVM defines it as the way C++
 // callers turn a failed C call back into an exception.
-GRAPHRT_C_EXPORT void TVMThrowLastError(void) { throw Error(last_error()); }
+extern "C" GRAPHRT_API void TVMThrowLastError(void) { throw Error(last_error()); }

@@ -3,9 +3,9 @@
 
 #include <exception>
 
+#include "graphrt/export.h"
 #include "graphrt/packed_func.h"
 
-#define GRAPHRT_C_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace graphrt {
 

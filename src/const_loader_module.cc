@@ -5,6 +5,7 @@
 #include <set>
 
 #include "graphrt/binary_loader.h"
+#include "graphrt/runtime.h"
 #include "graphrt/module.h"
 #include "tvm_object_abi.h"
 
@@ -94,9 +95,9 @@ Module load_const_loader(BlobReader& reader) {
 
 }  // namespace
 
-void register_const_loader() {
-  register_binary_loader("const_loader", load_const_loader);
-  register_binary_loader("metadata", load_const_loader);
+void register_const_loader(Runtime& runtime) {
+  runtime.register_binary_loader("const_loader", load_const_loader);
+  runtime.register_binary_loader("metadata", load_const_loader);
 }
 
 }  // namespace graphrt

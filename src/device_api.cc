@@ -6,30 +6,31 @@
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
 #include "graphrt/runtime.h"
+#include "runtime_tables.h"
 
 namespace graphrt {
 
-namespace {
-struct DeviceTable {
-  std::mutex mutex;
-  std::map<int, std::shared_ptr<DeviceAPI>> apis;
-};
-DeviceTable& table() {
-  static DeviceTable* t = new DeviceTable();  // outlives static arrays freed at exit
-  return *t;
+void Runtime::register_device_api(int device_type, std::shared_ptr<DeviceAPI> api) {
+  std::lock_guard<std::mutex> lock(tables_->devices_mutex);
+  tables_->devices[device_type] = std::move(api);
 }
-}  // namespace
+
+DeviceAPI* Runtime::device_api_or_null(int device_type) const {
+  std::lock_guard<std::mutex> lock(tables_->devices_mutex);
+  auto it = tables_->devices.find(device_type);
+  return it == tables_->devices.end() ? nullptr : it->second.get();
+}
 
 void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api) {
-  std::lock_guard<std::mutex> lock(table().mutex);
-  table().apis[device_type] = std::move(api);
+  runtime().register_device_api(device_type, std::move(api));
 }
 
-DeviceAPI* device_api_or_null(int device_type) {
-  runtime_init();
-  std::lock_guard<std::mutex> lock(table().mutex);
-  auto it = table().apis.find(device_type);
-  return it == table().apis.end() ? nullptr : it->second.get();
+DeviceAPI* device_api_or_null(int device_type) { return runtime().device_api_or_null(device_type); }
+
+std::string device_unavailable_reason(DLDevice dev) {
+  DeviceAPI* api = device_api_or_null(dev.device_type);
+  return api ? api->unavailable_reason(dev)
+             : "no device API for device type " + std::to_string(static_cast<int>(dev.device_type)) + " in this build";
 }
 
 DeviceAPI* device_api(DLDevice dev) {

@@ -12,8 +12,11 @@
 #include <map>
 #include <mutex>
 
+#include "library_support.h"
 #include "dlopen_path.h"
 #include "elf_symbol_table.h"
+#include "graphrt/runtime.h"
+#include "runtime_tables.h"
 #include "graphrt/error.h"
 #include "graphrt/library.h"
 
@@ -152,15 +155,7 @@ class DsoLibrary : public Library {
   mutable ElfSymbolTable symbols_;
 };
 
-struct LoaderTable {
-  std::mutex mutex;
-  std::map<std::string, LibraryLoader> loaders;
-  std::map<std::string, LibraryProbe> probes;
-};
-LoaderTable& loader_table() {
-  static LoaderTable* t = new LoaderTable();
-  return *t;
-}
+Runtime::Tables& loader_table() { return runtime().tables(); }
 
 std::shared_ptr<Library> dlopen_loader(const LibrarySource& source) {
   if (source.path.empty())
@@ -205,19 +200,23 @@ size_t readable_symbol_bytes(const Library& library, const std::string& name, co
   return declared != 0 && declared < bytes ? declared : bytes;
 }
 
-void register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe) {
-  std::lock_guard<std::mutex> lock(loader_table().mutex);
-  loader_table().loaders[name] = std::move(loader);
+void Runtime::register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe) {
+  std::lock_guard<std::mutex> lock(tables_->library_loaders_mutex);
+  tables_->library_loaders[name] = std::move(loader);
   if (probe)
-    loader_table().probes[name] = std::move(probe);
+    tables_->library_probes[name] = std::move(probe);
   else
-    loader_table().probes.erase(name);
+    tables_->library_probes.erase(name);
+}
+
+void register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe) {
+  runtime().register_library_loader(name, std::move(loader), std::move(probe));
 }
 
 std::vector<std::string> library_loader_names() {
-  std::lock_guard<std::mutex> lock(loader_table().mutex);
+  std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
   std::vector<std::string> names{"dlopen"};
-  for (const auto& kv : loader_table().loaders) names.push_back(kv.first);
+  for (const auto& kv : loader_table().library_loaders) names.push_back(kv.first);
   return names;
 }
 
@@ -241,8 +240,8 @@ std::vector<uint8_t> source_head(const LibrarySource& source) {
 std::string claiming_loader(const LibrarySource& source) {
   std::map<std::string, LibraryProbe> probes;
   {
-    std::lock_guard<std::mutex> lock(loader_table().mutex);
-    probes = loader_table().probes;
+    std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
+    probes = loader_table().library_probes;
   }
   if (probes.empty()) return "";
   const std::vector<uint8_t> head = source_head(source);
@@ -254,8 +253,8 @@ std::string claiming_loader(const LibrarySource& source) {
 }
 
 bool has_probe(const std::string& loader) {
-  std::lock_guard<std::mutex> lock(loader_table().mutex);
-  return loader_table().probes.count(loader) != 0;
+  std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
+  return loader_table().library_probes.count(loader) != 0;
 }
 
 }  // namespace
@@ -269,9 +268,9 @@ std::shared_ptr<Library> load_library(const std::string& requested, const Librar
   if (loader.empty() || loader == "dlopen") return dlopen_loader(source);
   LibraryLoader fn;
   {
-    std::lock_guard<std::mutex> lock(loader_table().mutex);
-    auto it = loader_table().loaders.find(loader);
-    if (it != loader_table().loaders.end()) fn = it->second;
+    std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
+    auto it = loader_table().library_loaders.find(loader);
+    if (it != loader_table().library_loaders.end()) fn = it->second;
   }
   if (!fn) {
     std::string names;

@@ -126,7 +126,7 @@ GRAPHRT_DECLARE(__extendbfsf2)
 #else  // not x86_64: one register class per type, the integer ABI TVM's runtime uses.
 
 #define GRAPHRT_DEFINE(ret, name, arg, impl) \
-  extern "C" __attribute__((visibility("default"))) ret name(arg v) { return impl(v); }
+  extern "C" GRAPHRT_API ret name(arg v) { return impl(v); }
 GRAPHRT_DEFINE(float, __gnu_h2f_ieee, uint16_t, graphrt_f32_from_f16)
 GRAPHRT_DEFINE(uint16_t, __gnu_f2h_ieee, float, graphrt_f16_from_f32)
 GRAPHRT_DEFINE(uint16_t, __truncsfhf2, float, graphrt_f16_from_f32)

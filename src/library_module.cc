@@ -1,3 +1,4 @@
+#include "library_support.h"
 #include "library_module.h"
 
 #include <algorithm>
@@ -197,7 +198,6 @@ static void fill_context_functions(const Library& library) {
 }
 
 Module load_module_from_library(std::shared_ptr<Library> library, const LoadOptions& options) {
-  runtime_init();
   require_tvm_library(*library, options);
   SharedTrees& trees = shared_trees();
   std::lock_guard<std::recursive_mutex> lock(trees.mutex);
@@ -241,18 +241,46 @@ Module load_module_from_library(std::shared_ptr<Library> library, const LoadOpti
 }
 
 Module load_module(const std::string& path, const LoadOptions& options) {
-  runtime_init();
   LibrarySource source;
   source.path = path;
   return load_module_from_library(load_library(options.loader, source), options);
 }
 
 Module load_module_from_memory(const uint8_t* data, size_t size, const LoadOptions& options) {
-  runtime_init();
   LibrarySource source;
   source.data = data;
   source.size = size;
   return load_module_from_library(load_library(options.loader, source), options);
+}
+
+std::string write_module_blob(const std::vector<ModuleBlobRecord>& records,
+                              const std::vector<std::vector<uint64_t>>& imports) {
+  if (imports.size() > records.size()) throw Error("module blob: import rows for more modules than records");
+  BlobWriter body;
+  body.write_u64(records.size() + 1);  // the import tree is a record too
+  for (const ModuleBlobRecord& r : records) {
+    if (r.tkey == "_import_tree") throw Error("module blob: '_import_tree' is written by the blob writer itself");
+    body.write_string(r.tkey);
+    body.write_raw(r.payload.data(), r.payload.size());
+  }
+  std::vector<uint64_t> row_ptr{0}, children;
+  for (size_t i = 0; i < records.size(); ++i) {
+    for (uint64_t child : i < imports.size() ? imports[i] : std::vector<uint64_t>()) {
+      if (child >= records.size() || child == i)
+        throw Error("module blob: record " + std::to_string(i) + " imports invalid record " + std::to_string(child));
+      children.push_back(child);
+    }
+    row_ptr.push_back(children.size());
+  }
+  body.write_string("_import_tree");
+  body.write_u64(row_ptr.size());
+  for (uint64_t v : row_ptr) body.write_u64(v);
+  body.write_u64(children.size());
+  for (uint64_t v : children) body.write_u64(v);
+  BlobWriter whole;
+  whole.write_u64(body.bytes().size());
+  whole.write_raw(body.bytes().data(), body.bytes().size());
+  return whole.take();
 }
 
 }  // namespace graphrt

@@ -1,5 +1,7 @@
 #include "system_lib.h"
 
+#include "graphrt/log.h"
+
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -48,7 +50,7 @@ void system_lib_register_symbol(const std::string& name, void* ptr) {
   std::lock_guard<std::mutex> lock(table().mutex);
   auto it = table().symbols.find(name);
   if (it != table().symbols.end() && it->second != ptr)
-    std::fprintf(stderr, "graphrt: system-lib symbol %s registered twice; keeping the newer address\n", name.c_str());
+    log_warning("system-lib symbol " + name + " registered twice; keeping the newer address");
   table().symbols[name] = ptr;
 }
 

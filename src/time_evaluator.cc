@@ -1,4 +1,5 @@
 #include "graphrt/time_evaluator.h"
+#include "time_evaluator_support.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "graphrt/module.h"
 #include "graphrt/packed_func.h"
 #include "graphrt/registry.h"
+#include "graphrt/runtime.h"
 
 namespace graphrt {
 
@@ -125,8 +127,8 @@ void make_time_evaluator(const TVMArgs& args, RetValue* ret) {
 
 }  // namespace
 
-void register_time_evaluator() {
-  registry_set("runtime.RPCTimeEvaluator", make_function(make_time_evaluator, "runtime.RPCTimeEvaluator"));
+void register_time_evaluator(Runtime& runtime) {
+  runtime.set_function("runtime.RPCTimeEvaluator", make_function(make_time_evaluator, "runtime.RPCTimeEvaluator"));
 }
 
 }  // namespace graphrt

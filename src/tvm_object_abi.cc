@@ -1,5 +1,7 @@
 #include "tvm_object_abi.h"
 
+#include "graphrt/export.h"
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -111,7 +113,7 @@ std::vector<std::string>& type_keys() {
 }
 }  // namespace
 
-__attribute__((visibility("default"))) uint32_t Object::GetOrAllocRuntimeTypeIndex(
+GRAPHRT_API uint32_t Object::GetOrAllocRuntimeTypeIndex(
     const std::string& key, uint32_t static_tindex, uint32_t, uint32_t, bool) {
   std::lock_guard<std::mutex> lock(type_mutex());
   auto& keys = type_keys();
@@ -127,13 +129,13 @@ __attribute__((visibility("default"))) uint32_t Object::GetOrAllocRuntimeTypeInd
   return index;
 }
 
-__attribute__((visibility("default"))) std::string Object::TypeIndex2Key(uint32_t tindex) {
+GRAPHRT_API std::string Object::TypeIndex2Key(uint32_t tindex) {
   std::lock_guard<std::mutex> lock(type_mutex());
   if (tindex < type_keys().size() && !type_keys()[tindex].empty()) return type_keys()[tindex];
   return "runtime.Object#" + std::to_string(tindex);
 }
 
-__attribute__((visibility("default"))) bool Object::DerivedFrom(uint32_t parent_tindex) const {
+GRAPHRT_API bool Object::DerivedFrom(uint32_t parent_tindex) const {
   return parent_tindex == 0 || parent_tindex == type_index_;
 }
 
@@ -147,13 +149,13 @@ struct LogFatal {
   };
   static Entry& GetEntry();
 };
-__attribute__((visibility("default"))) LogFatal::Entry& LogFatal::GetEntry() {
+GRAPHRT_API LogFatal::Entry& LogFatal::GetEntry() {
   thread_local Entry entry;
   return entry;
 }
 }  // namespace detail
 
-__attribute__((visibility("default"))) std::string Backtrace() { return "(backtrace unavailable in graphrt)"; }
+GRAPHRT_API std::string Backtrace() { return "(backtrace unavailable in graphrt)"; }
 
 }  // namespace runtime
 }  // namespace tvm

@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -7,7 +8,7 @@
 #include <iterator>
 
 #include "args.h"
-#include "graphrt/c_api.h"
+#include "graphrt/device_api.h"
 
 namespace graphrt_apps {
 
@@ -22,8 +23,7 @@ std::string read_file(const std::string& path, const std::string& what) {
 graphrt::LoadOptions load_options_from_args(const Args& args) {
   graphrt::LoadOptions options;
   options.loader = args.get("--loader", "dlopen");
-  if (options.loader != "dlopen" && options.loader != "elf")
-    throw UsageError("unknown loader '" + options.loader + "' (use dlopen or elf)");
+  check_loader_option(options.loader);
   options.trust_exports = args.has("--trust-exports");
   return options;
 }
@@ -81,18 +81,29 @@ DLDevice parse_device(const std::string& text) {
 }
 
 void require_device(DLDevice dev) {
-  int available = 0;
-  const char* reason = nullptr;
-  if (graphrt_device_available(dev.device_type, dev.device_id, &available, &reason) != 0)
-    throw Error(TVMGetLastError());
-  if (!available)
-    throw Error("device " + graphrt::device_to_string(dev) + " is not available: " + (reason ? reason : "unknown"));
+  std::string why = graphrt::device_unavailable_reason(dev);
+  if (!why.empty()) throw Error("device " + graphrt::device_to_string(dev) + " is not available: " + why);
+}
+
+void check_memory_plan_option(const std::string& plan) {
+  try {
+    graphrt::memory_plan_from_name(plan);
+  } catch (const graphrt::Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void check_loader_option(const std::string& loader) {
+  std::vector<std::string> names = graphrt::library_loader_names();
+  if (std::find(names.begin(), names.end(), loader) != names.end()) return;
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw UsageError("unknown loader '" + loader + "' (use one of: " + list + ")");
 }
 
 std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
                                                       bool device_graph) {
-  if (!plan.empty() && plan != "tvm" && plan != "liveness")
-    throw UsageError("unknown memory plan '" + plan + "' (use tvm or liveness)");
+  if (!plan.empty()) check_memory_plan_option(plan);
   if (!model.three_file) {
     // One-file form: the factory binds its params.
     graphrt::ArgList args;
@@ -104,7 +115,7 @@ std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevi
   }
   graphrt::GraphExecutorOptions options;
   if (!plan.empty()) {
-    options.memory_plan = plan == "liveness" ? graphrt::MemoryPlan::kLiveness : graphrt::MemoryPlan::kTvm;
+    options.memory_plan = graphrt::memory_plan_from_name(plan);
     options.memory_plan_from_env = false;
   }
   options.device_graph = device_graph;

@@ -36,7 +36,11 @@ DLDevice parse_device(const std::string& text);
 // Throws graphrt::Error with graphrt's reason when the device is unusable.
 void require_device(DLDevice dev);
 
-// An executor for `model` on `dev`; `plan` is "" (default), "tvm" or "liveness".
+// UsageError unless `plan` is a memory-plan name (graphrt::memory_plan_from_name).
+void check_memory_plan_option(const std::string& plan);
+// UsageError unless `loader` is a registered library loader.
+void check_loader_option(const std::string& loader);
+// An executor for `model` on `dev`; `plan` is "" (default) or a memory-plan name.
 std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
                                                       bool device_graph);
 

@@ -6,21 +6,37 @@
 // opaque handle, so plugins can add them with registry_set as well.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "graphrt/blob_reader.h"
 #include "graphrt/module.h"
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 using BinaryLoader = std::function<Module(BlobReader& reader)>;
 void register_binary_loader(const std::string& tkey, BinaryLoader loader);
 // Throws an Error naming the tkey (and the available ones) when none is registered.
 Module load_binary(const std::string& tkey, BlobReader& reader);
 
-// NDArray record (spec §3.2) inside any blob or params file.
+// NDArray record inside any blob or params file.
 NDArray read_ndarray_record(BlobReader& reader);
 void write_ndarray_record(BlobWriter& writer, const DLTensor* tensor);
+
+// One record of a module blob: a type key ("_lib" for the library's own
+// module, which has no payload) and the bytes its binary loader reads.
+struct ModuleBlobRecord {
+  std::string tkey;
+  std::string payload;
+};
+// The bytes of a `__tvm_dev_mblob` symbol (its 8-byte size prefix included)
+// holding `records` and an import tree in which record i imports the records
+// listed in imports[i] (missing rows import nothing). The writer of the format
+// whose reader is load_module's blob decoding (library_module.cc).
+std::string write_module_blob(const std::vector<ModuleBlobRecord>& records,
+                              const std::vector<std::vector<uint64_t>>& imports);
 
 }  // namespace graphrt

@@ -5,6 +5,8 @@
 // 3 left" instead of reading past the end.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -13,7 +15,7 @@
 
 #include "graphrt/error.h"
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 class BlobReader {
  public:

@@ -8,6 +8,7 @@
 #ifndef GRAPHRT_C_API_H_
 #define GRAPHRT_C_API_H_
 
+#include "graphrt/export.h"
 #include "graphrt/tvm_abi.h"
 
 #ifdef __cplusplus
@@ -16,50 +17,56 @@ extern "C" {
 
 /* ---- modules ---- */
 /* loader: "dlopen" (default when NULL) or "elf" (embedded loader, no dlopen). */
-int graphrt_module_load(const char* path, const char* loader, TVMModuleHandle* out);
-int graphrt_module_load_from_memory(const void* data, size_t size, const char* loader, TVMModuleHandle* out);
+GRAPHRT_API int graphrt_module_load(const char* path, const char* loader, TVMModuleHandle* out);
+GRAPHRT_API int graphrt_module_load_from_memory(const void* data, size_t size, const char* loader, TVMModuleHandle* out);
 /* A library with no TVM blob and no TVM-ABI symbol is refused: its functions are not known to
  * be packed functions. GRAPHRT_LOAD_TRUST_EXPORTS loads it anyway and calls its exported
  * functions as packed functions (hand-written kernels without TVM markers). */
 #define GRAPHRT_LOAD_TRUST_EXPORTS 1
-int graphrt_module_load_with_flags(const char* path, const char* loader, int flags, TVMModuleHandle* out);
+GRAPHRT_API int graphrt_module_load_with_flags(const char* path, const char* loader, int flags, TVMModuleHandle* out);
 /* Strings below live in thread-local storage until the next call. */
-int graphrt_module_type_key(TVMModuleHandle mod, const char** out);
-int graphrt_module_num_imports(TVMModuleHandle mod, int* out);
+GRAPHRT_API int graphrt_module_type_key(TVMModuleHandle mod, const char** out);
+GRAPHRT_API int graphrt_module_num_imports(TVMModuleHandle mod, int* out);
 /* Returns a new reference: free it with TVMModFree. */
-int graphrt_module_get_import(TVMModuleHandle mod, int index, TVMModuleHandle* out);
+GRAPHRT_API int graphrt_module_get_import(TVMModuleHandle mod, int index, TVMModuleHandle* out);
 /* Newline-separated function names of this module (not its imports). */
-int graphrt_module_function_names(TVMModuleHandle mod, const char** out);
+GRAPHRT_API int graphrt_module_function_names(TVMModuleHandle mod, const char** out);
 /* Indented text of the whole module tree. */
-int graphrt_module_describe(TVMModuleHandle mod, const char** out);
-int graphrt_load_plugin(const char* path);
+GRAPHRT_API int graphrt_module_describe(TVMModuleHandle mod, const char** out);
+GRAPHRT_API int graphrt_load_plugin(const char* path);
 
 /* ---- arrays ---- */
 /* A view of `handle` with another shape/dtype sharing its memory (new reference). */
-int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
+GRAPHRT_API int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
                        int dtype_lanes, TVMArrayHandle* out);
 /* The same, starting `byte_offset` bytes into `handle`'s data (TVM's _create_view). */
-int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
+GRAPHRT_API int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
                           int dtype_lanes, uint64_t byte_offset, TVMArrayHandle* out);
 
 /* ---- devices and streams ---- */
 /* *available = 1 when usable; otherwise *reason says why (thread-local). */
-int graphrt_device_available(int device_type, int device_id, int* available, const char** reason);
+GRAPHRT_API int graphrt_device_available(int device_type, int device_id, int* available, const char** reason);
 /* Thread-pool size for parallel kernels (n <= 0: TVM_NUM_THREADS / cores). */
-int graphrt_set_num_threads(int n);
-int graphrt_get_num_threads(int* out);
+GRAPHRT_API int graphrt_set_num_threads(int n);
+GRAPHRT_API int graphrt_get_num_threads(int* out);
 
 /* ---- params (TVM save_param_dict format) ---- */
 /* Parses a params blob: *names is newline-separated (thread-local), *arrays an
  * array of *count new NDArray handles (free each with TVMArrayFree, then the
  * array itself with graphrt_free_handle_array). */
-int graphrt_params_load(const void* data, size_t size, int* count, const char** names, TVMArrayHandle** arrays);
-void graphrt_free_handle_array(TVMArrayHandle* arrays);
+GRAPHRT_API int graphrt_params_load(const void* data, size_t size, int* count, const char** names, TVMArrayHandle** arrays);
+GRAPHRT_API void graphrt_free_handle_array(TVMArrayHandle* arrays);
 /* Serialises `count` named arrays; *out points at thread-local bytes. */
-int graphrt_params_save(int count, const char** names, TVMArrayHandle* arrays, const char** out, size_t* out_size);
+GRAPHRT_API int graphrt_params_save(int count, const char** names, TVMArrayHandle* arrays, const char** out, size_t* out_size);
+
+/* ---- warnings ---- */
+/* The library never prints: warnings (level 1) go to this callback, or nowhere
+ * when it is NULL (the default). */
+typedef void (*graphrt_log_callback)(int level, const char* message, void* user_data);
+GRAPHRT_API void graphrt_set_log_callback(graphrt_log_callback callback, void* user_data);
 
 /* Version string of graphrt and of the TVM ABI it implements. */
-const char* graphrt_version(void);
+GRAPHRT_API const char* graphrt_version(void);
 
 #ifdef __cplusplus
 }

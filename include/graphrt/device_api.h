@@ -4,12 +4,14 @@
 // register_device_api. The graph executor reaches devices only through here.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <dlpack/dlpack.h>
 
 #include <memory>
 #include <string>
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 class DeviceAPI {
  public:
@@ -52,5 +54,8 @@ void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api);
 // device is unavailable.
 DeviceAPI* device_api(DLDevice dev);
 DeviceAPI* device_api_or_null(int device_type);
+// Why `dev` cannot be used ("" when it can): no device API in this build, or
+// the device API's own reason (no driver, no such device, ...).
+std::string device_unavailable_reason(DLDevice dev);
 
 }  // namespace graphrt

@@ -6,12 +6,14 @@
 // which input is at fault.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 class Error : public std::runtime_error {
  public:

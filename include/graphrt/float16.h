@@ -4,9 +4,11 @@
 // (made quiet), subnormals are exact. Widening is exact.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <cstdint>
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 uint16_t float16_from_float(float value);
 uint16_t float16_from_double(double value);
@@ -16,9 +18,5 @@ uint16_t bfloat16_from_float(float value);
 uint16_t bfloat16_from_double(double value);
 float bfloat16_to_float(uint16_t bits);
 
-// From an x87 80-bit extended value (long double on x86), read from its
-// 10 bytes; the other architectures' long double is not handled here.
-uint16_t float16_from_x87(const void* extended);
-uint16_t bfloat16_from_x87(const void* extended);
 
 }  // namespace graphrt

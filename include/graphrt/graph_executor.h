@@ -1,16 +1,19 @@
 // graphrt::GraphExecutor — runs a TVM graph (graph JSON + kernels + params).
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "graphrt/blob_reader.h"
 #include "graphrt/module.h"
 #include "graphrt/ndarray.h"
 #include "graphrt/time_evaluator.h"
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 struct GraphDef;
 using ParamList = std::vector<std::pair<std::string, NDArray>>;
@@ -25,14 +28,22 @@ enum class MemoryPlan {
 };
 constexpr size_t kAutoPlanMinBytes = size_t(1) << 20;
 
+// The one reader and writer of memory-plan names: "tvm", "liveness", "auto".
+// An unknown name is an Error that lists the valid ones.
+MemoryPlan memory_plan_from_name(const std::string& name);
+const char* memory_plan_name(MemoryPlan plan);
+
 struct GraphExecutorOptions {
   // Default: kAuto, unless GRAPHRT_MEMORY_PLAN (tvm, liveness, auto) is set.
   MemoryPlan memory_plan = MemoryPlan::kAuto;
   bool memory_plan_from_env = true;
   // Capture the whole run as one device graph (CUDA graphs) on the first
   // run() and replay it afterwards. Needs a single non-CPU device; otherwise,
-  // or when capture fails, runs node by node and says why once on stderr.
+  // or when capture fails, runs node by node and says why once (a warning, graphrt/log.h).
   bool device_graph = false;
+  // Kept alive as long as the executor (a factory passes itself: the root of
+  // the module tree that loads of the same library share).
+  Module owner;
 };
 
 struct TensorInfo {
@@ -156,6 +167,11 @@ bool is_tvm_param_name(const std::string& name);
 // TVM's save_param_dict format (spec §3): ordered (name, array) pairs.
 ParamList load_param_dict(const std::string& bytes, const std::string& origin = "");
 std::string save_param_dict(const ParamList& params);
+
+// The payload of a GraphExecutorFactory blob record (graph JSON, params,
+// module name): the writer whose reader is the factory's binary loader.
+void write_graph_executor_factory(BlobWriter& writer, const std::string& graph_json, const ParamList& params,
+                                  const std::string& module_name = "default");
 
 // Wraps an executor as a TVM "GraphExecutor" module (set_input, run, ...).
 Module make_graph_executor_module(std::shared_ptr<GraphExecutor> executor);

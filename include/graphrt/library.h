@@ -7,6 +7,8 @@
 // registers itself under the loader name "elf".
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -14,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 class Library {
  public:
@@ -50,10 +52,6 @@ class Library {
   virtual size_t mapped_bytes_from(const void* address, bool writable = false) const;
 };
 
-// How many bytes of the data symbol `name` at `address` may be read: its size
-// where known, never past the end of its segment. Throws naming the symbol
-// and the library when the address lies in no segment.
-size_t readable_symbol_bytes(const Library& library, const std::string& name, const void* address);
 
 // A loader makes a Library from a file path or an in-memory image.
 struct LibrarySource {
@@ -78,6 +76,5 @@ std::vector<std::string> library_loader_names();
 // ("TVMBackendAllocWorkspace", "TVMFuncCall", ...), or nullptr. An in-memory
 // loader resolves the image's imports against these.
 void* runtime_symbol(const std::string& name);
-std::vector<std::string> runtime_symbol_names();
 
 }  // namespace graphrt

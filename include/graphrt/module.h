@@ -1,6 +1,8 @@
 // Modules: TVM's unit of loaded code, arranged in an import tree.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,7 +13,7 @@
 #include "graphrt/object.h"
 #include "graphrt/packed_func.h"
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 class ModuleNode : public Object {
  public:

@@ -5,6 +5,8 @@
 // Storage is shared between an array and its views.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <dlpack/dlpack.h>
 
 #include <atomic>
@@ -15,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 // Bytes of `numel` elements of `dtype` (bits*lanes, rounded up to whole bytes).
 // Throws graphrt::Error when the count is negative or the bytes overflow.

@@ -4,11 +4,13 @@
 // as in TVM; inside C++ they live in Ref<T>.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <atomic>
 #include <cstdint>
 #include <utility>
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 class Object {
  public:
@@ -39,6 +41,12 @@ class Object {
  private:
   mutable std::atomic<int32_t> refs_{0};
 };
+
+}  // namespace graphrt
+
+// Header-only templates stay outside the exported block: each program
+// instantiates its own copies, and libgraphrt's stay private.
+namespace graphrt {
 
 // Owning pointer to an intrusively refcounted T (T has inc_ref/dec_ref).
 template <typename T>

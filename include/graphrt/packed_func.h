@@ -1,6 +1,8 @@
 // Packed functions: TVM's type-erased calling convention in C++.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -10,7 +12,7 @@
 #include "graphrt/object.h"
 #include "graphrt/tvm_abi.h"
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 class ModuleNode;
 class FunctionNode;

@@ -1,12 +1,14 @@
 // The global function registry (TVM's "Registry"): name → packed function.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <string>
 #include <vector>
 
 #include "graphrt/packed_func.h"
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 // Registers `f`; replaces an existing entry only when `override` is true.
 void registry_set(const std::string& name, PackedFunc f, bool override = true);

@@ -1,6 +1,8 @@
 // Umbrella header of graphrt's C++ API.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include "graphrt/binary_loader.h"
 #include "graphrt/device_api.h"
 #include "graphrt/error.h"
@@ -10,15 +12,56 @@
 #include "graphrt/packed_func.h"
 #include "graphrt/registry.h"
 
-namespace graphrt {
+#include <memory>
+#include <string>
+#include <vector>
 
-// Registers the built-in handlers, devices and back ends once; every public
-// entry point calls it, so users normally need not.
+namespace graphrt GRAPHRT_API {
+
+// The runtime: the one owner of the registries (global functions, blob record
+// loaders, library loaders, device APIs). There is one per process, created
+// with every built-in registration by runtime() on first use: the core's own,
+// then the layers above it (graph executor, back ends), each handed this object
+// to register into. The free functions (registry_set, register_binary_loader,
+// register_library_loader, register_device_api, ...) are this object's calls.
+class Runtime {
+ public:
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Global functions (TVM's registry). `override` false: an existing name is an Error.
+  void set_function(const std::string& name, PackedFunc f, bool override = true);
+  PackedFunc function(const std::string& name) const;  // null when absent
+  bool remove_function(const std::string& name);
+  std::vector<std::string> function_names() const;
+
+  // Loader of blob records of type `tkey` (TVM's runtime.module.loadbinary_<tkey>).
+  void register_binary_loader(const std::string& tkey, BinaryLoader loader);
+  // A named library loader; `probe` (optional) claims files by their first bytes.
+  void register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe = nullptr);
+  void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api);
+  DeviceAPI* device_api_or_null(int device_type) const;
+
+  struct Tables;  // the registries themselves (src/runtime_tables.h)
+  Tables& tables() const { return *tables_; }
+
+ private:
+  friend Runtime& runtime();
+  Runtime();
+  std::unique_ptr<Tables> tables_;
+};
+
+// The process's runtime, created on the first call from any thread (the others
+// wait); never destroyed, since generated code may hold handles until exit.
+// A user's registration therefore always lands after the built-in ones and is
+// never replaced by them.
+Runtime& runtime();
+// Creates the runtime now instead of at the first load (front-loads its cost).
 void runtime_init();
-// Defined in modules/register_all.cc: the back ends' registration calls.
-void register_builtin_modules();
-// Defined in graph/: the graph executor's registrations.
-void register_graph_executor();
+// Threads of the pool that runs parallel kernels (n <= 0: TVM_NUM_THREADS, or the cores).
+void set_num_threads(int n);
+int num_threads();
+
 // Loads a plugin .so that registers more handlers/functions through its
 // `extern "C" int graphrt_plugin_init(void)`.
 void load_plugin(const std::string& path);

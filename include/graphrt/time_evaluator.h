@@ -2,13 +2,15 @@
 // `runtime.RPCTimeEvaluator` and the graph executor's per-node timing.
 #pragma once
 
+#include "graphrt/export.h"
+
 #include <dlpack/dlpack.h>
 
 #include <functional>
 #include <string>
 #include <vector>
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 struct TimingOptions {
   int number = 10;          // calls per repeat (grown to reach min_repeat_ms)
@@ -20,8 +22,6 @@ struct TimingOptions {
   int64_t cache_flush_bytes = 0;         // bytes copied before each repeat to evict caches
 };
 
-// Throws an Error naming the first bad field.
-void check_timing_options(const TimingOptions& options);
 
 // Seconds per call of `body`, one value per repeat, after one untimed warm-up
 // call. `device` is synchronised around each timed batch. `before_repeat`
@@ -29,7 +29,5 @@ void check_timing_options(const TimingOptions& options);
 std::vector<double> time_repeats(const std::function<void()>& body, DLDevice device, const TimingOptions& options,
                                  const std::function<void()>& before_repeat = {});
 
-// The values as native-endian doubles, the blob TVM's Python side unpacks.
-std::string pack_doubles(const std::vector<double>& values);
 
 }  // namespace graphrt

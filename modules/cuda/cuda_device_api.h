@@ -94,7 +94,7 @@ class CudaDeviceAPI : public DeviceAPI {
   std::atomic<bool> shut_down_{false};
 };
 
-// The process-wide instance (created on first use; register_module()
+// The process-wide instance (created on first use; register_backend()
 // registers it for kDLCUDA). Its cached blocks are freed at exit.
 CudaDeviceAPI* cuda_device_api();
 std::shared_ptr<CudaDeviceAPI> cuda_device_api_shared();

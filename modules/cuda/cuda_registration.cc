@@ -8,10 +8,10 @@
 namespace graphrt {
 namespace cuda_backend {
 
-void register_module() {
+void register_backend(Runtime& runtime) {
   // kDLCUDAHost needs nothing here: the core maps it to the CPU API.
-  register_device_api(kDLCUDA, cuda_device_api_shared());
-  register_binary_loader("cuda", [](BlobReader& reader) { return load_cuda_module(reader, cuda_device_api()); });
+  runtime.register_device_api(kDLCUDA, cuda_device_api_shared());
+  runtime.register_binary_loader("cuda", [](BlobReader& reader) { return load_cuda_module(reader, cuda_device_api()); });
 }
 
 }  // namespace cuda_backend

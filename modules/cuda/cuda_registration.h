@@ -3,10 +3,12 @@
 // DeviceAPI. Registering does not open the driver; that happens on first use.
 #pragma once
 
+#include "graphrt/runtime.h"
+
 namespace graphrt {
 namespace cuda_backend {
 
-void register_module();
+void register_backend(Runtime& runtime);
 
 }  // namespace cuda_backend
 }  // namespace graphrt

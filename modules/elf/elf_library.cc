@@ -40,11 +40,11 @@ std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {
   return std::make_shared<ElfLibrary>(std::move(image));
 }
 
-void register_module() {
-  graphrt::register_library_loader("elf", &load_elf_library);
+void register_backend(Runtime& runtime) {
+  runtime.register_library_loader("elf", &load_elf_library);
   // TVM .tar exports and bare .o files: claimed by content, whatever loader was named.
-  graphrt::register_library_loader("elf-object", &load_object_library, &is_object_export);
-  register_iree_executable_loader();
+  runtime.register_library_loader("elf-object", &load_object_library, &is_object_export);
+  register_iree_executable_loader(runtime);
 }
 
 }  // namespace elf

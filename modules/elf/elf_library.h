@@ -7,6 +7,7 @@
 
 #include "elf_image.h"
 #include "graphrt/library.h"
+#include "graphrt/runtime.h"
 
 namespace graphrt {
 namespace elf {
@@ -38,7 +39,7 @@ std::shared_ptr<Library> load_elf_library(const LibrarySource& source);
 
 // Registers load_elf_library as the "elf" library loader. Called once from
 // modules/register_all.cc.
-void register_module();
+void register_backend(Runtime& runtime);
 
 }  // namespace elf
 }  // namespace graphrt

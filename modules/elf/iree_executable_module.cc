@@ -65,8 +65,8 @@ Module make_iree_executable_module(std::shared_ptr<IreeExecutableLibrary> librar
   return Module(make_ref<IreeExecutableModuleNode>(std::move(library)));
 }
 
-void register_iree_executable_loader() {
-  register_binary_loader("iree_executable", [](BlobReader& reader) {
+void register_iree_executable_loader(Runtime& runtime) {
+  runtime.register_binary_loader("iree_executable", [](BlobReader& reader) {
     std::string image = reader.read_string("iree_executable ELF image");
     std::shared_ptr<IreeExecutableLibrary> library =
         IreeExecutableLibrary::load_memory(reinterpret_cast<const uint8_t*>(image.data()), image.size(), "iree_executable record");

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "graphrt/module.h"
+#include "graphrt/runtime.h"
 #include "iree_executable_library.h"
 
 namespace graphrt {
@@ -20,7 +21,7 @@ namespace elf {
 
 Module make_iree_executable_module(std::shared_ptr<IreeExecutableLibrary> library);
 // Registers the "iree_executable" blob record handler.
-void register_iree_executable_loader();
+void register_iree_executable_loader(Runtime& runtime);
 
 }  // namespace elf
 }  // namespace graphrt

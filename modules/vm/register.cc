@@ -117,22 +117,22 @@ void interrupt_tree(graphrt::ModuleNode* root) {
 
 }  // namespace
 
-void register_module() {
+void register_backend(Runtime& runtime) {
   // graphrt.vm.interrupt(module): thread-safe; stops the VM calls running
   // now in `module`'s tree (a library whose graph nodes call VM functions,
   // or the VM module itself) with "VM invocation interrupted".
-  registry_set("graphrt.vm.interrupt", make_function([](const TVMArgs& args, RetValue*) {
+  runtime.set_function("graphrt.vm.interrupt", make_function([](const TVMArgs& args, RetValue*) {
     interrupt_tree(args.as_module(0).get());
   }, "graphrt.vm.interrupt"));
   // graphrt.vm.set_instruction_budget(n): budget (branches + calls per call)
   // of VM modules loaded afterwards; the default comes from GRAPHRT_VM_BUDGET.
-  registry_set("graphrt.vm.set_instruction_budget", make_function([](const TVMArgs& args, RetValue*) {
+  runtime.set_function("graphrt.vm.set_instruction_budget", make_function([](const TVMArgs& args, RetValue*) {
     const int64_t n = args.as_int(0);
     if (n <= 0) throw Error("graphrt.vm.set_instruction_budget: the budget must be positive");
     limits().instruction_budget = static_cast<uint64_t>(n);
   }, "graphrt.vm.set_instruction_budget"));
   // The record: verified now, linked when it joins the library's tree.
-  register_binary_loader("graphrt_vm", [](BlobReader& reader) {
+  runtime.register_binary_loader("graphrt_vm", [](BlobReader& reader) {
     const std::string bytecode = reader.read_string("graphrt_vm bytecode");
     auto module = BytecodeModule::load(reinterpret_cast<const uint8_t*>(bytecode.data()), bytecode.size());
     return graphrt::Module(make_ref<VmModuleNode>(std::move(module), std::vector<std::shared_ptr<Module>>(), "",
@@ -142,7 +142,7 @@ void register_module() {
   // whose exports take and return scalars and tensors (packed_call.h); the
   // optional further arguments (lib.so@create?k=v, .vmbc, .vmasm) are linked
   // first, in order.
-  registry_set("graphrt.vm.load", make_function([](const TVMArgs& args, RetValue* ret) {
+  runtime.set_function("graphrt.vm.load", make_function([](const TVMArgs& args, RetValue* ret) {
     if (args.size() < 1) throw Error("graphrt.vm.load(path, [module, ...]): path missing");
     const std::string path = args.as_string(0);
     std::vector<std::shared_ptr<Module>> extra;

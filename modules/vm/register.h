@@ -2,10 +2,12 @@
 // from modules/register_all.cc, no static initialisers).
 #pragma once
 
+#include "graphrt/runtime.h"
+
 namespace graphrt {
 namespace vm {
 
-void register_module();
+void register_backend(Runtime& runtime);
 
 }  // namespace vm
 }  // namespace graphrt

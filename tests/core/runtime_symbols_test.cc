@@ -11,6 +11,7 @@
 
 #include "fixture_cases.h"
 #include "graphrt/library.h"
+#include "library_support.h"
 #include "nm_symbols.h"
 
 namespace {
@@ -25,7 +26,17 @@ std::string provider(const std::string& name) {
 
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
-bool from_graphrt(const std::string& name) { return provider(name).find("libgraphrt") != std::string::npos; }
+// libgraphrt's dynamic exports, read from the built library itself (this
+// white-box test program links the layers, not libgraphrt).
+bool from_graphrt(const std::string& name) {
+  static const std::set<std::string> exports = [] {
+    bool ok = false;
+    std::set<std::string> names;
+    for (const auto& s : graphrt_test::nm_dynamic(GRAPHRT_LIBRARY, "--defined-only", &ok)) names.insert(s.name);
+    return names;
+  }();
+  return exports.count(name) != 0;
+}
 
 // TVM's runtime exports that generated code (not users) calls: the backend
 // family, the error and call entry points, and the compiler helpers.

@@ -77,6 +77,28 @@ TEST(Concurrency, LoadsOfOneImageShareOneTree) {
   EXPECT_EQ("", check_outputs(*fresh, "byoc_ccompiler"));
 }
 
+// An executor keeps its factory, the root of the tree, alive. Before, it held
+// only the library: a later load of the same image, made after the first root
+// was dropped, built a second tree, pointed the image's __tvm_module_ctx at it
+// and re-ran the BYOC constant set-up; once that tree was freed, the first
+// executor's BYOC kernels called back into freed modules.
+TEST(Concurrency, ExecutorKeepsItsTreeForLaterLoads) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  const std::string path = fixture_path("byoc_ccompiler/deploy_factory.so");
+  std::shared_ptr<GraphExecutor> ex = executor_from(load_module(path));
+  {
+    Module again = load_module(path);
+    EXPECT_EQ(again->ref_count(), 2) << "a second tree was built while the first executor lives";
+    auto other = executor_from(again);
+    set_case_inputs(*other, "byoc_ccompiler");
+    other->run();
+    EXPECT_EQ("", check_outputs(*other, "byoc_ccompiler"));
+  }
+  set_case_inputs(*ex, "byoc_ccompiler");
+  ex->run();
+  EXPECT_EQ("", check_outputs(*ex, "byoc_ccompiler"));
+}
+
 TEST(Concurrency, StressLoadCreateRunDestroy) {
   GRAPHRT_REQUIRE_FIXTURES();
   const std::vector<std::string> cases = {"byoc_ccompiler", "multi_io", "mlp"};

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "fixture_cases.h"
-#include "graph/graph_json.h"
+#include "graphrt/graph_json.h"
 #include "graphrt/registry.h"
 
 using namespace graphrt;

@@ -1,6 +1,6 @@
 // Graph JSON validation: every inconsistency names where it is.
 #include "fixture_cases.h"
-#include "graph/graph_json.h"
+#include "graphrt/graph_json.h"
 
 using namespace graphrt;
 

@@ -21,12 +21,10 @@
 #define TVM_ATTRIBUTE_UNUSED
 #endif
 
+/* TVM's export macro name, spelled through graphrt's one export macro. */
 #ifndef TVM_DLL
-#ifdef _WIN32
-#define TVM_DLL __declspec(dllimport)
-#else
-#define TVM_DLL __attribute__((visibility("default")))
-#endif
+#include "graphrt/export.h"
+#define TVM_DLL GRAPHRT_API
 #endif
 
 /* The TVM release whose ABI this header follows. */

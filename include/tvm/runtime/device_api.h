@@ -29,7 +29,6 @@ class DeviceAPI {
   // The API of dev's device type; null when missing and allow_missing, else
   // throws a tvm::Error saying why the device cannot be used.
   static DeviceAPI* Get(Device dev, bool allow_missing = false) {
-    ::graphrt::runtime_init();
     ::graphrt::DeviceAPI* api = nullptr;
     if (allow_missing) {
       api = ::graphrt::device_api_or_null(dev.device_type);

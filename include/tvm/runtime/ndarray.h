@@ -32,7 +32,6 @@ class NDArray {
   static NDArray Empty(ShapeTuple shape, DLDataType dtype, Device dev, const std::string& mem_scope = "") {
     if (!mem_scope.empty() && mem_scope != "global")
       throw Error("memory scope '" + mem_scope + "' is not supported (graphrt allocates \"global\" only)");
-    ::graphrt::runtime_init();
     return NDArray(::graphrt::NDArray::empty(std::vector<int64_t>(shape.begin(), shape.end()), dtype, dev));
   }
   // Takes over a DLPack tensor; its deleter runs when the last reference goes.

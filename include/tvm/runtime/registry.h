@@ -24,7 +24,6 @@ class Registry {
   // The function registered as `name`, or null. The pointer stays valid for
   // the life of the program.
   static const PackedFunc* Get(const std::string& name) {
-    ::graphrt::runtime_init();
     ::graphrt::PackedFunc f = ::graphrt::registry_get(name);
     if (!f) return nullptr;
     Table& table = table_of_gets();
@@ -46,7 +45,6 @@ class Registry {
   }
   static bool Remove(const std::string& name) { return ::graphrt::registry_remove(name); }
   static std::vector<std::string> ListNames() {
-    ::graphrt::runtime_init();
     return ::graphrt::registry_names();
   }
 

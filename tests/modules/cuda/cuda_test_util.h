@@ -10,12 +10,8 @@
 
 namespace cuda_test {
 
-// runtime_init() plus the CUDA registration (idempotent; the lead wires
-// register_module() into register_all.cc, tests do not rely on it).
-inline void init() {
-  graphrt::runtime_init();
-  graphrt::cuda_backend::register_module();
-}
+// The runtime, with the CUDA back end registered by modules/register_all.cc.
+inline void init() { graphrt::runtime_init(); }
 
 // The first module of type "cuda" in the import tree under `root`.
 inline graphrt::cuda_backend::CudaModuleNode* find_cuda_module(const graphrt::Module& root) {

@@ -1,12 +1,16 @@
-// The graph JSON of TVM's graph executor (spec §4), parsed and validated.
+// The graph JSON of TVM's graph executor, parsed and validated: the one
+// reader of the format (the executor, graphrt-inspect and graphrt-pack use
+// it) and a read-only view of a parsed graph (GraphExecutor::graph()).
 #pragma once
 
 #include <dlpack/dlpack.h>
 
+#include "graphrt/export.h"
+
 #include <string>
 #include <vector>
 
-namespace graphrt {
+namespace graphrt GRAPHRT_API {
 
 struct NodeEntry {
   uint32_t node_id = 0;

@@ -1,0 +1,15 @@
+/* graphrt's one export macro. libgraphrt is built with hidden visibility
+ * (and a linker version script that keeps template instantiations of the
+ * standard library private); what a public header declares inside
+ * `namespace graphrt GRAPHRT_API { ... }`, or marks with GRAPHRT_API, is
+ * what the library exports. Nothing else is reachable from outside it. */
+#ifndef GRAPHRT_EXPORT_H_
+#define GRAPHRT_EXPORT_H_
+
+#if defined(_WIN32)
+#define GRAPHRT_API __declspec(dllimport)
+#else
+#define GRAPHRT_API __attribute__((visibility("default")))
+#endif
+
+#endif /* GRAPHRT_EXPORT_H_ */

@@ -1,0 +1,60 @@
+"""libgraphrt exports its API and nothing else.
+
+Reads `nm -DC --defined-only` of the built library and checks it against
+exported_symbols.txt (one demangled name per line): no standard-library
+instantiation, no back-end or loader internal, at most 300 names, and no name
+added or removed without the list changing with it.
+Usage: exported_symbols_test.py LIBGRAPHRT [--update]  (--update rewrites the list)."""
+import os
+import re
+import subprocess
+import sys
+
+ALLOWED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exported_symbols.txt")
+MAX_SYMBOLS = 300
+INTERNAL = re.compile(r"std::|__gnu_cxx::|nlohmann|dmlc|graphrt::(elf|vm|cuda_backend|detail)::|\(anonymous namespace\)")
+
+
+def exported(library):
+    out = subprocess.run(["nm", "-DC", "--defined-only", library], check=True, capture_output=True, text=True).stdout
+    names = set()
+    for line in out.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1] not in ("A",):
+            names.add(parts[2])
+    return sorted(names)
+
+
+def main():
+    library = sys.argv[1]
+    names = exported(library)
+    if "--update" in sys.argv:
+        with open(ALLOWED, "w") as f:
+            f.write("".join(n + "\n" for n in names))
+        print(f"wrote {len(names)} names to {ALLOWED}")
+        return 0
+    problems = []
+    # Template parameters may name std types (std::string arguments); the symbol's own scope must not be std.
+    internal = [n for n in names if INTERNAL.search(n.split("(")[0])]
+    if internal:
+        problems.append(f"{len(internal)} internal names exported, e.g. " + "; ".join(internal[:5]))
+    if len(names) > MAX_SYMBOLS:
+        problems.append(f"{len(names)} names exported, more than {MAX_SYMBOLS}")
+    with open(ALLOWED) as f:
+        allowed = {l.rstrip("\n") for l in f if l.strip()}
+    added, removed = sorted(set(names) - allowed), sorted(allowed - set(names))
+    if added:
+        problems.append(f"{len(added)} exported names not in {os.path.basename(ALLOWED)}: " + "; ".join(added[:10]))
+    if removed:
+        problems.append(f"{len(removed)} names of {os.path.basename(ALLOWED)} no longer exported: " + "; ".join(removed[:10]))
+    for p in problems:
+        print("exported symbols: " + p)
+    if problems:
+        print(f"(a deliberate API change: rerun with --update and review the diff of {ALLOWED})")
+        return 1
+    print(f"{len(names)} exported names, all in the allowed set")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
