@@ -1,4 +1,4 @@
-// The GraphExecutorFactory blob record (spec §2.1) and its module (§6.5).
+// The GraphExecutorFactory blob record and its module.
 #pragma once
 
 #include "graphrt/graph_executor.h"

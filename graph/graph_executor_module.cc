@@ -1,4 +1,4 @@
-// The "GraphExecutor" module: TVM's packed-function interface (spec §4.10)
+// The "GraphExecutor" module: TVM's packed-function interface
 // over GraphExecutor, so TVM-style callers (Python, C) drive it by name.
 #include <fstream>
 #include <functional>

@@ -1,4 +1,4 @@
-// TVM's parameter files (save_param_dict layout, spec §3.1).
+// TVM's parameter files (save_param_dict layout).
 #include "graphrt/binary_loader.h"
 #include "graphrt/graph_executor.h"
 

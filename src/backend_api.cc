@@ -1,4 +1,4 @@
-// The C ABI that TVM-generated code calls (spec §5.5), exported under TVM's
+// The C ABI that TVM-generated code calls (TVM's c_backend_api.h), exported under TVM's
 // names for C-codegen/system-lib code and handed to dlopen'd libraries through
 // their `__TVM*` context pointers (runtime_symbol below).
 #include <cstring>

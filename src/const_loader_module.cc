@@ -1,4 +1,4 @@
-// `const_loader` / `metadata` blob records (spec §2.3): constants handed to
+// `const_loader` / `metadata` blob records: constants handed to
 // the BYOC modules that need them, through their `__init_<symbol>` functions.
 #include <map>
 #include <mutex>

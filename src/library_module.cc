@@ -12,7 +12,7 @@
 namespace graphrt {
 
 namespace {
-// Context-function pointers the loader fills (spec §1.5 step 2).
+// Context-function pointers the loader fills before anything runs (`__` + name).
 const char* const kContextFunctions[] = {
     "TVMFuncCall",          "TVMAPISetLastError",       "TVMBackendGetFuncFromEnv",  "TVMBackendAllocWorkspace",
     "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch", "TVMBackendParallelBarrier",

@@ -23,7 +23,7 @@ class LibraryModuleNode : public ModuleNode {
 // live trees if it is still the one registered under `image_key`.
 void forget_shared_tree(const void* image_key, ModuleNode* root);
 
-// Parses a packed-module blob (spec §1.4) whose "_lib" record is `lib_module`;
+// Parses a packed-module blob (u64 size, u64 record count, records, `_import_tree`) whose "_lib" record is `lib_module`;
 // returns the root. `ctx_out` receives the module generated code must see.
 // `pages_releasable`: the blob lies in a read-only file mapping whose pages
 // may be dropped once decoded (see BlobReader::set_pages_releasable).

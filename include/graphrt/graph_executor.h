@@ -164,7 +164,7 @@ class GraphExecutor {
 // params are told from its data inputs before a params file is loaded.
 bool is_tvm_param_name(const std::string& name);
 
-// TVM's save_param_dict format (spec §3): ordered (name, array) pairs.
+// TVM's save_param_dict format: ordered (name, array) pairs.
 ParamList load_param_dict(const std::string& bytes, const std::string& origin = "");
 std::string save_param_dict(const ParamList& params);
 

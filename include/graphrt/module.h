@@ -66,7 +66,7 @@ struct LoadOptions {
   bool trust_exports = false;
 };
 
-// Loads a TVM library (.so) and returns its root module (§1.5 of the spec).
+// Loads a TVM library (.so, or a .tar export) and returns its root module.
 Module load_module(const std::string& path, const LoadOptions& options = {});
 // Same, from an in-memory image (loaders that support it, e.g. "elf").
 Module load_module_from_memory(const uint8_t* data, size_t size, const LoadOptions& options = {});

@@ -128,7 +128,10 @@ inline PackedFunc make_function(PackedBody body, std::string name = "") {
   return make_ref<FunctionNode>(std::move(body), std::move(name));
 }
 
-// Builds an argument list for calls from C++: call(f, {Arg(x), Arg("s")}).
+// Builds an argument list for calls from C++:
+//   ArgList args;
+//   args.add_ndarray(x).add_string("s");
+//   RetValue r = call_function(f, args);
 class ArgList {
  public:
   ArgList& add_int(int64_t v);

@@ -1,4 +1,4 @@
-// The "cuda" device module: decoding of its blob payload (spec §2.2), the
+// The "cuda" device module: decoding of its blob payload (the "cuda" record TVM writes), the
 // pure launch planning and argument packing, and CudaModuleNode, whose
 // functions launch kernels through the driver.
 #pragma once

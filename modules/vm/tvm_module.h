@@ -4,7 +4,7 @@
 //
 // The name is a buffer ref (usually `const.ref.rodata %r0, "fused_add"`). The
 // module does not know the core's module tree: a KernelResolver supplied by
-// the host maps a name to a callable (the lead's integration wraps
+// the host maps a name to a callable (register.cc's graphrt_vm record wraps
 // graphrt::Module::get_function(name, /*query_imports=*/true), see README.md).
 // Resolved kernels are cached per module instance.
 #pragma once

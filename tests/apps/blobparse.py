@@ -1,4 +1,4 @@
-"""Reads __tvm_dev_mblob out of an ELF64 .so and parses it per spec §1.4 (independent of graphrt)."""
+"""Reads __tvm_dev_mblob out of an ELF64 .so and parses it in TVM's layout (independent of graphrt)."""
 import struct
 
 
@@ -66,7 +66,7 @@ class Reader:
 
 
 def parse_params(b):
-    """save_param_dict bytes -> [(name, record)] (spec §3)."""
+    """save_param_dict bytes -> [(name, record)]."""
     r = Reader(b)
     assert r.u64() == 0xF7E58D4F05049CB7
     r.u64()

@@ -1,4 +1,4 @@
-// IREE embedded-ELF executable library: the spec's test vector (§2.6) run
+// IREE embedded-ELF executable library: the elementwise_mul fixture (fixtures/iree) run
 // through our loader, plus argument checking of the dispatch API.
 #include <gtest/gtest.h>
 
