@@ -23,6 +23,22 @@ graphrt::NDArray npy_to_ndarray(const Npy& npy) {
   return a;
 }
 
+std::shared_ptr<graphrt::GraphExecutor> three_file_executor(const std::string& name, graphrt::Module* lib_out) {
+  graphrt::Module lib = graphrt::load_module(fixture_path(name + "/deploy_lib.so"));
+  if (lib_out) *lib_out = lib;
+  return graphrt::create_graph_executor(read_text(fixture_path(name + "/deploy_graph.json")), lib,
+                                        read_text(fixture_path(name + "/deploy_params.params")), {graphrt::cpu()});
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const graphrt::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 void set_case_inputs(graphrt::GraphExecutor& ex, const std::string& name) {
   std::string dir = fixture_path(name);
   DIR* d = opendir(dir.c_str());

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,13 @@ inline std::string read_text(const std::string& path) {
 
 DLDataType npy_dtype(const std::string& descr);
 graphrt::NDArray npy_to_ndarray(const Npy& npy);
+
+// An executor over case `name`'s three-file form on the CPU (deploy_lib.so,
+// deploy_graph.json, deploy_params.params); `lib_out` receives the library.
+std::shared_ptr<graphrt::GraphExecutor> three_file_executor(const std::string& name, graphrt::Module* lib_out = nullptr);
+
+// The message of the graphrt::Error that `f` throws, or "" when it throws none.
+std::string error_of(const std::function<void()>& f);
 
 // Sets every input_<name>.npy of the case on the executor.
 void set_case_inputs(graphrt::GraphExecutor& ex, const std::string& name);

@@ -27,7 +27,8 @@ one directive per comment:
 Usage: readme_commands.py --build BUILD_DIR [--source SRC] [--fixtures DIR] [--library LIBGRAPHRT]
        [--readme FILE] [--list] [--only SUBSTRING]
 CTest runs it as `readme_commands`; `tests/readme_commands.py --list` shows what it would run.
-Exit 0 when every block passed, 1 when one failed, 77 (CTest skip) when fixtures are absent.
+Exit 0 when every block passed, 1 when one failed, 77 (CTest skip) when fixtures are absent (1 in CI:
+CI=true or GRAPHRT_REQUIRE_FIXTURES=1).
 """
 import argparse
 import os
@@ -180,6 +181,9 @@ def main():
             print("line %d %s%s: %s" % (b.line, b.lang, " (skip: %s)" % skip[0] if skip else "", b.first_command()))
         return 0
     if not os.path.isdir(paths["fixtures"]):
+        if os.environ.get("CI", "").lower() == "true" or os.environ.get("GRAPHRT_REQUIRE_FIXTURES") == "1":
+            print("FAIL: fixtures not found at %s and they are required in CI" % paths["fixtures"])
+            return 1
         print("SKIP: fixtures not found at %s (set GRAPHRT_FIXTURES)" % paths["fixtures"])
         return SKIP_RC
     lib = os.path.abspath(a.library) if a.library else os.path.join(paths["build"], "libgraphrt.so")

@@ -22,6 +22,16 @@ std::string fixtures_dir() {
   return "";
 }
 
+bool fixtures_required() {
+#if defined(GRAPHRT_FIXTURES_REQUIRED) && GRAPHRT_FIXTURES_REQUIRED
+  return true;
+#else
+  const char* ci = std::getenv("CI");
+  const char* required = std::getenv("GRAPHRT_REQUIRE_FIXTURES");
+  return (ci && std::string(ci) == "true") || (required && std::string(required) == "1");
+#endif
+}
+
 std::string fixture_path(const std::string& relative) { return fixtures_dir() + "/" + relative; }
 
 std::vector<uint8_t> read_file(const std::string& path) {

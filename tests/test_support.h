@@ -12,6 +12,10 @@ namespace graphrt_test {
 // Path of ../shared/fixtures (GRAPHRT_FIXTURES env overrides the build-time
 // default); "" when the folder is absent.
 std::string fixtures_dir();
+// True in CI: CI=true or GRAPHRT_REQUIRE_FIXTURES=1 in the environment, or the
+// build's GRAPHRT_REQUIRE_FIXTURES option. A run without fixtures must then
+// fail, not pass with its fixture tests skipped.
+bool fixtures_required();
 // fixtures_dir()/<relative>; calls GTEST_SKIP-able check through the macro below.
 std::string fixture_path(const std::string& relative);
 std::vector<uint8_t> read_file(const std::string& path);
@@ -26,8 +30,13 @@ Npy read_npy(const std::string& path);
 
 }  // namespace graphrt_test
 
-#define GRAPHRT_REQUIRE_FIXTURES()                                                   \
-  do {                                                                               \
-    if (graphrt_test::fixtures_dir().empty())                                        \
-      GTEST_SKIP() << "fixtures folder ../shared/fixtures not found (set GRAPHRT_FIXTURES)"; \
+// Skips the test when the fixtures folder is absent; fails it instead where
+// fixtures are required (fixtures_required()).
+#define GRAPHRT_REQUIRE_FIXTURES()                                                                 \
+  do {                                                                                             \
+    if (graphrt_test::fixtures_dir().empty()) {                                                    \
+      if (graphrt_test::fixtures_required())                                                       \
+        FAIL() << "fixtures folder ../shared/fixtures not found, and fixtures are required in CI"; \
+      GTEST_SKIP() << "fixtures folder ../shared/fixtures not found (set GRAPHRT_FIXTURES)";       \
+    }                                                                                              \
   } while (0)

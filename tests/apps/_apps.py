@@ -1,5 +1,6 @@
 """Where the app binaries and the demo model are (shared by the CLI tests)."""
 import os
+import subprocess
 
 import pytest
 
@@ -20,3 +21,17 @@ def app(name):
 
 def demo_dir():
     return os.environ.get("GRAPHRT_DEMO_DIR") or os.path.join(os.path.dirname(apps_dir()), "examples", "demo_mlp")
+
+
+def run(args, **kw):
+    """Runs an app, capturing its output as text."""
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, **kw)
+
+
+def one_line_error(p, prog):
+    """The app failed with exactly one line, `PROG: error: ...`; returns it."""
+    assert p.returncode != 0, p.stdout
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(prog + ": error:"), lines[0]
+    return lines[0]

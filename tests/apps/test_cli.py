@@ -6,20 +6,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from _apps import app
+from _apps import app, one_line_error, run
 import blobparse
 
-
-def run(args, **kw):
-    return subprocess.run(args, capture_output=True, text=True, timeout=300, **kw)
-
-
-def one_line_error(p, prog):
-    assert p.returncode != 0, p.stdout
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    assert len(lines) == 1, p.stderr
-    assert lines[0].startswith(prog + ": error:"), lines[0]
-    return lines[0]
 
 
 def input_args(case):
@@ -219,7 +208,7 @@ def test_demo_blob_parses_per_spec(demo):
     assert blob is not None
     records, row_ptr, children = blobparse.parse_blob(blob)
     assert [r[0] for r in records] == ["GraphExecutorFactory", "_lib"]
-    assert row_ptr == [0, 1, 1] and children == [1]  # spec §1.6, CPU relay export
+    assert row_ptr == [0, 1, 1] and children == [1]  # TVM's import tree of a CPU relay export
     factory = records[0][1]
     assert factory["module_name"] == "default"
     assert factory["graph"] == open(os.path.join(demo, "demo_mlp_graph.json")).read()

@@ -7,19 +7,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from _apps import app
+from _apps import app, one_line_error, run
+from _cases import case_dir
 
-
-def run(args, **kw):
-    return subprocess.run(args, capture_output=True, text=True, timeout=300, **kw)
-
-
-def one_line_error(p, prog):
-    assert p.returncode != 0, p.stdout
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    assert len(lines) == 1, p.stderr
-    assert lines[0].startswith(prog + ": error:"), lines[0]
-    return lines[0]
 
 
 # ---- item 1: a path without '/' is the file in the current directory ----
@@ -41,18 +31,10 @@ def test_bare_relative_path_inspect(mlp):
     assert "GraphExecutorFactory" in p.stdout
 
 
-def fixture_dir(name):
-    from _cases import fixtures_dir
-    d = fixtures_dir()
-    if not d or not os.path.isdir(os.path.join(d, name)):
-        pytest.skip("%s fixture not found (set GRAPHRT_FIXTURES)" % name)
-    return os.path.join(d, name)
-
-
 # ---- item 3: a CUDA model without a CUDA device is refused at load, with the flag to use ----
 @pytest.mark.parametrize("form", ["one-file", "three-file"])
 def test_cuda_model_on_cpu_says_it_wants_cuda(form):
-    d = fixture_dir("mlp_cuda")
+    d = case_dir("mlp_cuda")
     args = ["deploy_factory.so"] if form == "one-file" else [
         "deploy_lib.so", "--graph", "deploy_graph.json", "--params", "deploy_params.params"]
     p = run([app("graphrt-run")] + args + ["--input", "data=input_data.npy"], cwd=d)
@@ -79,7 +61,7 @@ def test_random_inputs_fill_only_data_inputs(mlp):
 
 # ---- item 8 ----
 def test_unknown_input_lists_data_inputs_before_params():
-    d = fixture_dir("squeezenet1.1")
+    d = case_dir("squeezenet1.1")
     p = run([app("graphrt-run"), "deploy_lib.so", "--graph", "deploy_graph.json", "--input", "dat=input_data.npy"],
             cwd=d)
     err = one_line_error(p, "graphrt-run")
@@ -98,7 +80,7 @@ def test_cannot_open_model_gives_the_reason(tmp_path):
 
 
 def test_profile_table_mean_total_full_names_and_warmup():
-    d = fixture_dir("squeezenet1.1")
+    d = case_dir("squeezenet1.1")
     p = run([app("graphrt-run"), "deploy_factory.so", "--random-inputs", "0", "--profile", "--repeat", "2",
              "--quiet"], cwd=d)
     assert p.returncode == 0, p.stderr

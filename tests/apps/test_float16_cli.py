@@ -1,18 +1,12 @@
 """graphrt-run on a float16/bfloat16 model built in the test (tests/python/_float16_model.py):
 float16 .npy in and out, bfloat16 as uint16 bits (TVM's numpy convention), bit-exact against
 numpy; and a library importing undefined symbols fails at load with one line naming them."""
-import os
-import subprocess
 
 import numpy as np
 import pytest
 
-from _apps import app
+from _apps import app, run
 import _float16_model as model
-
-
-def run(args):
-    return subprocess.run(args, capture_output=True, text=True, timeout=300)
 
 
 def _model_files(tmp_path, cc):

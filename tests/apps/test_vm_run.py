@@ -8,6 +8,7 @@ import time
 import pytest
 
 from _apps import app
+from _vm_programs import ADD, SPIN, f32_loop
 
 PROGRAM = """
 module demo version 1
@@ -19,36 +20,14 @@ func __init "0v" export
   global.store.i32 @calls, %i0
   ret
 end
-func add "0ii_i" export
-  add.i32 %i2, %i0, %i1
-  ret %i2
-end
-func count "0_i" export
+""" + ADD + """func count "0_i" export
   global.load.i32 %i0, @calls
   const.i32 %i1, 1
   add.i32 %i0, %i0, %i1
   global.store.i32 @calls, %i0
   ret %i0
 end
-func sum "0r_f" export
-entry:
-  call @tensor.numel(%r0) -> (%I0)
-  const.i64 %I1, 0
-  const.i64 %I2, 1
-  const.f32 %f0, 0
-  br loop
-loop:
-  cmp.lt.s.i64 %i0, %I1, %I0
-  br_if %i0, body, done
-body:
-  call @tensor.get_f32(%r0, %I1) -> (%f1)
-  add.f32 %f0, %f0, %f1
-  add.i64 %I1, %I1, %I2
-  br loop
-done:
-  ret %f0
-end
-func ident "0r_r" export
+""" + f32_loop("sum", "0r_f", "  const.f32 %f0, 0\n", "  add.f32 %f0, %f0, %f1\n", "%f0") + """func ident "0r_r" export
   ret %r0
 end
 func two "0fF_Ff" export
@@ -56,11 +35,7 @@ func two "0fF_Ff" export
   trunc.f64.f32 %f1, %F0
   ret %F1, %f1
 end
-func spin "0_i" export
-loop:
-  br loop
-end
-"""
+""" + SPIN
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ TEST(CApi, LoadCallAndErrors) {
   EXPECT_NE(std::string(TVMGetLastError()).find("/no/such/model.so"), std::string::npos);
   EXPECT_EQ(-1, TVMModLoadFromFile("/tmp/model.onnx", nullptr, &mod));
   EXPECT_NE(std::string(TVMGetLastError()).find("onnx"), std::string::npos);
-  if (graphrt_test::fixtures_dir().empty()) GTEST_SKIP() << "fixtures folder not found";
+  GRAPHRT_REQUIRE_FIXTURES();
 
   ASSERT_EQ(0, graphrt_module_load(graphrt_test::fixture_path("multi_io/deploy_lib.so").c_str(), nullptr, &mod));
   TVMFunctionHandle fn = nullptr;

@@ -7,29 +7,9 @@
 using namespace graphrt;
 using namespace graphrt_test;
 
-namespace {
-
-std::shared_ptr<GraphExecutor> three_file(const std::string& name, Module* lib_out = nullptr) {
-  Module lib = load_module(fixture_path(name + "/deploy_lib.so"));
-  if (lib_out) *lib_out = lib;
-  return create_graph_executor(read_text(fixture_path(name + "/deploy_graph.json")), lib,
-                               read_text(fixture_path(name + "/deploy_params.params")), {cpu()});
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
-
 TEST(ExecutorApi, InputOutputQueries) {
   GRAPHRT_REQUIRE_FIXTURES();
-  auto ex = three_file("multi_io");
+  auto ex = three_file_executor("multi_io");
   EXPECT_EQ(ex->num_inputs(), 2);
   EXPECT_EQ(ex->num_outputs(), 3);
   EXPECT_EQ(ex->input_index("b"), 1);
@@ -39,14 +19,14 @@ TEST(ExecutorApi, InputOutputQueries) {
   ASSERT_EQ(info.size(), 2u);
   EXPECT_EQ(info[1].name, "b");
   EXPECT_EQ(dtype_to_string(info[1].dtype), "int32");
-  auto mlp = three_file("mlp");
+  auto mlp = three_file_executor("mlp");
   ASSERT_EQ(mlp->input_info().size(), 1u) << "params are not user inputs";
   EXPECT_EQ(mlp->input_info()[0].name, "data");
 }
 
 TEST(ExecutorApi, BadInputsGiveClearErrors) {
   GRAPHRT_REQUIRE_FIXTURES();
-  auto ex = three_file("multi_io");
+  auto ex = three_file_executor("multi_io");
   NDArray a = NDArray::empty({2, 3}, DLDataType{kDLFloat, 32, 1}, cpu());
   std::string unknown = error_of([&] { ex->set_input("c", a.handle()); });
   EXPECT_NE(unknown.find("unknown input 'c'"), std::string::npos) << unknown;
@@ -73,7 +53,7 @@ TEST(ExecutorApi, MissingNodeFunctionNamesNodeAndFunction) {
 
 TEST(ExecutorApi, ParamsThatDoNotMatchAreNamed) {
   GRAPHRT_REQUIRE_FIXTURES();
-  auto ex = three_file("mlp");
+  auto ex = three_file_executor("mlp");
   ParamList bad = {{"p1", NDArray::empty({1, 7}, DLDataType{kDLFloat, 32, 1}, cpu())}};
   std::string msg = error_of([&] { ex->load_params(save_param_dict(bad)); });
   EXPECT_NE(msg.find("param 'p1'"), std::string::npos) << msg;
@@ -82,7 +62,7 @@ TEST(ExecutorApi, ParamsThatDoNotMatchAreNamed) {
 
 TEST(ExecutorApi, ZeroCopyInputAndOutput) {
   GRAPHRT_REQUIRE_FIXTURES();
-  auto ex = three_file("multi_io");
+  auto ex = three_file_executor("multi_io");
   NDArray a = npy_to_ndarray(read_npy(fixture_path("multi_io/input_a.npy")));
   NDArray b = npy_to_ndarray(read_npy(fixture_path("multi_io/input_b.npy")));
   ex->set_input_zero_copy(0, a.handle());
@@ -108,7 +88,7 @@ TEST(ExecutorApi, ZeroCopyInputAndOutput) {
 TEST(ExecutorApi, SharedParamsInTwoThreads) {
   GRAPHRT_REQUIRE_FIXTURES();
   Module lib;
-  auto first = three_file("squeezenet1.1", &lib);
+  auto first = three_file_executor("squeezenet1.1", &lib);
   std::string params = read_text(fixture_path("squeezenet1.1/deploy_params.params"));
   auto second = GraphExecutor::create(read_text(fixture_path("squeezenet1.1/deploy_graph.json")), lib, {cpu()});
   second->share_params(*first, params);
@@ -132,7 +112,7 @@ TEST(ExecutorApi, SharedParamsInTwoThreads) {
 
 TEST(ExecutorApi, ProfilerReportsEveryNode) {
   GRAPHRT_REQUIRE_FIXTURES();
-  auto ex = three_file("mlp");
+  auto ex = three_file_executor("mlp");
   set_case_inputs(*ex, "mlp");
   ProfileReport report = ex->profile(3);
   ASSERT_EQ(report.nodes.size(), 4u);  // 4 kernels; the __nop is not a call

@@ -11,22 +11,6 @@ using namespace graphrt_test;
 
 namespace {
 
-std::shared_ptr<GraphExecutor> three_file(const std::string& name, Module* lib_out = nullptr) {
-  Module lib = load_module(fixture_path(name + "/deploy_lib.so"));
-  if (lib_out) *lib_out = lib;
-  return create_graph_executor(read_text(fixture_path(name + "/deploy_graph.json")), lib,
-                               read_text(fixture_path(name + "/deploy_params.params")), {cpu()});
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TimingOptions quick(int repeat) {
   TimingOptions o;
   o.number = 2;
@@ -39,7 +23,7 @@ TimingOptions quick(int repeat) {
 TEST(ExecutorDebug, NodeByNodeGivesTheFixtureOutputs) {
   GRAPHRT_REQUIRE_FIXTURES();
   for (const std::string name : {"multi_io", "mlp", "squeezenet1.1"}) {
-    auto ex = three_file(name);
+    auto ex = three_file_executor(name);
     set_case_inputs(*ex, name);
     for (int i = 0; i < ex->num_nodes(); ++i) ex->execute_node(i);
     double tolerance = case_json(name).value("tolerance", 0.0);
@@ -54,7 +38,7 @@ TEST(ExecutorDebug, NodeByNodeGivesTheFixtureOutputs) {
 
 TEST(ExecutorDebug, ExecuteNodeRunsOnlyTheNodesUpToIt) {
   GRAPHRT_REQUIRE_FIXTURES();
-  auto ex = three_file("multi_io");
+  auto ex = three_file_executor("multi_io");
   set_case_inputs(*ex, "multi_io");
   int sum_node = ex->node_index("tvmgen_default_fused_sum");
   ASSERT_GE(sum_node, 0);
@@ -73,7 +57,7 @@ TEST(ExecutorDebug, ExecuteNodeRunsOnlyTheNodesUpToIt) {
 
 TEST(ExecutorDebug, TimesEveryNode) {
   GRAPHRT_REQUIRE_FIXTURES();
-  auto ex = three_file("mlp");
+  auto ex = three_file_executor("mlp");
   set_case_inputs(*ex, "mlp");
   std::vector<std::vector<double>> seconds = ex->time_nodes(quick(3));
   const GraphDef& g = ex->graph();
@@ -96,7 +80,7 @@ TEST(ExecutorDebug, TimesEveryNode) {
 
 TEST(ExecutorDebug, BadNodesGiveClearErrors) {
   GRAPHRT_REQUIRE_FIXTURES();
-  auto ex = three_file("multi_io");
+  auto ex = three_file_executor("multi_io");
   EXPECT_NE(error_of([&] { ex->execute_node(ex->num_nodes()); }).find("out of range"), std::string::npos);
   EXPECT_NE(error_of([&] { ex->node_output(-1, 0); }).find("out of range"), std::string::npos);
   EXPECT_NE(error_of([&] { ex->node_output(0, 1); }).find("has 1 outputs"), std::string::npos);
@@ -107,7 +91,7 @@ TEST(ExecutorDebug, BadNodesGiveClearErrors) {
 
 TEST(TimeEvaluator, TimesAModuleFunctionWithItsArguments) {
   GRAPHRT_REQUIRE_FIXTURES();
-  auto ex = three_file("mlp");
+  auto ex = three_file_executor("mlp");
   Module mod = make_graph_executor_module(ex);
   PackedFunc make = registry_get("runtime.RPCTimeEvaluator");
   ASSERT_TRUE(make);
@@ -134,7 +118,7 @@ TEST(TimeEvaluator, TimesAModuleFunctionWithItsArguments) {
 
 TEST(TimeEvaluator, RejectsBadRequests) {
   GRAPHRT_REQUIRE_FIXTURES();
-  Module mod = make_graph_executor_module(three_file("mlp"));
+  Module mod = make_graph_executor_module(three_file_executor("mlp"));
   PackedFunc make = registry_get("runtime.RPCTimeEvaluator");
   auto request = [&](const std::string& fn, int64_t number, const std::string& preproc) {
     ArgList args;

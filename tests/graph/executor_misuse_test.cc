@@ -9,15 +9,6 @@ using namespace graphrt_test;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::shared_ptr<GraphExecutor> without_params(const std::string& name, DLDevice dev = cpu()) {
   return create_graph_executor(read_text(fixture_path(name + "/deploy_graph.json")),
                                load_module(fixture_path(name + "/deploy_lib.so")), "", {dev});

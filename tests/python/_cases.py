@@ -10,6 +10,29 @@ def fixtures_dir():
     return d if os.path.isdir(d) else None
 
 
+def fixtures_required():
+    """In CI (CI=true, or GRAPHRT_REQUIRE_FIXTURES=1 set by the CMake option of that name) a missing
+    fixture fails the test: a run without fixtures must not pass as a run with them."""
+    return os.environ.get("CI", "").lower() == "true" or os.environ.get("GRAPHRT_REQUIRE_FIXTURES") == "1"
+
+
+def skip_without_fixtures(what):
+    """Skips the calling test (fails it where fixtures are required) because `what` is absent."""
+    import pytest
+    why = "%s not found (set GRAPHRT_FIXTURES or provide ../shared/fixtures)" % what
+    if fixtures_required():
+        pytest.fail(why + "; fixtures are required in CI", pytrace=False)
+    pytest.skip(why)
+
+
+def case_dir(name):
+    """The fixture folder of case `name`; skips (fails in CI) when it is absent."""
+    d = fixtures_dir()
+    if not d or not os.path.isdir(os.path.join(d, name)):
+        skip_without_fixtures("%s fixture" % name)
+    return os.path.join(d, name)
+
+
 def _case_infos():
     d = fixtures_dir()
     if not d:

@@ -1,6 +1,7 @@
 """Shared fixtures of the Python tests: the graphrt package (from <repo>/python), libgraphrt
 (GRAPHRT_LIBRARY_PATH or the build tree) and the TVM fixture cases (GRAPHRT_FIXTURES or
-<repo>/../shared/fixtures). Everything skips with a message when absent."""
+<repo>/../shared/fixtures). Everything skips with a message when absent; missing fixtures fail
+instead in CI (CI=true or GRAPHRT_REQUIRE_FIXTURES=1)."""
 import os
 import sys
 
@@ -12,7 +13,7 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 import graphrt  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _cases import Case, cpu_cases, fixtures_dir, tar_cases  # noqa: E402,F401
+from _case_fixtures import case, mlp, pytest_generate_tests, tar_case  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")
@@ -24,33 +25,6 @@ def lib_ok():
     return True
 
 
-def pytest_generate_tests(metafunc):
-    if "case" in metafunc.fixturenames:
-        names = cpu_cases()
-        metafunc.parametrize("case", names if names else [None], ids=names if names else ["no-fixtures"], indirect=True)
-    if "tar_case" in metafunc.fixturenames:
-        names = tar_cases()
-        metafunc.parametrize("tar_case", names if names else [None], ids=names if names else ["no-fixtures"],
-                             indirect=True)
-
-
 @pytest.fixture
-def tar_case(request, lib_ok):
-    if request.param is None:
-        pytest.skip("TVM .tar fixtures not found (set GRAPHRT_FIXTURES or provide ../shared/fixtures)")
-    return Case(request.param)
-
-
-@pytest.fixture
-def case(request, lib_ok):
-    if request.param is None:
-        pytest.skip("TVM fixtures not found (set GRAPHRT_FIXTURES or provide ../shared/fixtures)")
-    return Case(request.param)
-
-
-@pytest.fixture
-def mlp(lib_ok):
-    d = fixtures_dir()
-    if not d or not os.path.isdir(os.path.join(d, "mlp")):
-        pytest.skip("mlp fixture not found (set GRAPHRT_FIXTURES)")
-    return Case("mlp")
+def case_prerequisites(lib_ok):
+    return lib_ok

@@ -231,15 +231,11 @@ def test_library_path_env(lib_ok, tmp_path):
 
 
 def test_cuda_if_available(lib_ok):
-    import os as _os
-    from _cases import fixtures_dir
+    from _cases import Case, case_dir
     dev = graphrt.cuda(0)
     if not dev.exist:
         pytest.skip("no CUDA device: %s" % dev.unavailable_reason)
-    d = fixtures_dir()
-    if not d or not _os.path.isdir(_os.path.join(d, "mlp_cuda")):
-        pytest.skip("mlp_cuda fixture not found")
-    from _cases import Case
+    case_dir("mlp_cuda")
     case = Case("mlp_cuda")
     lib = graphrt.load_module(case.path("deploy_factory.so"))
     gmod = graph_executor.GraphModule(lib["default"](dev))

@@ -129,3 +129,18 @@ def test_get_output_into_out(mlp):
     out = graphrt.nd.empty((1, 10), "float32")
     assert gmod.get_output(0, out) is out
     mlp.check(out.numpy(), 0)
+
+
+def test_missing_fixtures_fail_in_ci_and_skip_elsewhere(monkeypatch):
+    from _cases import skip_without_fixtures
+    monkeypatch.delenv("GRAPHRT_REQUIRE_FIXTURES", raising=False)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="required in CI"):
+        skip_without_fixtures("mlp fixture")
+    monkeypatch.delenv("CI")
+    monkeypatch.setenv("GRAPHRT_REQUIRE_FIXTURES", "1")
+    with pytest.raises(pytest.fail.Exception, match="required in CI"):
+        skip_without_fixtures("mlp fixture")
+    monkeypatch.setenv("GRAPHRT_REQUIRE_FIXTURES", "0")
+    with pytest.raises(pytest.skip.Exception, match="mlp fixture not found"):
+        skip_without_fixtures("mlp fixture")

@@ -7,6 +7,7 @@ import pytest
 
 import graphrt
 from graphrt import graph_executor
+from _cases import case_dir
 
 
 @pytest.fixture
@@ -27,14 +28,6 @@ def test_load_module_bare_relative_path(in_mlp_dir):
 def test_load_module_bare_relative_path_elf_loader(in_mlp_dir):
     lib = graphrt.load_module("deploy_lib.so", loader="elf")
     assert lib.type_key == "library"
-
-
-def case_dir(name):
-    from _cases import fixtures_dir
-    d = fixtures_dir()
-    if not d or not os.path.isdir(os.path.join(d, name)):
-        pytest.skip("%s fixture not found (set GRAPHRT_FIXTURES)" % name)
-    return os.path.join(d, name)
 
 
 # ---- item 3 ----

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import graphrt
+from _vm_programs import ADD, SPIN, f32_loop
 
 PROGRAM = """
 module pyvm version 1
@@ -19,65 +20,22 @@ func __init "0v" export
   global.store.f32 @bias, %f0
   ret
 end
-func add "0ii_i" export
-  add.i32 %i2, %i0, %i1
-  ret %i2
-end
-func mix "0IfF_F" export
+""" + ADD + """func mix "0IfF_F" export
   cvt.si64.f64 %F1, %I0
   ext.f32.f64 %F2, %f0
   add.f64 %F1, %F1, %F2
   add.f64 %F1, %F1, %F0
   ret %F1
 end
-func total "0r_f" export
-entry:
-  call @tensor.numel(%r0) -> (%I0)
-  const.i64 %I1, 0
-  const.i64 %I2, 1
-  global.load.f32 %f0, @bias
-  br loop
-loop:
-  cmp.lt.s.i64 %i0, %I1, %I0
-  br_if %i0, body, done
-body:
-  call @tensor.get_f32(%r0, %I1) -> (%f1)
-  add.f32 %f0, %f0, %f1
-  add.i64 %I1, %I1, %I2
-  br loop
-done:
-  ret %f0
-end
-func double_in_place "0r_r" export
-entry:
-  call @tensor.numel(%r0) -> (%I0)
-  const.i64 %I1, 0
-  const.i64 %I2, 1
-  br loop
-loop:
-  cmp.lt.s.i64 %i0, %I1, %I0
-  br_if %i0, body, done
-body:
-  call @tensor.get_f32(%r0, %I1) -> (%f1)
-  add.f32 %f1, %f1, %f1
-  call @tensor.set_f32(%r0, %I1, %f1)
-  add.i64 %I1, %I1, %I2
-  br loop
-done:
-  ret %r0
-end
-func nothing "0" export
+""" + f32_loop("total", "0r_f", "  global.load.f32 %f0, @bias\n", "  add.f32 %f0, %f0, %f1\n", "%f0") + f32_loop(
+    "double_in_place", "0r_r", "", "  add.f32 %f1, %f1, %f1\n  call @tensor.set_f32(%r0, %I1, %f1)\n", "%r0") + """func nothing "0" export
   ret
 end
 func pair "0_ii" export
   const.i32 %i0, 1
   ret %i0, %i0
 end
-func spin "0_i" export
-loop:
-  br loop
-end
-"""
+""" + SPIN
 
 
 @pytest.fixture

@@ -75,15 +75,6 @@ Bytes member(const Members& members, const std::string& name) {
   return {};
 }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::string error_loading(const Bytes& bytes) {
   return error_of([&] { load_module_from_memory(bytes.data(), bytes.size()); });
 }
