@@ -3,7 +3,7 @@
 // Compiles kernels written against TVM's packed C ABI
 //   int fn(TVMValue* args, int* codes, int n, TVMValue* ret, int* ret_code, void* resource)
 // with the system compiler and links them, together with a generated C file that defines
-// `__tvm_dev_mblob` (spec §1.4: u64 size + u64 count + records + `_import_tree`), into a .so
+// `__tvm_dev_mblob` (u64 size + u64 count + records + `_import_tree`, TVM's layout), into a .so
 // that TVM's runtime (and graphrt) can load:
 //   --graph/--params   -> a GraphExecutorFactory record (root) importing `_lib`
 //   --blob-entry T=F   -> a raw record with tkey T and payload F, imported by `_lib`
@@ -185,7 +185,7 @@ int run(int argc, char** argv) {
   if (args.positional().empty() && !args.has("--graph") && args.all("--blob-entry").empty())
     throw UsageError("nothing to pack: give kernel sources/objects, --graph or --blob-entry");
 
-  // ---- the blob (spec §1.4) ----
+  // ---- the blob ----
   std::vector<std::pair<std::string, std::string>> extras;
   for (const std::string& spec : args.all("--blob-entry")) {
     size_t eq = spec.find('=');
