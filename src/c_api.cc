@@ -300,7 +300,10 @@ extern "C" GRAPHRT_API int TVMSynchronize(int device_type, int device_id, TVMStr
 
 extern "C" GRAPHRT_API int graphrt_device_available(int device_type, int device_id, int* available, const char** reason) {
   return c_api_guard([&] {
-    std::string why = device_unavailable_reason(DLDevice{static_cast<DLDeviceType>(device_type), device_id});
+    // A device type number nothing registered is not a DLDeviceType value: ask by number first.
+    std::string why = device_api_or_null(device_type)
+                          ? device_unavailable_reason(DLDevice{static_cast<DLDeviceType>(device_type), device_id})
+                          : "no device API for device type " + std::to_string(device_type) + " in this build";
     *available = why.empty() ? 1 : 0;
     if (reason) *reason = thread_local_string(why);
   });
