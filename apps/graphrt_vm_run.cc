@@ -9,7 +9,8 @@
 // NAME is "module.function" or a function of the last module. Inputs follow
 // the function's signature: scalars as `i32=5`, `f32=1.5` (or a bare number),
 // tensors as `2x3xf32=1,2,3,4,5,6` (one value splats, none zero-fills) or
-// `@file.npy`. Results print as IREE prints them ("result[0]: i32=5").
+// `@file.npy`. Results print as IREE prints them ("result[0]: i32=5"; a
+// list as "vm.list" and one "child_list[i]: ..." line per element).
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -282,9 +283,10 @@ std::string value_text(const vm::Value& v) {
   if (auto* t = vm::ref_as<vm::Tensor>(v.ref)) return "vm.tensor\n" + tensor_text(*t);
   if (auto* b = vm::ref_as<vm::Buffer>(v.ref)) return "vm.buffer " + std::to_string(b->bytes().size()) + " bytes";
   if (auto* l = vm::ref_as<vm::List>(v.ref)) {
-    std::string out = "vm.list[" + std::to_string(l->size()) + "]";
-    for (int64_t i = 0; i < l->size(); ++i) out += "\n  [" + std::to_string(i) + "]: " + value_text(l->at(i));
-    return out;
+    // As iree-run-module: the type, one "child_list[i]: " line per element, a blank line.
+    std::string out = "vm.list";
+    for (int64_t i = 0; i < l->size(); ++i) out += "\nchild_list[" + std::to_string(i) + "]: " + value_text(l->at(i));
+    return out + "\n";
   }
   return "(unknown ref)";
 }

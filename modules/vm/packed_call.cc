@@ -5,6 +5,7 @@
 
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
+#include "graphrt/runtime.h"
 #include "modules/vm/buffer.h"
 #include "modules/vm/signature.h"
 #include "modules/vm/tensor.h"
@@ -15,8 +16,18 @@ namespace {
 
 bool is_int_code(int code) { return code == kTVMArgInt || code == kTVMArgBool; }
 
-// Tensors passed as NDArray handles stay alive in `arrays` for the call.
-Value to_value(const TVMArgs& args, int i, ValueType type, std::vector<NDArray>* arrays) {
+// A tensor ref over an NDArray, which it keeps alive (a VM list or global may
+// hold it after the call).
+class NDArrayTensor : public Tensor {
+ public:
+  explicit NDArrayTensor(NDArray array) : array_(std::move(array)) {}
+  DLTensor* dl() override { return array_.handle(); }
+
+ private:
+  NDArray array_;
+};
+
+Value to_value(const TVMArgs& args, int i, ValueType type) {
   const int code = args.code(i);
   switch (type) {
     case ValueType::kI32: {
@@ -38,14 +49,16 @@ Value to_value(const TVMArgs& args, int i, ValueType type, std::vector<NDArray>*
       return Value::from_f64(args.as_float(i));
     case ValueType::kRef:
       if (code == kTVMNullptr) return Value::from_ref(nullptr);
-      if (code == kTVMNDArrayHandle) {
-        arrays->push_back(args.as_ndarray(i));
-        return Value::from_ref(std::make_shared<BorrowedTensor>(arrays->back().handle()));
-      }
+      if (code == kTVMNDArrayHandle) return Value::from_ref(std::make_shared<NDArrayTensor>(args.as_ndarray(i)));
       if (code == kTVMDLTensorHandle) return Value::from_ref(std::make_shared<BorrowedTensor>(args.as_tensor(i)));
       if (code == kTVMBytes || code == kTVMStr) {
         const std::string bytes = args.as_string(i);
         return Value::from_ref(std::make_shared<Buffer>(std::vector<uint8_t>(bytes.begin(), bytes.end()), true));
+      }
+      if (code == kTVMObjectHandle) {
+        const graphrt::Ref<graphrt::Object> object = args.as_object(i);
+        if (auto* list = dynamic_cast<ListObject*>(object.get())) return Value::from_ref(list->list());
+        throw Error(std::string("expected ref, got an object of type ") + object->object_type_key());
       }
       break;
   }
@@ -70,7 +83,32 @@ void set_result(const Value& v, RetValue* ret) {
   if (!v.ref) return ret->set_none();
   if (Tensor* t = ref_as<Tensor>(v.ref)) return ret->set_ndarray(copy_to_ndarray(t->dl()));
   if (Buffer* b = ref_as<Buffer>(v.ref)) return ret->set_bytes(b->as_string());
-  throw Error("result of type vm.list cannot be returned through the PackedFunc ABI");
+  if (!ref_as<List>(v.ref)) throw Error("result of an unknown ref type");
+  ret->set_object(make_ref<ListObject>(std::static_pointer_cast<List>(v.ref), false));
+}
+
+// Several results as one "graphrt.vm.Results" list.
+void set_results(std::vector<Value> results, RetValue* ret) {
+  if (results.empty()) return ret->set_none();
+  if (results.size() == 1) return set_result(results[0], ret);
+  auto list = std::make_shared<List>();
+  list->resize(static_cast<int64_t>(results.size()));
+  for (size_t k = 0; k < results.size(); ++k) list->set(static_cast<int64_t>(k), std::move(results[k]));
+  ret->set_object(make_ref<ListObject>(std::move(list), true));
+}
+
+const std::shared_ptr<List>& list_arg(const TVMArgs& args, int i, const char* function) {
+  const graphrt::Ref<graphrt::Object> object = args.code(i) == kTVMObjectHandle ? args.as_object(i) : graphrt::Ref<graphrt::Object>();
+  auto* list = dynamic_cast<ListObject*>(object.get());
+  if (!list) throw Error(std::string(function) + ": argument " + std::to_string(i) + " is not a VM list");
+  return list->list();
+}
+
+ValueType type_of_letter(char c) {
+  for (int t = 0; t < kValueTypeCount; ++t) {
+    if (value_type_letter(static_cast<ValueType>(t)) == c) return static_cast<ValueType>(t);
+  }
+  throw Error(std::string("graphrt.vm.list: '") + c + "' is not a type letter (i I f F r)");
 }
 
 }  // namespace
@@ -80,31 +118,61 @@ PackedFunc make_packed_export(std::shared_ptr<Program> program, const std::strin
   GRAPHRT_CHECK(ordinal >= 0, "VM export not found: " + name);
   const Signature sig = parse_signature(program->module().exports()[static_cast<size_t>(ordinal)].signature);
   const std::vector<ValueType> types = sig.arg_types();
-  // Several results are refused at call time, so that the function still lists.
-  return make_function([program, keep, name, types, nresults = sig.results.size()](const TVMArgs& args,
-                                                                                   RetValue* ret) {
+  return make_function([program, keep, name, types](const TVMArgs& args, RetValue* ret) {
     if (static_cast<size_t>(args.size()) != types.size()) {
       throw Error("VM function '" + name + "' takes " + std::to_string(types.size()) + " arguments, got " +
                   std::to_string(args.size()));
     }
-    if (nresults > 1) {
-      throw Error("VM function '" + name + "' returns " + std::to_string(nresults) +
-                  " results; the PackedFunc ABI returns one (call it with graphrt-vm-run or the C++ API)");
-    }
-    std::vector<NDArray> arrays;
     std::vector<Value> values;
     values.reserve(types.size());
     for (size_t i = 0; i < types.size(); ++i) {
       try {
-        values.push_back(to_value(args, static_cast<int>(i), types[i], &arrays));
+        values.push_back(to_value(args, static_cast<int>(i), types[i]));
       } catch (Error& e) {
         throw e.with("function", name).with("argument", std::to_string(i));
       }
     }
-    std::vector<Value> results = program->call(name, values);
-    if (results.empty()) return ret->set_none();
-    set_result(results[0], ret);
+    set_results(program->call(name, values), ret);
   }, name);
+}
+
+void register_list_functions(Runtime& runtime) {
+  runtime.set_function("graphrt.vm.list", make_function([](const TVMArgs& args, RetValue* ret) {
+    if (args.size() < 1 || args.code(0) != kTVMStr) throw Error("graphrt.vm.list(types, item...): types missing");
+    const std::string types = args.as_string(0);
+    if (types.size() != static_cast<size_t>(args.size() - 1)) {
+      throw Error("graphrt.vm.list: " + std::to_string(types.size()) + " type letters for " +
+                  std::to_string(args.size() - 1) + " items");
+    }
+    auto list = std::make_shared<List>();
+    list->resize(static_cast<int64_t>(types.size()));
+    for (size_t k = 0; k < types.size(); ++k) {
+      try {
+        list->set(static_cast<int64_t>(k), to_value(args, static_cast<int>(k + 1), type_of_letter(types[k])));
+      } catch (Error& e) {
+        throw e.with("function", "graphrt.vm.list").with("item", std::to_string(k));
+      }
+    }
+    ret->set_object(make_ref<ListObject>(std::move(list), false));
+  }, "graphrt.vm.list"));
+  runtime.set_function("graphrt.vm.list_size", make_function([](const TVMArgs& args, RetValue* ret) {
+    ret->set_int(list_arg(args, 0, "graphrt.vm.list_size")->size());
+  }, "graphrt.vm.list_size"));
+  runtime.set_function("graphrt.vm.list_get", make_function([](const TVMArgs& args, RetValue* ret) {
+    const std::shared_ptr<List>& list = list_arg(args, 0, "graphrt.vm.list_get");
+    const int64_t index = args.as_int(1);
+    if (index < 0 || index >= list->size()) {
+      throw Error("graphrt.vm.list_get: index " + std::to_string(index) + " out of range (size " +
+                  std::to_string(list->size()) + ")");
+    }
+    set_result(list->at(index), ret);
+  }, "graphrt.vm.list_get"));
+  runtime.set_function("graphrt.vm.list_types", make_function([](const TVMArgs& args, RetValue* ret) {
+    const std::shared_ptr<List>& list = list_arg(args, 0, "graphrt.vm.list_types");
+    std::string letters;
+    for (int64_t k = 0; k < list->size(); ++k) letters += value_type_letter(list->at(k).type);
+    ret->set_string(letters);
+  }, "graphrt.vm.list_types"));
 }
 
 }  // namespace vm

@@ -2,8 +2,8 @@
 // module whose exported functions graph nodes (and C / Python callers) can
 // call, and whose `tvm.call` reaches the kernels of the library it was packed
 // with; plus the global functions graphrt.vm.load / .interrupt /
-// .set_instruction_budget, which make the VM usable through the C API
-// without its C++ headers.
+// .set_instruction_budget and the list functions (packed_call.h), which make
+// the VM usable through the C API without its C++ headers.
 #include "modules/vm/register.h"
 
 #include "graphrt/binary_loader.h"
@@ -118,6 +118,7 @@ void interrupt_tree(graphrt::ModuleNode* root) {
 }  // namespace
 
 void register_backend(Runtime& runtime) {
+  register_list_functions(runtime);
   // graphrt.vm.interrupt(module): thread-safe; stops the VM calls running
   // now in `module`'s tree (a library whose graph nodes call VM functions,
   // or the VM module itself) with "VM invocation interrupted".

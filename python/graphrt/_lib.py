@@ -108,6 +108,8 @@ _SIGNATURES = {
     "TVMFuncGetGlobal": (_int, [_cp, _p(_vp)]),
     "TVMFuncListGlobalNames": (_int, [_p(_int), _p(_p(_cp))]),
     "TVMObjectFree": (_int, [_vp]),
+    "TVMObjectGetTypeIndex": (_int, [_vp, _p(ctypes.c_uint)]),
+    "TVMObjectTypeIndex2Key": (_int, [ctypes.c_uint, _p(_cp)]),
     "TVMArrayAlloc": (_int, [_p(ctypes.c_int64), _int, _int, _int, _int, _int, _int, _p(_vp)]),
     "TVMArrayFree": (_int, [_vp]),
     "TVMArrayCopyFromBytes": (_int, [_vp, _vp, ctypes.c_size_t]),

@@ -32,6 +32,20 @@ class Object:
         except Exception:
             pass
 
+    def _h(self):
+        if self.handle is None or not self.handle.value:
+            raise GraphrtError("object has been freed")
+        return self.handle
+
+    @property
+    def type_key(self):
+        """The object's type key ("graphrt.vm.List", ...)."""
+        index = ctypes.c_uint(0)
+        _lib.call("TVMObjectGetTypeIndex", self._h(), ctypes.byref(index))
+        key = ctypes.c_char_p()
+        _lib.call("TVMObjectTypeIndex2Key", index, ctypes.byref(key))
+        return _lib.py_str(key.value)
+
 
 def _put_arg(value, values, codes, i, keep):
     """Converts one Python value into values[i]/codes[i]; `keep` holds temporaries alive."""
@@ -73,6 +87,9 @@ def _put_arg(value, values, codes, i, keep):
     elif isinstance(value, Device):
         values[i].v_device = value._as_c()
         codes[i] = _lib.kDevice
+    elif isinstance(value, Object):
+        values[i].v_handle = value._h()
+        codes[i] = _lib.kObjectHandle
     elif np is not None and isinstance(value, np.ndarray):
         from . import ndarray as nd
         tmp = nd.array(value)

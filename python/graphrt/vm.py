@@ -2,17 +2,133 @@
 
     import graphrt
     m = graphrt.vm.load("prog.vmasm")            # or .vmbc; more modules may follow
-    m["add"](1, 2)                                # -> 3 (scalars, NDArrays/numpy in; one result out)
+    m["add"](1, 2)                                # -> 3
+    m["split"]([1, 2, 3])                         # a list in; several results come back as a tuple
     graphrt.vm.interrupt(m)                       # from another thread: stops the running call
     graphrt.vm.set_instruction_budget(10**6)      # for modules loaded afterwards
 
 Arguments are converted by the function's signature (int -> i32/i64, float or int -> f32/f64,
-NDArray / numpy array -> tensor, bytes -> buffer, None -> null). A function returns None, its
-one result (int, float, NDArray copy of a tensor, bytes of a buffer), or raises for several.
+NDArray / numpy array -> tensor, bytes -> buffer, List / list / tuple -> vm.list, None -> null).
+A function returns None, its one result (int, float, NDArray copy of a tensor, bytes of a
+buffer, List), or a tuple of its results when it has several.
+
+A Python list becomes a vm.list with elements typed i64 (ints), f64 (floats) and refs (the rest,
+nested lists included); List(items, types="iIfFr...") picks the element types (one letter per
+item, or one letter for all), e.g. List([1, 2], "i") for bytecode that reads with list.get.i32.
 """
 import os
 
-from .module import get_global_func
+from .module import Function, Module, Object, get_global_func
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+_LIST_KEY = "graphrt.vm.List"
+_RESULTS_KEY = "graphrt.vm.Results"
+
+
+def _letter(item):
+    if isinstance(item, bool) or isinstance(item, int) or (np is not None and isinstance(item, np.integer)):
+        return "I"
+    if isinstance(item, float) or (np is not None and isinstance(item, np.floating)):
+        return "F"
+    return "r"
+
+
+def _to_vm(value):
+    """A Python list/tuple argument as a List; anything else unchanged."""
+    if isinstance(value, (list, tuple)):
+        return List(value)
+    return value
+
+
+def _from_vm(value):
+    """A returned list object as a List, several results as a tuple; anything else unchanged."""
+    if type(value) is not Object:
+        return value
+    key = value.type_key
+    if key not in (_LIST_KEY, _RESULTS_KEY):
+        return value
+    out = List._adopt(value)
+    return tuple(out) if key == _RESULTS_KEY else out
+
+
+class List(Object):
+    """A VM list (vm.list): len(), indexing and iteration give ints, floats, NDArrays (copies),
+    bytes, Lists and None; tolist() converts nested lists too. Passed back into a VM function it
+    is the same list (the VM may have changed it)."""
+
+    __slots__ = ()
+
+    def __init__(self, items=(), types=None):
+        items = [_to_vm(x) for x in items]
+        if types is None:
+            types = "".join(_letter(x) for x in items)
+        elif len(types) == 1:
+            types = types * len(items)
+        made = get_global_func("graphrt.vm.list")(types, *items)
+        super().__init__(None)
+        self.handle, made.handle = made.handle, None
+
+    @classmethod
+    def _adopt(cls, obj):
+        out = cls.__new__(cls)
+        Object.__init__(out, None)
+        out.handle, obj.handle = obj.handle, None
+        return out
+
+    def __len__(self):
+        return get_global_func("graphrt.vm.list_size")(self)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("vm.list index out of range")
+        return _from_vm(get_global_func("graphrt.vm.list_get")(self, index))
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    @property
+    def types(self):
+        """The elements' cconv letters: i i32, I i64, f f32, F f64, r ref."""
+        return get_global_func("graphrt.vm.list_types")(self)
+
+    def tolist(self):
+        return [x.tolist() if isinstance(x, List) else x for x in self]
+
+    def __repr__(self):
+        if self.handle is None or not self.handle.value:
+            return "<graphrt.vm.List (freed)>"
+        return "graphrt.vm.List(%r, types=%r)" % (self.tolist(), self.types)
+
+
+class VMFunction(Function):
+    """A VM function: Python lists in, Lists and tuples of results out."""
+
+    __slots__ = ()
+
+    def __call__(self, *args):
+        return _from_vm(super().__call__(*[_to_vm(a) for a in args]))
+
+
+class VMModule(Module):
+    """A module loaded by graphrt.vm.load; its functions are VMFunctions."""
+
+    __slots__ = ()
+
+    def get_function(self, name, query_imports=False):
+        f = super().get_function(name, query_imports)
+        out = VMFunction(f.handle, name)
+        f.handle = None
+        return out
 
 
 def load(path, *modules):
@@ -20,7 +136,10 @@ def load(path, *modules):
     are linked before it, in order; dependencies the program declares with a source are
     loaded relative to its directory."""
     paths = [os.fspath(p) for p in (path,) + modules]
-    return get_global_func("graphrt.vm.load")(*paths)
+    m = get_global_func("graphrt.vm.load")(*paths)
+    out = VMModule(m.handle)
+    m.handle = None
+    return out
 
 
 def interrupt(module):
@@ -33,3 +152,6 @@ def set_instruction_budget(n):
     """Branches + calls one VM call may execute, for modules loaded after this (default:
     GRAPHRT_VM_BUDGET or 100000000)."""
     get_global_func("graphrt.vm.set_instruction_budget")(int(n))
+
+
+__all__ = ["load", "interrupt", "set_instruction_budget", "List", "VMModule", "VMFunction"]

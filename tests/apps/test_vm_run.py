@@ -35,6 +35,21 @@ func two "0fF_Ff" export
   trunc.f64.f32 %f1, %F0
   ret %F1, %f1
 end
+func nest "0i_rf" export
+  const.i32 %i1, 2
+  list.alloc %r0, %i1
+  list.resize %r0, %i1
+  list.alloc %r1, %i1
+  const.i32 %i2, 1
+  list.resize %r1, %i2
+  const.i32 %i3, 0
+  list.set.i32 %r1, %i3, %i0
+  list.set.ref %r0, %i3, %r1
+  const.f64 %F0, 2.5
+  list.set.f64 %r0, %i2, %F0
+  const.f32 %f0, 0.25
+  ret %r0, %f0
+end
 """ + SPIN
 
 
@@ -159,3 +174,48 @@ def test_dynamic_modules_linked_in_order(tmp_path):
                                              'dependency sample 2 from "sample.so@sample_create?scale=2"'))
     p = run("--module=" + str(user), "--function=run", "--input=4", "--input=5")
     assert p.stdout.endswith("result[0]: i32=18\n")
+
+
+def test_lists_and_several_results_print_as_iree_does(demo):
+    p = run("--module=" + demo, "--function=nest", "--input=7")
+    assert p.stdout == ("EXEC @demo.nest\n"
+                        "result[0]: vm.list\n"
+                        "child_list[0]: vm.list\n"
+                        "child_list[0]: i32=7\n"
+                        "\n"
+                        "child_list[1]: f64=2.5\n"
+                        "\n"
+                        "result[1]: f32=0.25\n")
+
+
+HOST = """
+module host version 1
+func step "0i_i" export
+  const.i32 %i1, 10
+  add.i32 %i0, %i0, %i1
+  ret %i0
+end
+"""
+
+
+def test_dynamic_module_abi_v2_refs_and_imports(tmp_path):
+    sample = os.environ.get("GRAPHRT_VM_SAMPLE_MODULE")
+    if not sample or not os.path.isfile(sample):
+        pytest.skip("vm_dynamic_sample.so not given (GRAPHRT_VM_SAMPLE_MODULE)")
+    host = tmp_path / "host.vmasm"
+    host.write_text(HOST)
+    lib = sample + "@sample2_create?scale=%33"
+    # imports: sample2.apply calls host.step, linked before it: (5 + 10 + 10) * 3
+    p = run("--module=" + str(host), "--module=" + lib, "--function=sample2.apply", "--input=5")
+    assert p.stdout == "EXEC @sample2.apply\nresult[0]: i32=75\n"
+    # ref results: a list made by the module, a new tensor, the argument and a list holding it
+    p = run("--module=" + lib, "--function=pair", "--input=4", "--input=f32=0.5")
+    assert p.stdout.splitlines()[1:] == ["result[0]: vm.list", "child_list[0]: i32=12", "child_list[1]: f32=0.5", ""]
+    p = run("--module=" + lib, "--function=twice", "--input=2x2xf32=1,2,3,4")
+    assert p.stdout.splitlines()[1:] == ["result[0]: vm.tensor", "2x2xf32=[2 4][6 8]"]
+    p = run("--module=" + lib, "--function=keep", "--input=3xi32=1,2,3")
+    assert p.stdout.splitlines()[1:] == ["result[0]: vm.tensor", "3xi32=1 2 3", "result[1]: vm.list",
+                                         "child_list[0]: vm.tensor", "3xi32=1 2 3", ""]
+    # without host.step (an optional import) the call fails and says which import
+    p = run("--module=" + lib, "--function=apply", "--input=5", check=False)
+    assert p.returncode == 1 and "host.step" in p.stderr

@@ -1,4 +1,4 @@
-"""The VM from Python: load, calls with scalars and tensors, results, budget, interrupt."""
+"""The VM from Python: load, calls with scalars, tensors and lists, results, budget, interrupt."""
 import os
 import threading
 import time
@@ -35,6 +35,35 @@ func pair "0_ii" export
   const.i32 %i0, 1
   ret %i0, %i0
 end
+func stats "0r_iIr" export
+entry:
+  list.size %i0, %r0
+  const.i32 %i1, 0
+  const.i64 %I0, 0
+  const.i32 %i2, 1
+  br loop
+loop:
+  cmp.lt.s.i32 %i3, %i1, %i0
+  br_if %i3, body, done
+body:
+  list.get.i64 %I1, %r0, %i1
+  add.i64 %I0, %I0, %I1
+  add.i32 %i1, %i1, %i2
+  br loop
+done:
+  const.i32 %i4, 2
+  list.alloc %r1, %i4
+  list.resize %r1, %i4
+  const.i32 %i5, 0
+  list.set.i64 %r1, %i5, %I0
+  list.set.ref %r1, %i2, %r0
+  ret %i0, %I0, %r1
+end
+func first "0r_r" export
+  const.i32 %i0, 0
+  list.get.ref %r1, %r0, %i0
+  ret %r1
+end
 """ + SPIN
 
 
@@ -70,8 +99,34 @@ def test_argument_errors_name_the_function(prog):
         prog["add"](1, 2.5)
     with pytest.raises(graphrt.GraphrtError, match="does not fit in i32"):
         prog["add"](1, 2**40)
-    with pytest.raises(graphrt.GraphrtError, match="returns 2 results"):
-        prog["pair"]()
+
+
+def test_several_results_come_back_as_a_tuple(prog):
+    assert prog["pair"]() == (1, 1)
+    count, total, out = prog["stats"]([5, 7, 30])
+    assert (count, total) == (3, 42)
+    assert isinstance(out, graphrt.vm.List) and out.types == "Ir" and len(out) == 2
+    assert out[0] == 42 and out[-1].tolist() == [5, 7, 30]
+    assert out.tolist() == [42, [5, 7, 30]]
+
+
+def test_lists_in_and_out(prog):
+    items = graphrt.vm.List([np.arange(3, dtype="float32"), b"ab", None, 1.5, [2]])
+    assert items.types == "rrrFr" and len(items) == 5
+    np.testing.assert_array_equal(items[0].numpy(), [0, 1, 2])
+    assert items[1:4] == [b"ab", None, 1.5]
+    assert items[4].tolist() == [2]
+    # a List passed back is the same list: a function reads what was put in
+    np.testing.assert_array_equal(prog["first"](items).numpy(), [0, 1, 2])
+    assert prog["first"]([[1, 2], 3]).tolist() == [1, 2]
+    # element types: Python ints are i64 unless the list says otherwise
+    assert graphrt.vm.List([1, 2], "i").types == "ii"
+    with pytest.raises(graphrt.GraphrtError, match="list element 0 is i32, not i64"):
+        prog["stats"](graphrt.vm.List([1, 2], "i"))
+    with pytest.raises(graphrt.GraphrtError, match=r"expected i32, got TVM type code 8.*add"):
+        prog["add"]([1], 2)
+    with pytest.raises(IndexError):
+        items[5]
 
 
 def test_budget_and_interrupt(tmp_path, lib_ok):
@@ -124,5 +179,13 @@ def test_linked_modules_and_load_errors(tmp_path, lib_ok):
                     'func run "0ii_i" export\n  call @sample.scaled_add(%i0, %i1) -> (%i2)\n  ret %i2\nend\n')
     m = graphrt.vm.load(str(user), sample + "@sample_create?scale=3&offset=10")
     assert m["run"](4, 5) == 37
+    # ABI v2: list results and list arguments cross the dynamic module
+    lists = tmp_path / "lists.vmasm"
+    lists.write_text('module lists version 1\nimport sample2.pair "0if_r"\nimport sample2.list_sum "0r_I"\n'
+                     'func pair "0if_r" export\n  call @sample2.pair(%i0, %f0) -> (%r0)\n  ret %r0\nend\n'
+                     'func total "0r_I" export\n  call @sample2.list_sum(%r0) -> (%I0)\n  ret %I0\nend\n')
+    m2 = graphrt.vm.load(str(lists), sample + "@sample2_create?scale=%32")
+    assert m2["pair"](4, 0.5).tolist() == [8, 0.5]
+    assert m2["total"]([1, [2, 3], 4]) == 10
     with pytest.raises(graphrt.GraphrtError, match="required module 'sample' is not registered"):
         graphrt.vm.load(str(user))

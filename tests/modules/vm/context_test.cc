@@ -10,6 +10,7 @@
 #include "modules/vm/assembler.h"
 #include "modules/vm/context.h"
 #include "modules/vm/native_module.h"
+#include "modules/vm/program.h"
 #include "vm_test_util.h"
 
 namespace {
@@ -162,6 +163,42 @@ TEST(VmContext, HostArgumentsChecked) {
   EXPECT_THROW(ctx.invoke("mathlib.square", {Value::from_f32(1.0f)}), graphrt::Error);
   EXPECT_THROW(ctx.invoke("mathlib.nothing", {}), graphrt::Error);
   EXPECT_THROW(ctx.invoke("unqualified", {}), graphrt::Error);
+}
+
+// A dependency declared without a source comes from the Program's instance:
+// the factory registry hosts fill (Instance::register_module_factory).
+TEST(VmProgram, SourcelessDependencyComesFromTheInstanceFactory) {
+  const char* kUser = R"(
+module user version 1
+dependency host 2
+import host.step "0i_i"
+func run "0i_i" export
+  call @host.step(%i0) -> (%i1)
+  ret %i1
+end
+)";
+  auto instance = Instance::create();
+  int made = 0;
+  instance->register_module_factory("host", [&made] {
+    ++made;
+    auto m = std::make_shared<NativeModule>("host", 2);
+    m->add_function("step", "0i_i", [](NativeCall& c) { c.ret_i32(c.i32(0) + 10); });
+    return m;
+  });
+  ProgramOptions options;
+  options.instance = instance;
+  Program program(build(kUser), options);
+  EXPECT_EQ(program.call("run", {I(5)})[0].i32, 15);
+  EXPECT_EQ(made, 1);
+
+  ProgramOptions bare;
+  bare.instance = Instance::create();
+  try {
+    Program missing(build(kUser), bare);
+    FAIL() << "linked without the host module";
+  } catch (const graphrt::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("host"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
