@@ -65,6 +65,21 @@ GRAPHRT_API int graphrt_params_save(int count, const char** names, TVMArrayHandl
 typedef void (*graphrt_log_callback)(int level, const char* message, void* user_data);
 GRAPHRT_API void graphrt_set_log_callback(graphrt_log_callback callback, void* user_data);
 
+/* ---- the VM (modules/vm): global functions, through TVMFuncGetGlobal / TVMFuncCall ----
+ *   graphrt.vm.load(path, [module...])     a .vmbc/.vmasm module (kTVMModuleHandle) whose
+ *                                          functions take ints, floats, DLTensor/NDArray,
+ *                                          bytes, lists and NULL by their signature; one
+ *                                          result comes back as itself, several as one list
+ *                                          object of type key "graphrt.vm.Results"
+ *   graphrt.vm.list(types, item...)        a new list (kTVMObjectHandle, "graphrt.vm.List";
+ *                                          free with TVMObjectFree); `types` is a string
+ *                                          with one letter per item: i i32, I i64, f f32,
+ *                                          F f64, r ref
+ *   graphrt.vm.list_size(list)             element count
+ *   graphrt.vm.list_get(list, i)           element i, converted like a result
+ *   graphrt.vm.list_types(list)            the elements' type letters
+ *   graphrt.vm.interrupt(module), graphrt.vm.set_instruction_budget(n) */
+
 /* Version string of graphrt and of the TVM ABI it implements. */
 GRAPHRT_API const char* graphrt_version(void);
 

@@ -132,7 +132,8 @@ def _return_value(value, code):
     if code == _lib.kDataType:
         return dtype_to_str(value.v_type)
     if code == _lib.kObjectHandle:
-        return Object(value.v_handle)
+        from .vm import _from_vm  # VM lists and results become graphrt.vm.List / tuples
+        return _from_vm(Object(value.v_handle))
     if code in (_lib.kHandle, _lib.kDLTensorHandle):
         return value.v_handle
     raise GraphrtError("function returned a value of unsupported type code %d" % code)

@@ -90,7 +90,7 @@ class List(Object):
             index += n
         if not 0 <= index < n:
             raise IndexError("vm.list index out of range")
-        return _from_vm(get_global_func("graphrt.vm.list_get")(self, index))
+        return get_global_func("graphrt.vm.list_get")(self, index)
 
     def __iter__(self):
         for i in range(len(self)):
@@ -111,12 +111,13 @@ class List(Object):
 
 
 class VMFunction(Function):
-    """A VM function: Python lists in, Lists and tuples of results out."""
+    """A VM function: Python lists and tuples become Lists. (Every function returns VM lists
+    as Lists and several results as tuples.)"""
 
     __slots__ = ()
 
     def __call__(self, *args):
-        return _from_vm(super().__call__(*[_to_vm(a) for a in args]))
+        return super().__call__(*[_to_vm(a) for a in args])
 
 
 class VMModule(Module):
