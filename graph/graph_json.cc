@@ -2,16 +2,13 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
-
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
+#include "json_cursor.h"
 
 namespace graphrt {
 
 namespace {
-
-using json = nlohmann::json;
 
 Error node_error(const GraphDef& g, size_t nid, const std::string& message) {
   std::string name = nid < g.nodes.size() ? g.nodes[nid].name : "";
@@ -19,21 +16,79 @@ Error node_error(const GraphDef& g, size_t nid, const std::string& message) {
       .with("node", std::to_string(nid) + " (" + name + ")");
 }
 
-uint32_t as_u32(const json& v, const std::string& what) {
-  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 0xFFFFFFFFLL)
-    throw Error("graph JSON: " + what + " must be a non-negative integer, got " + v.dump());
-  return static_cast<uint32_t>(v.get<int64_t>());
+Error type_error(const std::string& what) { return Error("graph JSON has an unexpected type: " + what); }
+
+uint32_t read_u32(JsonCursor& c, const std::string& what) {
+  int64_t v = 0;
+  if (!c.read_integer(&v) || v < 0 || v > 0xFFFFFFFFLL)
+    throw Error("graph JSON: " + what + " must be a non-negative integer, got " + c.raw_value());
+  return static_cast<uint32_t>(v);
 }
 
-NodeEntry parse_entry(const json& v, const std::string& what) {
-  if (!v.is_array() || v.size() < 2 || v.size() > 3)
-    throw Error("graph JSON: " + what + " must be [node_id, index(, version)], got " + v.dump());
-  return NodeEntry{as_u32(v[0], what + " node id"), as_u32(v[1], what + " index")};
+NodeEntry read_entry(JsonCursor& c, const std::string& what) {
+  size_t start = c.position();
+  if (!c.next_is_array()) throw Error("graph JSON: " + what + " must be [node_id, index(, version)], got " + c.raw_value());
+  NodeEntry entry;
+  size_t count = 0;
+  c.array([&](size_t i) {
+    if (i == 0) entry.node_id = read_u32(c, what + " node id");
+    else if (i == 1) entry.index = read_u32(c, what + " index");
+    else c.skip_value();
+    count = i + 1;
+  });
+  if (count < 2 || count > 3) {
+    c.rewind(start);
+    throw Error("graph JSON: " + what + " must be [node_id, index(, version)], got " + c.raw_value());
+  }
+  return entry;
 }
 
-uint32_t parse_count_attr(const GraphDef& g, size_t nid, const json& attrs, const char* key) {
-  const json& v = attrs.at(key);
-  std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+std::string read_string_value(JsonCursor& c, const std::string& what) {
+  if (!c.next_is_string()) throw type_error(what + " must be a string, got " + c.raw_value());
+  return c.read_string();
+}
+
+// A tvm_op node's attrs as written; checked once the node's op is known.
+struct OpAttrs {
+  bool present = false;
+  bool is_object = false;
+  bool has_func_name = false;
+  bool func_name_is_string = false;
+  std::string func_name;
+  bool has[3] = {false, false, false};
+  std::string count_text[3];  // num_inputs, num_outputs, flatten_data as written
+};
+
+const char* const kCountAttrs[3] = {"num_inputs", "num_outputs", "flatten_data"};
+
+OpAttrs read_op_attrs(JsonCursor& c) {
+  OpAttrs a;
+  a.present = true;
+  if (!c.next_is_object()) {
+    c.skip_value();
+    return a;
+  }
+  a.is_object = true;
+  c.object([&](const std::string& key) {
+    if (key == "func_name") {
+      a.has_func_name = true;
+      a.func_name_is_string = c.next_is_string();
+      a.func_name = a.func_name_is_string ? c.read_string() : c.raw_value();
+      return;
+    }
+    for (int i = 0; i < 3; ++i) {
+      if (key == kCountAttrs[i]) {
+        a.has[i] = true;
+        a.count_text[i] = c.next_is_string() ? c.read_string() : c.raw_value();
+        return;
+      }
+    }
+    c.skip_value();
+  });
+  return a;
+}
+
+uint32_t parse_count(const GraphDef& g, size_t nid, const std::string& text, const char* key) {
   try {
     size_t used = 0;
     long long n = std::stoll(text, &used);
@@ -44,86 +99,152 @@ uint32_t parse_count_attr(const GraphDef& g, size_t nid, const json& attrs, cons
   }
 }
 
-void parse_node(GraphDef& g, size_t nid, const json& n) {
-  if (!n.is_object()) throw node_error(g, nid, "node is not an object");
-  GraphNode node;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    const std::string& key = it.key();
-    if (key == "op") node.op = it->get<std::string>();
-    else if (key == "name") node.name = it->get<std::string>();
-    else if (key == "inputs") {
-      if (!it->is_array()) throw node_error(g, nid, "inputs is not an array");
-      for (const json& e : *it) node.inputs.push_back(parse_entry(e, "node input"));
-    } else if (key != "attrs" && key != "attr" && key != "control_deps") {
-      g.nodes.push_back(node);
+void read_node(GraphDef& g, size_t nid, JsonCursor& c) {
+  if (!c.next_is_object()) throw node_error(g, nid, "node is not an object");
+  g.nodes.emplace_back();
+  bool has_op = false, has_name = false;
+  OpAttrs attrs, attr;
+  c.object([&](const std::string& key) {
+    GraphNode& node = g.nodes.back();
+    if (key == "op") {
+      node.op = read_string_value(c, "node op");
+      has_op = true;
+    } else if (key == "name") {
+      node.name = read_string_value(c, "node name");
+      has_name = true;
+    } else if (key == "inputs") {
+      if (!c.next_is_array()) throw node_error(g, nid, "inputs is not an array");
+      node.inputs.clear();
+      c.array([&](size_t) { node.inputs.push_back(read_entry(c, "node input")); });
+    } else if (key == "attrs") {
+      attrs = read_op_attrs(c);
+    } else if (key == "attr") {
+      attr = read_op_attrs(c);
+    } else if (key == "control_deps") {
+      c.skip_value();
+    } else {
       throw node_error(g, nid, "unknown node key '" + key + "'");
     }
-  }
-  g.nodes.push_back(node);
+  });
   GraphNode& stored = g.nodes.back();
-  if (!n.contains("op") || !n.contains("name")) throw node_error(g, nid, "node needs 'op' and 'name'");
+  if (!has_op || !has_name) throw node_error(g, nid, "node needs 'op' and 'name'");
   if (stored.op == "null") return;
   if (stored.op != "tvm_op") throw node_error(g, nid, "unknown op '" + stored.op + "' (expected null or tvm_op)");
-  const json* attrs = n.contains("attrs") ? &n.at("attrs") : (n.contains("attr") ? &n.at("attr") : nullptr);
-  if (!attrs || !attrs->is_object()) throw node_error(g, nid, "tvm_op node has no attrs");
-  for (const char* key : {"func_name", "num_inputs", "num_outputs", "flatten_data"}) {
-    if (!attrs->contains(key)) throw node_error(g, nid, std::string("missing attribute '") + key + "'");
+  const OpAttrs& a = attrs.present ? attrs : attr;
+  if (!a.present || !a.is_object) throw node_error(g, nid, "tvm_op node has no attrs");
+  if (!a.has_func_name) throw node_error(g, nid, "missing attribute 'func_name'");
+  for (int i = 0; i < 3; ++i) {
+    if (!a.has[i]) throw node_error(g, nid, std::string("missing attribute '") + kCountAttrs[i] + "'");
   }
-  if (!attrs->at("func_name").is_string()) throw node_error(g, nid, "func_name is not a string");
-  stored.func_name = attrs->at("func_name").get<std::string>();
-  stored.num_inputs = parse_count_attr(g, nid, *attrs, "num_inputs");
-  stored.num_outputs = parse_count_attr(g, nid, *attrs, "num_outputs");
-  stored.flatten_data = parse_count_attr(g, nid, *attrs, "flatten_data") != 0;
+  if (!a.func_name_is_string) throw node_error(g, nid, "func_name is not a string");
+  stored.func_name = a.func_name;
+  stored.num_inputs = parse_count(g, nid, a.count_text[0], kCountAttrs[0]);
+  stored.num_outputs = parse_count(g, nid, a.count_text[1], kCountAttrs[1]);
+  stored.flatten_data = parse_count(g, nid, a.count_text[2], kCountAttrs[2]) != 0;
 }
 
+// A value of an attrs list that is not of the list's type.
+struct BadListValue {};
+
+int64_t read_list_integer(JsonCursor& c) {
+  int64_t v = 0;
+  if (!c.read_integer(&v)) throw BadListValue();
+  return v;
+}
+
+// attrs.<key>: ["<tag>", [v0, v1, ...]], each value read by `convert`.
 template <typename T, typename F>
-std::vector<T> parse_attr_list(const json& attrs, const char* key, const char* tag, F convert) {
-  const json& v = attrs.at(key);
-  if (!v.is_array() || v.size() != 2 || !v[0].is_string() || v[0].get<std::string>() != tag || !v[1].is_array())
-    throw Error(std::string("graph JSON: attrs.") + key + " must be [\"" + tag + "\", [...]]").with("attribute", key);
+std::vector<T> read_attr_list(JsonCursor& c, const char* key, const char* tag, F convert) {
+  auto shape_error = [&] {
+    return Error(std::string("graph JSON: attrs.") + key + " must be [\"" + tag + "\", [...]]").with("attribute", key);
+  };
   std::vector<T> out;
-  out.reserve(v[1].size());
-  for (size_t i = 0; i < v[1].size(); ++i) {
-    try {
-      out.push_back(convert(v[1][i]));
-    } catch (Error& e) {
-      throw e.with("attribute", std::string(key) + "[" + std::to_string(i) + "]");
-    } catch (const std::exception& e) {
-      throw Error(std::string("graph JSON: bad value in attrs.") + key + ": " + v[1][i].dump())
-          .with("attribute", std::string(key) + "[" + std::to_string(i) + "]");
+  if (!c.next_is_array()) throw shape_error();
+  size_t parts = 0;
+  c.array([&](size_t part) {
+    parts = part + 1;
+    if (part == 0) {
+      if (!c.next_is_string() || c.read_string() != tag) throw shape_error();
+      return;
     }
-  }
+    if (part > 1 || !c.next_is_array()) throw shape_error();
+    c.array([&](size_t i) {
+      size_t start = c.position();
+      try {
+        out.push_back(convert(c));
+      } catch (Error& e) {
+        throw e.with("attribute", std::string(key) + "[" + std::to_string(i) + "]");
+      } catch (const BadListValue&) {
+        c.rewind(start);
+        throw Error(std::string("graph JSON: bad value in attrs.") + key + ": " + c.raw_value())
+            .with("attribute", std::string(key) + "[" + std::to_string(i) + "]");
+      }
+    });
+  });
+  if (parts != 2) throw shape_error();
   return out;
 }
 
-void parse_attrs(GraphDef& g, const json& attrs) {
-  if (!attrs.is_object()) throw Error("graph JSON: attrs is not an object");
-  for (const char* key : {"dltype", "shape", "storage_id"}) {
-    if (!attrs.contains(key)) throw Error(std::string("graph JSON: attrs has no '") + key + "'").with("attribute", key);
-  }
-  g.dtype = parse_attr_list<DLDataType>(attrs, "dltype", "list_str",
-                                        [](const json& v) { return dtype_from_string(v.get<std::string>()); });
-  g.shape = parse_attr_list<std::vector<int64_t>>(attrs, "shape", "list_shape", [](const json& v) {
-    std::vector<int64_t> s = v.get<std::vector<int64_t>>();
-    for (int64_t d : s) {
-      if (d < 0) throw Error("negative dimension in shape " + v.dump());
+void read_attrs(GraphDef& g, JsonCursor& c) {
+  if (!c.next_is_object()) throw Error("graph JSON: attrs is not an object");
+  bool seen[3] = {false, false, false};
+  c.object([&](const std::string& key) {
+    if (key == "dltype") {
+      seen[0] = true;
+      g.dtype = read_attr_list<DLDataType>(c, "dltype", "list_str", [](JsonCursor& v) {
+        if (!v.next_is_string()) throw BadListValue();
+        return dtype_from_string(v.read_string());
+      });
+    } else if (key == "shape") {
+      seen[1] = true;
+      g.shape = read_attr_list<std::vector<int64_t>>(c, "shape", "list_shape", [](JsonCursor& v) {
+        size_t start = v.position();
+        if (!v.next_is_array()) throw BadListValue();
+        std::vector<int64_t> s;
+        v.array([&](size_t) { s.push_back(read_list_integer(v)); });
+        for (int64_t d : s) {
+          if (d < 0) {
+            v.rewind(start);
+            throw Error("negative dimension in shape " + v.raw_value());
+          }
+        }
+        return s;
+      });
+    } else if (key == "storage_id") {
+      seen[2] = true;
+      g.storage_id = read_attr_list<int64_t>(c, "storage_id", "list_int", [](JsonCursor& v) {
+        int64_t sid = read_list_integer(v);
+        if (sid < 0) throw Error("negative storage_id");
+        return sid;
+      });
+    } else if (key == "device_index") {
+      g.device_type = read_attr_list<int>(c, "device_index", "list_int", [](JsonCursor& v) {
+        int64_t t = read_list_integer(v);
+        if (t <= 0 || t > INT32_MAX) throw Error("device_index must be a DLDeviceType (> 0)");
+        return static_cast<int>(t);
+      });
+    } else if (key == "storage_scope") {
+      g.storage_scope = read_attr_list<std::string>(c, "storage_scope", "list_str", [](JsonCursor& v) {
+        if (!v.next_is_string()) throw BadListValue();
+        return v.read_string();
+      });
+    } else {
+      c.skip_value();
     }
-    return s;
   });
-  g.storage_id = parse_attr_list<int64_t>(attrs, "storage_id", "list_int", [](const json& v) {
-    int64_t sid = v.get<int64_t>();
-    if (sid < 0) throw Error("negative storage_id");
-    return sid;
-  });
-  if (attrs.contains("device_index"))
-    g.device_type = parse_attr_list<int>(attrs, "device_index", "list_int", [](const json& v) {
-      int t = v.get<int>();
-      if (t <= 0) throw Error("device_index must be a DLDeviceType (> 0)");
-      return t;
-    });
-  if (attrs.contains("storage_scope"))
-    g.storage_scope = parse_attr_list<std::string>(attrs, "storage_scope", "list_str",
-                                                   [](const json& v) { return v.get<std::string>(); });
+  const char* required[3] = {"dltype", "shape", "storage_id"};
+  for (int i = 0; i < 3; ++i) {
+    if (!seen[i])
+      throw Error(std::string("graph JSON: attrs has no '") + required[i] + "'").with("attribute", required[i]);
+  }
+}
+
+template <typename T, typename Read>
+std::vector<T> read_list(JsonCursor& c, const char* what, Read read) {
+  if (!c.next_is_array()) throw Error(std::string("graph JSON: ") + what + " is not an array");
+  std::vector<T> out;
+  c.array([&](size_t) { out.push_back(read(c)); });
+  return out;
 }
 
 void validate(GraphDef& g) {
@@ -194,32 +315,46 @@ void validate(GraphDef& g) {
 }  // namespace
 
 GraphDef parse_graph_json(const std::string& json_text) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers past double
-    throw Error(std::string("graph JSON is not valid JSON: ") + e.what());
+  JsonCursor c(json_text);
+  if (c.peek() == 0) c.syntax_error("empty text");
+  if (!c.next_is_object()) {
+    c.skip_value();  // malformed text is reported as such first
+    c.expect_end();
+    throw Error("graph JSON: top level is not an object");
   }
-  if (!root.is_object()) throw Error("graph JSON: top level is not an object");
   GraphDef g;
-  try {
-    for (const char* key : {"nodes", "arg_nodes", "heads", "node_row_ptr", "attrs"}) {
-      if (!root.contains(key)) throw Error(std::string("graph JSON: missing '") + key + "'");
+  const char* const known[] = {"nodes", "arg_nodes", "heads", "node_row_ptr", "attrs", "metadata"};
+  bool seen[5] = {false, false, false, false, false};
+  c.object([&](const std::string& key) {
+    size_t k = static_cast<size_t>(std::find(std::begin(known), std::end(known), key) - std::begin(known));
+    if (k == 6) throw Error("graph JSON: unknown top-level key '" + key + "'");
+    if (k < 5) seen[k] = true;
+    switch (k) {
+      case 0:
+        if (!c.next_is_array()) throw Error("graph JSON: nodes is not an array");
+        g.nodes.clear();
+        c.array([&](size_t i) { read_node(g, i, c); });
+        break;
+      case 1:
+        g.arg_nodes = read_list<uint32_t>(c, "arg_nodes", [](JsonCursor& v) { return read_u32(v, "arg_nodes"); });
+        break;
+      case 2:
+        g.heads = read_list<NodeEntry>(c, "heads", [](JsonCursor& v) { return read_entry(v, "heads"); });
+        break;
+      case 3:
+        g.node_row_ptr =
+            read_list<uint32_t>(c, "node_row_ptr", [](JsonCursor& v) { return read_u32(v, "node_row_ptr"); });
+        break;
+      case 4:
+        read_attrs(g, c);
+        break;
+      default:
+        c.skip_value();
     }
-    for (auto it = root.begin(); it != root.end(); ++it) {
-      static const char* known[] = {"nodes", "arg_nodes", "heads", "node_row_ptr", "attrs", "metadata"};
-      if (std::find(std::begin(known), std::end(known), it.key()) == std::end(known))
-        throw Error("graph JSON: unknown top-level key '" + it.key() + "'");
-    }
-    const json& nodes = root.at("nodes");
-    if (!nodes.is_array()) throw Error("graph JSON: nodes is not an array");
-    for (size_t i = 0; i < nodes.size(); ++i) parse_node(g, i, nodes[i]);
-    for (const json& a : root.at("arg_nodes")) g.arg_nodes.push_back(as_u32(a, "arg_nodes"));
-    for (const json& h : root.at("heads")) g.heads.push_back(parse_entry(h, "heads"));
-    for (const json& r : root.at("node_row_ptr")) g.node_row_ptr.push_back(as_u32(r, "node_row_ptr"));
-    parse_attrs(g, root.at("attrs"));
-  } catch (const json::exception& e) {
-    throw Error(std::string("graph JSON has an unexpected type: ") + e.what());
+  });
+  c.expect_end();
+  for (size_t k = 0; k < 5; ++k) {
+    if (!seen[k]) throw Error(std::string("graph JSON: missing '") + known[k] + "'");
   }
   validate(g);
   return g;

@@ -317,6 +317,10 @@ extern "C" GRAPHRT_API int graphrt_get_num_threads(int* out) {
   return c_api_guard([&] { *out = num_threads(); });
 }
 
+extern "C" GRAPHRT_API int graphrt_init(void) {
+  return c_api_guard([] { runtime_init(); });
+}
+
 extern "C" GRAPHRT_API const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM ABI v0.16-v0.18)"; }
 
 // ---- TVM's object, byte-array, scoped-memory and stream-pair calls ----

@@ -80,6 +80,11 @@ GRAPHRT_API void graphrt_set_log_callback(graphrt_log_callback callback, void* u
  *   graphrt.vm.list_types(list)            the elements' type letters
  *   graphrt.vm.interrupt(module), graphrt.vm.set_instruction_budget(n) */
 
+/* Registers the built-in back ends, devices and global functions now; every call
+ * that needs them otherwise does so on first use (bindings call this at import,
+ * so that the first model load does not pay for it). */
+GRAPHRT_API int graphrt_init(void);
+
 /* Version string of graphrt and of the TVM ABI it implements. */
 GRAPHRT_API const char* graphrt_version(void);
 

@@ -26,12 +26,13 @@ from .params import save_param_dict, load_param_dict, save_param_dict_to_file, l
 
 __version__ = "0.1.0"
 
-# Load libgraphrt at import, as `import tvm` loads its runtime, so the first
-# model load does not pay for loading the runtime. A missing library is
+# Load and initialise libgraphrt at import, as `import tvm` loads its runtime,
+# so the first model load does not pay for either. A missing library is
 # reported by the first call that needs it.
 try:
     from . import _lib as _lib_at_import
-    _lib_at_import.lib()
+    if hasattr(_lib_at_import.lib(), "graphrt_init"):
+        _lib_at_import.lib().graphrt_init()
 except GraphrtError:
     pass
 

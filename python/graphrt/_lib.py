@@ -128,6 +128,7 @@ _SIGNATURES = {
     "graphrt_free_handle_array": (None, [_p(_vp)]),
     "graphrt_params_save": (_int, [_int, _p(_cp), _p(_vp), _p(_vp), _p(ctypes.c_size_t)]),
     "graphrt_version": (_cp, []),
+    "graphrt_init": (_int, []),
 }
 
 _LIB = None

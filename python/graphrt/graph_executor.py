@@ -1,7 +1,8 @@
 """graphrt.graph_executor: TVM's GraphModule API over graphrt's "GraphExecutor" module."""
+import ctypes
 import json
 
-from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError
+from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, DLTensor, DLDevice, DLDataType
 from .device import Device, to_device
 from .module import Module, get_global_func, BenchmarkResult
 from .ndarray import NDArray
@@ -13,6 +14,29 @@ except ImportError:
     np = None
 
 _PLANS = ("tvm", "liveness", "auto")
+
+# numpy dtypes whose bytes graphrt takes as they are (DLPack code, bits).
+_DIRECT_DTYPES = {} if np is None else {
+    np.dtype(name): code_bits for name, code_bits in (
+        ("float32", (2, 32)), ("float64", (2, 64)), ("float16", (2, 16)), ("int8", (0, 8)), ("int16", (0, 16)),
+        ("int32", (0, 32)), ("int64", (0, 64)), ("uint8", (1, 8)), ("uint32", (1, 32)), ("uint64", (1, 64)))}
+
+
+def _host_tensor(value):
+    """A DLTensor over a C-contiguous numpy array's own memory (no copy), or None when the
+    array needs converting first. Keep the array alive while the tensor is used."""
+    if type(value) is not np.ndarray or not value.flags.c_contiguous:
+        return None
+    code_bits = _DIRECT_DTYPES.get(value.dtype)
+    if code_bits is None:
+        return None
+    t = DLTensor()
+    t.shape = (ctypes.c_int64 * max(1, value.ndim))(*value.shape)
+    t.data = value.__array_interface__["data"][0]
+    t.device = DLDevice(1, 0)
+    t.ndim = value.ndim
+    t.dtype = DLDataType(code_bits[0], code_bits[1], 1)
+    return t
 
 
 def _devices(device):
@@ -136,6 +160,16 @@ class GraphModule:
     def _set_one(self, key, value):
         if not isinstance(key, (str, int)) or isinstance(key, bool):
             raise GraphrtTypeError("input key must be a name (str) or an index (int)")
+        if not isinstance(value, NDArray) and np is not None:
+            # Same shape and dtype: graphrt copies straight from numpy's memory (it checks
+            # both). Otherwise the converting path below casts, or says what differs.
+            direct = _host_tensor(value)
+            if direct is not None:
+                try:
+                    self._set_input(key, direct)
+                    return
+                except GraphrtError:
+                    pass
         if not isinstance(value, NDArray):
             if np is None:
                 raise GraphrtTypeError("set_input needs an NDArray (numpy is not installed)")

@@ -78,6 +78,9 @@ def _put_arg(value, values, codes, i, keep):
     elif isinstance(value, NDArray):
         values[i].v_handle = value._h()
         codes[i] = _lib.kNDArrayHandle
+    elif isinstance(value, _lib.DLTensor):
+        values[i].v_handle = ctypes.addressof(value)
+        codes[i] = _lib.kDLTensorHandle
     elif isinstance(value, Module):
         values[i].v_handle = value._h()
         codes[i] = _lib.kModuleHandle
@@ -183,14 +186,20 @@ class Function(_OwnedHandle):
 
     def __call__(self, *args):
         n = len(args)
-        values = (TVMValue * max(1, n))()
-        codes = (ctypes.c_int * max(1, n))()
+        values = codes = None  # no arguments (e.g. run()): nothing to convert
         keep = []
-        for i, a in enumerate(args):
-            _put_arg(a, values, codes, i, keep)
+        if n:
+            values = (TVMValue * n)()
+            codes = (ctypes.c_int * n)()
+            for i, a in enumerate(args):
+                _put_arg(a, values, codes, i, keep)
         ret = TVMValue()
         ret_code = ctypes.c_int(_lib.kNull)
-        _lib.call("TVMFuncCall", self._h(), values, codes, n, ctypes.byref(ret), ctypes.byref(ret_code))
+        rc = _lib.lib().TVMFuncCall(self._h(), values, codes, n, ctypes.byref(ret), ctypes.byref(ret_code))
+        if rc != 0:
+            raise GraphrtError(_lib.last_error())
+        if ret_code.value == _lib.kNull:
+            return None
         return _return_value(ret, ret_code.value)
 
     def __repr__(self):
