@@ -146,7 +146,7 @@ void store_element(vm::Tensor& t, int64_t i, const std::string& text, const std:
 }
 
 // ---- inputs.
-vm::Ref tensor_from_npy(const std::string& path) {
+vm::VmRef tensor_from_npy(const std::string& path) {
   const graphrt_apps::NpyArray a = graphrt_apps::read_npy(path);
   auto t = std::make_shared<vm::OwnedTensor>(a.shape, a.dtype);
   if (!a.data.empty()) std::memcpy(t->dl()->data, a.data.data(), a.data.size());
@@ -178,7 +178,7 @@ bool parse_typed(const std::string& input, TypedText* out) {
   return true;
 }
 
-vm::Ref tensor_from_text(const std::string& input, const TypedText& typed) {
+vm::VmRef tensor_from_text(const std::string& input, const TypedText& typed) {
   auto t = std::make_shared<vm::OwnedTensor>(typed.shape, typed.dtype);
   const int64_t n = t->element_count();
   if (!typed.has_values) return t;  // zero-filled
@@ -313,7 +313,7 @@ void write_output(const std::string& path, const vm::Value& v) {
 // ---- the run.
 struct Linked {
   std::unique_ptr<vm::Context> context;
-  std::shared_ptr<vm::Module> last_module;
+  std::shared_ptr<vm::VmModule> last_module;
 };
 
 Linked link_modules(const std::vector<std::string>& specs) {
@@ -324,7 +324,7 @@ Linked link_modules(const std::vector<std::string>& specs) {
   // No TVM library here: tvm.call links but reports the kernel as missing.
   out.context->register_module(vm::create_tvm_module(vm::KernelResolver()));
   for (const std::string& spec : specs) {
-    std::shared_ptr<vm::Module> module = vm::load_module_file(spec);
+    std::shared_ptr<vm::VmModule> module = vm::load_module_file(spec);
     // Dependencies the module declares with a source are loaded relative to its file.
     const std::string path = vm::parse_module_address(spec).path;
     const size_t slash = path.rfind('/');
@@ -335,7 +335,7 @@ Linked link_modules(const std::vector<std::string>& specs) {
   return out;
 }
 
-std::string exports_list(const vm::Module& module) {
+std::string exports_list(const vm::VmModule& module) {
   std::string out;
   for (const vm::ExportDecl& e : module.exports()) out += " " + module.name() + "." + e.name + "(" + e.signature + ")";
   return out;

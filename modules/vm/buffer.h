@@ -10,7 +10,7 @@
 namespace graphrt {
 namespace vm {
 
-class Buffer : public Object {
+class Buffer : public VmObject {
  public:
   static constexpr ObjectKind kKind = ObjectKind::kBuffer;
   explicit Buffer(std::vector<uint8_t> bytes, bool read_only = false)

@@ -34,7 +34,7 @@ class BytecodeState : public ModuleState {
   std::vector<Value> globals;
 };
 
-class BytecodeModule : public Module {
+class BytecodeModule : public VmModule {
  public:
   // Verifies `def` (throws graphrt::Error on any rule violation).
   static std::shared_ptr<BytecodeModule> create(ModuleDef def);
@@ -54,7 +54,7 @@ class BytecodeModule : public Module {
   const ModuleDef& def() const { return def_; }
   const FunctionInfo& function_info(uint32_t ordinal) const { return infos_[ordinal]; }
   const Signature& import_signature(uint32_t ordinal) const { return import_sigs_[ordinal]; }
-  const Ref& rodata(uint32_t index) const { return rodata_[index]; }
+  const VmRef& rodata(uint32_t index) const { return rodata_[index]; }
 
   // Proof that verify_module() accepted the def; constructible by this class only.
   class VerifiedDef {
@@ -71,7 +71,7 @@ class BytecodeModule : public Module {
   std::vector<uint32_t> export_to_function_;
   std::vector<FunctionInfo> infos_;
   std::vector<Signature> import_sigs_;
-  std::vector<Ref> rodata_;  // read-only Buffers shared by const.ref.rodata
+  std::vector<VmRef> rodata_;  // read-only Buffers shared by const.ref.rodata
 };
 
 }  // namespace vm

@@ -47,7 +47,7 @@ const Context::Entry* Context::find(const std::string& name) const {
 
 bool Context::has_module(const std::string& name) const { return find(name) != nullptr; }
 
-void Context::check_dependencies(const Module& module) const {
+void Context::check_dependencies(const VmModule& module) const {
   for (const Dependency& dep : module.dependencies()) {
     const Entry* found = find(dep.name);
     if (!found) {
@@ -63,7 +63,7 @@ void Context::check_dependencies(const Module& module) const {
   }
 }
 
-void Context::link_imports(const Module& module, ModuleState& state) const {
+void Context::link_imports(const VmModule& module, ModuleState& state) const {
   const std::vector<ImportDecl>& imports = module.imports();
   state.imports.assign(imports.size(), FunctionRef{});
   for (size_t i = 0; i < imports.size(); ++i) {
@@ -97,7 +97,7 @@ void Context::run_lifecycle(Entry& entry, const char* export_name) {
   entry.module->call(stack, *entry.state, static_cast<uint32_t>(ordinal), {}, &results);
 }
 
-void Context::register_module(std::shared_ptr<Module> module) {
+void Context::register_module(std::shared_ptr<VmModule> module) {
   GRAPHRT_CHECK(module != nullptr, "register_module: null module");
   check_dependencies(*module);
   Entry entry{module, module->create_state()};
@@ -135,7 +135,7 @@ std::vector<Value> Context::invoke(const std::string& full_name, const std::vect
   check_values(sig.args, args, "arguments of " + full_name);
   stack.watch(*interrupt_);
   std::vector<Value> results;
-  call_function(stack, fn, args, &results);
+  invoke_function(stack, fn, args, &results);
   return results;
 }
 

@@ -33,7 +33,7 @@ class Context {
 
   // Throws graphrt::Error (with "module"/"import" context) and leaves the
   // context unchanged when linking or `__init` fails.
-  void register_module(std::shared_ptr<Module> module);
+  void register_module(std::shared_ptr<VmModule> module);
   bool has_module(const std::string& name) const;
   const std::shared_ptr<Instance>& instance() const { return instance_; }
 
@@ -55,11 +55,11 @@ class Context {
 
  private:
   struct Entry {
-    std::shared_ptr<Module> module;
+    std::shared_ptr<VmModule> module;
     std::unique_ptr<ModuleState> state;
   };
-  void check_dependencies(const Module& module) const;
-  void link_imports(const Module& module, ModuleState& state) const;
+  void check_dependencies(const VmModule& module) const;
+  void link_imports(const VmModule& module, ModuleState& state) const;
   const Entry* find(const std::string& name) const;
   void run_lifecycle(Entry& entry, const char* export_name);
 

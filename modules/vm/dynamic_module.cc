@@ -107,7 +107,7 @@ NativeFunction wrap_function_v1(const graphrt_vm_abi_function& f, void* self) {
 
 // A handle is a box around one reference; boxes are never shared.
 struct graphrt_vm_abi_ref {
-  graphrt::vm::Ref ref;
+  graphrt::vm::VmRef ref;
 };
 
 namespace graphrt {
@@ -143,9 +143,9 @@ R guarded(graphrt_vm_abi_call* call, R failure, F f) {
   }
 }
 
-graphrt_vm_abi_ref* new_box(Ref ref) { return ref ? new graphrt_vm_abi_ref{std::move(ref)} : nullptr; }
-const Ref& ref_of(const graphrt_vm_abi_ref* box) {
-  static const Ref kNull;
+graphrt_vm_abi_ref* new_box(VmRef ref) { return ref ? new graphrt_vm_abi_ref{std::move(ref)} : nullptr; }
+const VmRef& ref_of(const graphrt_vm_abi_ref* box) {
+  static const VmRef kNull;
   return box ? box->ref : kNull;
 }
 
@@ -172,7 +172,7 @@ ValueType abi_type(int type) {
 
 int host_ref_kind(graphrt_vm_abi_call* call, const graphrt_vm_abi_ref* ref) {
   return guarded(call, -1, [&] {
-    const Ref& r = ref_of(ref);
+    const VmRef& r = ref_of(ref);
     if (!r) return static_cast<int>(GRAPHRT_VM_ABI_NULL);
     switch (r->kind()) {
       case ObjectKind::kBuffer: return static_cast<int>(GRAPHRT_VM_ABI_BUFFER);
@@ -369,7 +369,7 @@ struct AbiModuleGuard {
 
 }  // namespace
 
-std::shared_ptr<Module> load_dynamic_module(const std::string& address) {
+std::shared_ptr<VmModule> load_dynamic_module(const std::string& address) {
   const ModuleAddress parsed = parse_module_address(address);
   const std::string create_name = parsed.create_fn.empty() ? GRAPHRT_VM_DYNAMIC_DEFAULT_CREATE : parsed.create_fn;
   try {

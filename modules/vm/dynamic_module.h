@@ -15,7 +15,7 @@ namespace vm {
 // version and every signature, and returns a module that keeps the library
 // loaded until the module is destroyed (the library's destroy runs first).
 // Throws graphrt::Error with "file"/"symbol" context.
-std::shared_ptr<Module> load_dynamic_module(const std::string& address);
+std::shared_ptr<VmModule> load_dynamic_module(const std::string& address);
 
 }  // namespace vm
 }  // namespace graphrt

@@ -15,7 +15,7 @@ void Instance::register_module_factory(const std::string& name, ModuleFactory fa
   factories_[name] = std::move(factory);
 }
 
-std::shared_ptr<Module> Instance::create_module(const std::string& name) const {
+std::shared_ptr<VmModule> Instance::create_module(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = factories_.find(name);
   return it == factories_.end() ? nullptr : it->second();

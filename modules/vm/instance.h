@@ -21,7 +21,7 @@
 namespace graphrt {
 namespace vm {
 
-using ModuleFactory = std::function<std::shared_ptr<Module>()>;
+using ModuleFactory = std::function<std::shared_ptr<VmModule>()>;
 
 class Instance {
  public:
@@ -31,7 +31,7 @@ class Instance {
 
   void register_module_factory(const std::string& name, ModuleFactory factory);
   // A fresh module from the named factory, or nullptr when none is registered.
-  std::shared_ptr<Module> create_module(const std::string& name) const;
+  std::shared_ptr<VmModule> create_module(const std::string& name) const;
   std::vector<std::string> module_factory_names() const;
 
  private:

@@ -83,36 +83,36 @@ inline To bitcast(From v) {
 }
 
 // --- typed ref access.
-List& as_list(const Ref& ref) {
+List& as_list(const VmRef& ref) {
   List* list = ref_as<List>(ref);
   if (!list) throw Error(ref ? "ref is not a list" : "null list ref");
   return *list;
 }
-Buffer& as_buffer(const Ref& ref) {
+Buffer& as_buffer(const VmRef& ref) {
   Buffer* buffer = ref_as<Buffer>(ref);
   if (!buffer) throw Error(ref ? "ref is not a buffer" : "null buffer ref");
   return *buffer;
 }
 template <typename T>
-T buffer_load(const Ref& ref, int64_t offset) {
+T buffer_load(const VmRef& ref, int64_t offset) {
   return rd<T>(as_buffer(ref).range(offset, sizeof(T)));
 }
 template <typename T>
-void buffer_store(const Ref& ref, int64_t offset, T value) {
+void buffer_store(const VmRef& ref, int64_t offset, T value) {
   std::memcpy(as_buffer(ref).writable_range(offset, sizeof(T)), &value, sizeof(T));
 }
-Ref buffer_alloc(int64_t length) {
+VmRef buffer_alloc(int64_t length) {
   if (length < 0 || length > limits().max_buffer_bytes) {
     throw Error("buffer.alloc length " + std::to_string(length) + " out of range");
   }
   return std::make_shared<Buffer>(std::vector<uint8_t>(static_cast<size_t>(length)));
 }
-void buffer_copy(const Ref& src, int64_t src_off, const Ref& dst, int64_t dst_off, int64_t len) {
+void buffer_copy(const VmRef& src, int64_t src_off, const VmRef& dst, int64_t dst_off, int64_t len) {
   const uint8_t* from = as_buffer(src).range(src_off, len);
   uint8_t* to = as_buffer(dst).writable_range(dst_off, len);
   if (len > 0) std::memmove(to, from, static_cast<size_t>(len));
 }
-Ref list_alloc(int32_t capacity) {
+VmRef list_alloc(int32_t capacity) {
   auto list = std::make_shared<List>();
   list->reserve(capacity);
   return list;
@@ -124,7 +124,7 @@ struct Banks {
   int64_t* i64;
   float* f32;
   double* f64;
-  Ref* ref;
+  VmRef* ref;
 };
 
 Banks banks_of(Stack& s) {
@@ -208,7 +208,7 @@ void call_import(Stack& s, const BytecodeModule& module, ModuleState& state, uin
   args.reserve(sig.args.size());
   for (size_t k = 0; k < sig.args.size(); ++k) args.push_back(read_value(b, sig.args[k].type, rd<uint16_t>(arg_regs + 2 * k)));
   std::vector<Value> results;
-  call_function(s, state.imports[index], args, &results);
+  invoke_function(s, state.imports[index], args, &results);
   write_results(s, result_regs, result_count, sig.result_types(), results);
 }
 
@@ -233,7 +233,7 @@ void call_import_variadic(Stack& s, const BytecodeModule& module, ModuleState& s
     }
   }
   std::vector<Value> results;
-  call_function(s, state.imports[index], args, &results);
+  invoke_function(s, state.imports[index], args, &results);
   write_results(s, result_regs, result_count, sig.result_types(), results);
 }
 
@@ -411,7 +411,7 @@ void run(Stack& stack, const BytecodeModule& module, ModuleState& state, size_t 
       }
       CASE(Fail) {
         const int32_t status = I32(1);
-        const Ref& message = module.rodata(rd<uint32_t>(code + pc + 3));
+        const VmRef& message = module.rodata(rd<uint32_t>(code + pc + 3));
         throw Error(static_cast<Buffer*>(message.get())->as_string()).with("status", std::to_string(status));
       }
 

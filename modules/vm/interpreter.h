@@ -1,6 +1,6 @@
 // The bytecode interpreter: a register machine with a computed-goto dispatch
 // loop (GCC/clang) or a tight switch elsewhere. Internal calls push frames on
-// the same Stack and stay in the loop; imports go through Module::call.
+// the same Stack and stay in the loop; imports go through VmModule::call.
 #pragma once
 
 #include <cstdint>

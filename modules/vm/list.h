@@ -13,7 +13,7 @@
 namespace graphrt {
 namespace vm {
 
-class List : public Object {
+class List : public VmObject {
  public:
   static constexpr ObjectKind kKind = ObjectKind::kList;
   ObjectKind kind() const override { return kKind; }

@@ -1,4 +1,4 @@
-// graphrt::vm::Module — the interface every VM module implements.
+// graphrt::vm::VmModule — the interface every VM module implements.
 //
 // Like IREE's iree_vm_module_t: a module is immutable code plus metadata
 // (name, version, dependencies, imports, exports with cconv signatures) and
@@ -17,7 +17,7 @@
 namespace graphrt {
 namespace vm {
 
-class Module;
+class VmModule;
 class ModuleState;
 class Stack;
 
@@ -45,7 +45,7 @@ struct ExportDecl {
 // A callable function bound to one module state (a resolved import, or a
 // host-resolved export).
 struct FunctionRef {
-  Module* module = nullptr;
+  VmModule* module = nullptr;
   ModuleState* state = nullptr;
   uint32_t ordinal = 0;  // export ordinal in `module`
   bool resolved() const { return module != nullptr; }
@@ -58,9 +58,9 @@ class ModuleState {
   std::vector<FunctionRef> imports;
 };
 
-class Module {
+class VmModule {
  public:
-  virtual ~Module() = default;
+  virtual ~VmModule() = default;
   virtual const std::string& name() const = 0;
   virtual uint32_t version() const = 0;
   virtual const std::vector<Dependency>& dependencies() const = 0;
@@ -78,7 +78,7 @@ class Module {
 };
 
 // Calls a resolved function (throws for an unresolved optional import).
-void call_function(Stack& stack, const FunctionRef& fn, const std::vector<Value>& args,
+void invoke_function(Stack& stack, const FunctionRef& fn, const std::vector<Value>& args,
                    std::vector<Value>* results);
 
 }  // namespace vm

@@ -38,7 +38,7 @@ std::shared_ptr<BytecodeModule> load_bytecode_file(const std::string& path) {
   }
 }
 
-std::shared_ptr<Module> load_module_file(const std::string& spec) {
+std::shared_ptr<VmModule> load_module_file(const std::string& spec) {
   if (is_shared_library_path(parse_module_address(spec).path)) return load_dynamic_module(spec);
   return load_bytecode_file(spec);
 }

@@ -17,7 +17,7 @@
 namespace graphrt {
 namespace vm {
 
-std::shared_ptr<Module> load_module_file(const std::string& spec);
+std::shared_ptr<VmModule> load_module_file(const std::string& spec);
 // The .vmbc / .vmasm forms only.
 std::shared_ptr<BytecodeModule> load_bytecode_file(const std::string& path);
 

@@ -9,7 +9,7 @@ namespace vm {
 std::vector<Value> NativeCall::call_import(size_t index, const std::vector<Value>& args) {
   GRAPHRT_CHECK(index < state_.imports.size(), "native module import index out of range");
   std::vector<Value> results;
-  call_function(stack_, state_.imports[index], args, &results);
+  invoke_function(stack_, state_.imports[index], args, &results);
   return results;
 }
 

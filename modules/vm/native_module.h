@@ -34,14 +34,14 @@ class NativeCall {
   int64_t i64(size_t k) const { return args_[k].i64; }
   float f32(size_t k) const { return args_[k].f32; }
   double f64(size_t k) const { return args_[k].f64; }
-  const Ref& ref(size_t k) const { return args_[k].ref; }
+  const VmRef& ref(size_t k) const { return args_[k].ref; }
 
   void ret(Value v) { results_->push_back(std::move(v)); }
   void ret_i32(int32_t v) { ret(Value::from_i32(v)); }
   void ret_i64(int64_t v) { ret(Value::from_i64(v)); }
   void ret_f32(float v) { ret(Value::from_f32(v)); }
   void ret_f64(double v) { ret(Value::from_f64(v)); }
-  void ret_ref(Ref v) { ret(Value::from_ref(std::move(v))); }
+  void ret_ref(VmRef v) { ret(Value::from_ref(std::move(v))); }
 
   // Calls this module's import `index` (as declared by add_import).
   std::vector<Value> call_import(size_t index, const std::vector<Value>& args);
@@ -57,7 +57,7 @@ class NativeCall {
 
 using NativeFunction = std::function<void(NativeCall&)>;
 
-class NativeModule : public Module {
+class NativeModule : public VmModule {
  public:
   NativeModule(std::string name, uint32_t version);
 

@@ -29,8 +29,8 @@ std::string resolve_source(const std::string& source, const std::string& base_di
   return base_dir + "/" + source;
 }
 
-std::shared_ptr<Module> load_dependency(const Dependency& dep, const std::string& base_dir, Instance& instance) {
-  std::shared_ptr<Module> module =
+std::shared_ptr<VmModule> load_dependency(const Dependency& dep, const std::string& base_dir, Instance& instance) {
+  std::shared_ptr<VmModule> module =
       dep.source.empty() ? instance.create_module(dep.name) : load_module_file(resolve_source(dep.source, base_dir));
   if (module && module->name() != dep.name) {
     throw Error("the module loaded for dependency '" + dep.name + "' is named '" + module->name() + "'");
@@ -40,7 +40,7 @@ std::shared_ptr<Module> load_dependency(const Dependency& dep, const std::string
 
 }  // namespace
 
-void link_declared_dependencies(Context& context, const Module& module, const std::string& base_dir) {
+void link_declared_dependencies(Context& context, const VmModule& module, const std::string& base_dir) {
   for (const Dependency& dep : module.dependencies()) {
     if (context.has_module(dep.name)) continue;
     try {

@@ -38,7 +38,7 @@ struct ProgramOptions {
   KernelResolver kernels;
   // Extra modules (native, dynamic or bytecode) registered before the program,
   // in order, after the built-in `tensor` and `tvm` modules.
-  std::vector<std::shared_ptr<Module>> extra_modules;
+  std::vector<std::shared_ptr<VmModule>> extra_modules;
   // Branches + calls per invocation, `__init` included; 0 takes
   // limits().instruction_budget (GRAPHRT_VM_BUDGET).
   uint64_t instruction_budget = 0;
@@ -51,7 +51,7 @@ struct ProgramOptions {
 };
 
 // Registers the dependencies of `module` that `context` lacks, as above.
-void link_declared_dependencies(Context& context, const Module& module, const std::string& base_dir);
+void link_declared_dependencies(Context& context, const VmModule& module, const std::string& base_dir);
 
 class Program {
  public:

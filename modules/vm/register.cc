@@ -20,12 +20,12 @@ namespace vm {
 
 namespace {
 
-class VmModuleNode : public graphrt::ModuleNode {
+class VmProgramModuleNode : public graphrt::ModuleNode {
  public:
   // `module` is linked after `extra` and the dependencies it declares; now
   // when `link_now`, else when the module joins a library's tree (whose
   // directory relative dependency sources are taken from) or is first used.
-  VmModuleNode(std::shared_ptr<BytecodeModule> module, std::vector<std::shared_ptr<Module>> extra,
+  VmProgramModuleNode(std::shared_ptr<BytecodeModule> module, std::vector<std::shared_ptr<VmModule>> extra,
                std::string base_dir, bool link_now)
       : module_(std::move(module)), extra_(std::move(extra)), base_dir_(std::move(base_dir)) {
     if (link_now) link();
@@ -98,12 +98,12 @@ class VmModuleNode : public graphrt::ModuleNode {
     return [context, name](const std::vector<DLTensor*>& tensors) {
       ArgList args;
       for (DLTensor* t : tensors) args.add_tensor(t);
-      call_function(context->require_function(name), args);
+      graphrt::call_function(context->require_function(name), args);
     };
   }
 
   std::shared_ptr<BytecodeModule> module_;
-  std::vector<std::shared_ptr<Module>> extra_;
+  std::vector<std::shared_ptr<VmModule>> extra_;
   std::string base_dir_;
   std::shared_ptr<Program> program_;
   graphrt::ModuleNode* context_ = nullptr;
@@ -111,7 +111,7 @@ class VmModuleNode : public graphrt::ModuleNode {
 
 // Interrupts every VM module in the tree under `root` (imports included).
 void interrupt_tree(graphrt::ModuleNode* root) {
-  if (auto* vm = dynamic_cast<VmModuleNode*>(root)) vm->interrupt();
+  if (auto* vm = dynamic_cast<VmProgramModuleNode*>(root)) vm->interrupt();
   for (const graphrt::Module& m : root->imports()) interrupt_tree(m.get());
 }
 
@@ -136,7 +136,7 @@ void register_backend(Runtime& runtime) {
   runtime.register_binary_loader("graphrt_vm", [](BlobReader& reader) {
     const std::string bytecode = reader.read_string("graphrt_vm bytecode");
     auto module = BytecodeModule::load(reinterpret_cast<const uint8_t*>(bytecode.data()), bytecode.size());
-    return graphrt::Module(make_ref<VmModuleNode>(std::move(module), std::vector<std::shared_ptr<Module>>(), "",
+    return graphrt::Module(make_ref<VmProgramModuleNode>(std::move(module), std::vector<std::shared_ptr<VmModule>>(), "",
                                                   /*link_now=*/false));
   });
   // graphrt.vm.load(path, [module, ...]): a .vmbc / .vmasm file as a module
@@ -146,10 +146,10 @@ void register_backend(Runtime& runtime) {
   runtime.set_function("graphrt.vm.load", make_function([](const TVMArgs& args, RetValue* ret) {
     if (args.size() < 1) throw Error("graphrt.vm.load(path, [module, ...]): path missing");
     const std::string path = args.as_string(0);
-    std::vector<std::shared_ptr<Module>> extra;
+    std::vector<std::shared_ptr<VmModule>> extra;
     for (int i = 1; i < args.size(); ++i) extra.push_back(load_module_file(args.as_string(i)));
     const size_t slash = path.rfind('/');
-    ret->set_module(graphrt::Module(make_ref<VmModuleNode>(load_bytecode_file(path), std::move(extra),
+    ret->set_module(graphrt::Module(make_ref<VmProgramModuleNode>(load_bytecode_file(path), std::move(extra),
                                                            slash == std::string::npos ? "." : path.substr(0, slash),
                                                            /*link_now=*/true)));
   }, "graphrt.vm.load"));

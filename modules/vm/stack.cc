@@ -23,7 +23,7 @@ Stack::Stack()
   i32.reserve(256);
 }
 
-Frame& Stack::push(FrameType type, const Module* module, uint32_t function) {
+Frame& Stack::push(FrameType type, const VmModule* module, uint32_t function) {
   if (frames_.size() >= static_cast<size_t>(limits().max_stack_depth)) {
     throw Error("VM stack overflow").with("depth", std::to_string(frames_.size()));
   }
@@ -70,7 +70,7 @@ void Stack::throw_stopped() const {
   throw Error("VM invocation interrupted");
 }
 
-int Module::lookup_export(const std::string& name) const {
+int VmModule::lookup_export(const std::string& name) const {
   const std::vector<ExportDecl>& list = exports();
   for (size_t i = 0; i < list.size(); ++i) {
     if (list[i].name == name) return static_cast<int>(i);
@@ -78,7 +78,7 @@ int Module::lookup_export(const std::string& name) const {
   return -1;
 }
 
-void call_function(Stack& stack, const FunctionRef& fn, const std::vector<Value>& args,
+void invoke_function(Stack& stack, const FunctionRef& fn, const std::vector<Value>& args,
                    std::vector<Value>* results) {
   GRAPHRT_CHECK(fn.resolved(), "call of an unresolved (optional) import");
   fn.module->call(stack, *fn.state, fn.ordinal, args, results);

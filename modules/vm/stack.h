@@ -18,7 +18,7 @@
 namespace graphrt {
 namespace vm {
 
-class Module;
+class VmModule;
 class BytecodeModule;
 
 // Called before every bytecode instruction of a traced invocation with the
@@ -29,7 +29,7 @@ enum class FrameType { kNative, kBytecode };
 
 struct Frame {
   FrameType type = FrameType::kNative;
-  const Module* module = nullptr;
+  const VmModule* module = nullptr;
   uint32_t function = 0;  // internal ordinal (bytecode) or export ordinal (native)
   uint32_t pc = 0;        // bytecode offset of the current instruction
   // Base index of this frame's registers in each pool.
@@ -63,7 +63,7 @@ class Stack {
     --budget_;
   }
 
-  Frame& push(FrameType type, const Module* module, uint32_t function);
+  Frame& push(FrameType type, const VmModule* module, uint32_t function);
   void pop();
   Frame& top() { return frames_.back(); }
   size_t depth() const { return frames_.size(); }
@@ -75,7 +75,7 @@ class Stack {
   std::vector<int64_t> i64;
   std::vector<float> f32;
   std::vector<double> f64;
-  std::vector<Ref> refs;
+  std::vector<VmRef> refs;
 
  private:
   [[noreturn]] void throw_stopped() const;
@@ -90,7 +90,7 @@ class Stack {
 // Pops the frame it pushed, also during unwinding.
 class FrameScope {
  public:
-  FrameScope(Stack& stack, FrameType type, const Module* module, uint32_t function)
+  FrameScope(Stack& stack, FrameType type, const VmModule* module, uint32_t function)
       : stack_(stack) {
     stack_.push(type, module, function);
   }

@@ -18,7 +18,7 @@
 namespace graphrt {
 namespace vm {
 
-class Tensor : public Object {
+class Tensor : public VmObject {
  public:
   static constexpr ObjectKind kKind = ObjectKind::kTensor;
   ObjectKind kind() const override { return kKind; }

@@ -10,7 +10,7 @@ namespace graphrt {
 namespace vm {
 namespace {
 
-Tensor& as_tensor(const Ref& ref) {
+Tensor& as_tensor(const VmRef& ref) {
   Tensor* t = ref_as<Tensor>(ref);
   if (!t) throw Error(ref ? "ref is not a tensor" : "null tensor ref");
   return *t;

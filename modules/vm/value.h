@@ -29,13 +29,13 @@ struct Value {
     float f32;
     double f64;
   };
-  Ref ref;
+  VmRef ref;
 
   static Value from_i32(int32_t v) { Value x; x.type = ValueType::kI32; x.i32 = v; return x; }
   static Value from_i64(int64_t v) { Value x; x.type = ValueType::kI64; x.i64 = v; return x; }
   static Value from_f32(float v) { Value x; x.type = ValueType::kF32; x.f32 = v; return x; }
   static Value from_f64(double v) { Value x; x.type = ValueType::kF64; x.f64 = v; return x; }
-  static Value from_ref(Ref v) { Value x; x.type = ValueType::kRef; x.ref = std::move(v); return x; }
+  static Value from_ref(VmRef v) { Value x; x.type = ValueType::kRef; x.ref = std::move(v); return x; }
 
   std::string to_string() const;
 };

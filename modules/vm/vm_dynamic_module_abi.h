@@ -19,7 +19,7 @@
  * graphrt_vm_abi_ref* handle (tensor, buffer or list; NULL for a null ref),
  * results may be refs, and the module may import functions of modules linked
  * before it (`imports`, called through host->call_import). Handles are boxes:
- * each one is released exactly once by its owner. Ref arguments are owned by
+ * each one is released exactly once by its owner. VmRef arguments are owned by
  * the host for the duration of the call; a ref result is owned by the host
  * once the function returns (one the library created, or ref_clone of an
  * argument); handles returned by host functions are owned by the caller. When
@@ -69,7 +69,7 @@ enum {
   GRAPHRT_VM_ABI_REF = 4
 };
 
-/* Ref kinds (graphrt_vm_abi_host.ref_kind). */
+/* VmRef kinds (graphrt_vm_abi_host.ref_kind). */
 enum { GRAPHRT_VM_ABI_NULL = 0, GRAPHRT_VM_ABI_BUFFER = 1, GRAPHRT_VM_ABI_LIST = 2, GRAPHRT_VM_ABI_TENSOR = 3 };
 
 typedef struct graphrt_vm_abi_string_pair {

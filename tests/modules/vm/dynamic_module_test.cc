@@ -111,7 +111,7 @@ std::string error_of(Context& ctx, const std::string& fn, const std::vector<Valu
   return "(no error)";
 }
 
-Ref make_list(std::vector<Value> items) {
+VmRef make_list(std::vector<Value> items) {
   auto list = std::make_shared<List>();
   list->resize(static_cast<int64_t>(items.size()));
   for (size_t k = 0; k < items.size(); ++k) list->set(static_cast<int64_t>(k), items[k]);
@@ -129,7 +129,7 @@ TEST(VmDynamicModuleV2, ListResultsAndListArguments) {
   EXPECT_EQ(list->get(0, ValueType::kI32).i32, 6);  // 3 * scale, scale percent-decoded
   EXPECT_EQ(list->get(1, ValueType::kF32).f32, 1.5f);
 
-  const Ref nested = make_list({I(10), vm_test::L(200), Value::from_ref(make_list({I(3000)})), vm_test::F(9.f)});
+  const VmRef nested = make_list({I(10), vm_test::L(200), Value::from_ref(make_list({I(3000)})), vm_test::F(9.f)});
   EXPECT_EQ(ctx.invoke("sample2.list_sum", {Value::from_ref(nested)})[0].i64, 3210);
   EXPECT_NE(error_of(ctx, "sample2.list_sum", {Value::from_ref(nullptr)}).find("expected a list"), std::string::npos);
 }

@@ -1,4 +1,4 @@
-// Module globals: typed per-context slots that __init sets up, verified
+// VmModule globals: typed per-context slots that __init sets up, verified
 // accesses, text and binary forms (format v2; v1 still written and read).
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@ std::shared_ptr<graphrt::vm::BytecodeModule> build(const std::string& source) {
   return graphrt::vm::BytecodeModule::create(graphrt::vm::assemble(source));
 }
 
-Harness::Harness(const std::string& source, std::vector<std::shared_ptr<graphrt::vm::Module>> extra)
+Harness::Harness(const std::string& source, std::vector<std::shared_ptr<graphrt::vm::VmModule>> extra)
     : context(std::make_unique<graphrt::vm::Context>(graphrt::vm::Instance::create())) {
   context->register_module(graphrt::vm::create_tensor_module());
   for (auto& m : extra) context->register_module(m);

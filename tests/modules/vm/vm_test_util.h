@@ -21,7 +21,7 @@ std::shared_ptr<graphrt::vm::BytecodeModule> build(const std::string& source);
 // A context holding the tensor module, `extra` modules, then `source`.
 struct Harness {
   explicit Harness(const std::string& source,
-                   std::vector<std::shared_ptr<graphrt::vm::Module>> extra = {});
+                   std::vector<std::shared_ptr<graphrt::vm::VmModule>> extra = {});
   std::vector<Value> call(const std::string& function, const std::vector<Value>& args);
   std::unique_ptr<graphrt::vm::Context> context;
   std::string module_name;
