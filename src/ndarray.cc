@@ -46,7 +46,12 @@ NDArray NDArray::empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDe
   size_t nbytes = dtype_bytes(dtype, shape_numel(shape.data(), static_cast<int>(shape.size())));
   DeviceAPI* api = device_api(dev);
   void* data = api->alloc(dev, nbytes, kAllocAlignment);
-  array.node_->storage = std::make_shared<Storage>(data, [api, dev](void* p) { api->free(dev, p); });
+  try {
+    array.node_->storage = std::make_shared<Storage>(data, [api, dev](void* p) { api->free(dev, p); });
+  } catch (...) {
+    api->free(dev, data);  // no Storage owns it yet
+    throw;
+  }
   array.node_->dl.data = data;
   return array;
 }

@@ -21,18 +21,19 @@ uint64_t parse_budget(const std::string& text, const std::string& what) {
 }
 
 Limits& limits() {
-  static Limits instance = [] {
-    Limits l;
-    // A malformed value is ignored here (no way to report it at start-up);
-    // the apps validate the variable themselves before relying on it.
+  static Limits instance;
+  // A malformed value is ignored here (no way to report it at start-up);
+  // the apps validate the variable themselves before relying on it.
+  static const bool from_environment = [] {
     if (const char* env = std::getenv("GRAPHRT_VM_BUDGET")) {
       try {
-        l.instruction_budget = parse_budget(env, "GRAPHRT_VM_BUDGET");
+        instance.instruction_budget = parse_budget(env, "GRAPHRT_VM_BUDGET");
       } catch (const Error&) {
       }
     }
-    return l;
+    return true;
   }();
+  (void)from_environment;
   return instance;
 }
 

@@ -3,24 +3,27 @@
 // capped; hosts may lower the caps (the fuzz target does).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
 namespace graphrt {
 namespace vm {
 
+// Every field is atomic: hosts may change a limit while other threads run
+// programs (a program reads each limit when it needs it, never a torn value).
 struct Limits {
-  int64_t max_buffer_bytes = int64_t{1} << 30;
-  int64_t max_list_size = int64_t{1} << 24;
-  int64_t max_tensor_bytes = int64_t{1} << 30;
-  int max_stack_depth = 1024;
-  uint16_t max_registers_per_bank = 4096;
+  std::atomic<int64_t> max_buffer_bytes{int64_t{1} << 30};
+  std::atomic<int64_t> max_list_size{int64_t{1} << 24};
+  std::atomic<int64_t> max_tensor_bytes{int64_t{1} << 30};
+  std::atomic<int> max_stack_depth{1024};
+  std::atomic<uint16_t> max_registers_per_bank{4096};
   // Branches and calls one invocation may execute (every loop iteration and
   // every call counts one) before it stops with "VM instruction budget
   // exhausted". Applies to every entry point: host calls, graph-node calls,
   // `__init`/`__deinit`. The environment variable GRAPHRT_VM_BUDGET overrides
   // the default at start-up; hosts may set it here or per context/program.
-  uint64_t instruction_budget = kDefaultInstructionBudget;
+  std::atomic<uint64_t> instruction_budget{kDefaultInstructionBudget};
 
   static constexpr uint64_t kDefaultInstructionBudget = 100000000;  // ~0.5 s of a tight loop
 };

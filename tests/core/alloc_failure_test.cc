@@ -1,8 +1,7 @@
-// Allocation failure anywhere in loading a model ends in a clean error (an
-// exception, or an error code through the C API) with nothing leaked.
-// (Executor creation is not covered: nlohmann::json's destructor allocates
-// inside noexcept, so a failure there terminates.) This binary replaces the global operator new with one
-// that fails the N-th allocation, for every N until the whole load succeeds.
+// Allocation failure anywhere in loading a model or creating its executor ends
+// in a clean error (an exception, or an error code through the C API) with
+// nothing leaked. This binary replaces the global operator new with one that
+// fails the N-th allocation, for every N until the whole step succeeds.
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -118,4 +117,25 @@ TEST(AllocationFailure, CApiReturnsAnErrorCode) {
     TVMModFree(mod);
     return true;
   });
+}
+
+// Executor creation from a loaded factory: graph JSON, plans, storage, bound
+// params and prepared calls, each allocation failing in turn.
+TEST(AllocationFailure, CreateExecutor) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  for (const char* name : {"multi_io", "mlp"}) {
+    Module root = load_module(fixture_path(std::string(name) + "/deploy_factory.so"));
+    PackedFunc make = root->get_function("default");
+    ASSERT_TRUE(make);
+    fail_every_allocation(std::string(name) + " executor", [&] {
+      try {
+        Module ex = call_function(make, ArgList().add_device(DLDevice{kDLCPU, 0})).as_module();
+        return graph_executor_of(ex) != nullptr;
+      } catch (const std::bad_alloc&) {
+        return false;
+      } catch (const Error&) {
+        return false;
+      }
+    });
+  }
 }
