@@ -220,7 +220,10 @@ void read_attrs(GraphDef& g, JsonCursor& c) {
     } else if (key == "device_index") {
       g.device_type = read_attr_list<int>(c, "device_index", "list_int", [](JsonCursor& v) {
         int64_t t = read_list_integer(v);
-        if (t <= 0 || t > INT32_MAX) throw Error("device_index must be a DLDeviceType (> 0)");
+        // DLDeviceType's values end at 15 (kDLCUDAManaged = 13 is the last DLPack names); a
+        // larger number would be an invalid enum value wherever a DLDevice is made from it.
+        if (t <= 0 || t > 15)
+          throw Error("device_index " + std::to_string(t) + " is not a DLPack device type (1 to 15)");
         return static_cast<int>(t);
       });
     } else if (key == "storage_scope") {

@@ -125,3 +125,14 @@ TEST(GraphJson, OverflowingShapesNameTheNode) {
 TEST(GraphJson, NumberOverflowIsAGraphrtError) {
   EXPECT_THROW(parse_graph_json(R"({"nodes": [2e22222]})"), Error);
 }
+
+// A device_index outside DLDeviceType's values (fuzz finding: 21 reached a
+// DLDevice and was read back as an invalid enum value).
+TEST(GraphJson, DeviceIndexMustBeADlpackDeviceType) {
+  auto g = valid_graph();
+  g["attrs"]["device_index"][1][1] = 21;
+  std::string msg = error_for(g);
+  EXPECT_NE(msg.find("device_index 21 is not a DLPack device type"), std::string::npos) << msg;
+  g["attrs"]["device_index"][1][1] = 2;  // kDLCUDA stays valid
+  EXPECT_EQ(error_for(g), "");
+}
