@@ -29,6 +29,13 @@ std::string check_outputs(GraphExecutor& ex, const std::string& name) {
   return "";
 }
 
+// Sets the case's inputs, runs, and compares with TVM's outputs ("" when equal).
+std::string run_case(GraphExecutor& ex, const std::string& name) {
+  set_case_inputs(ex, name);
+  ex.run();
+  return check_outputs(ex, name);
+}
+
 // Inputs bound without copying: the arrays outlive the run.
 std::vector<NDArray> set_inputs_zero_copy(GraphExecutor& ex, const std::string& name) {
   std::vector<NDArray> held;
@@ -61,20 +68,14 @@ TEST(Concurrency, LoadsOfOneImageShareOneTree) {
     EXPECT_EQ(first.get(), second.get());
     first = Module();  // the tree lives on through `second` and the executor
     auto other = executor_from(second);
-    set_case_inputs(*other, "byoc_ccompiler");
-    other->run();
-    EXPECT_EQ("", check_outputs(*other, "byoc_ccompiler"));
+    EXPECT_EQ("", run_case(*other, "byoc_ccompiler"));
   }
-  set_case_inputs(*ex, "byoc_ccompiler");
-  ex->run();
-  EXPECT_EQ("", check_outputs(*ex, "byoc_ccompiler"));
+  EXPECT_EQ("", run_case(*ex, "byoc_ccompiler"));
   // Once every user is gone, the next load builds a fresh tree that works.
   ex.reset();
   Module again = load_module(path);
   auto fresh = executor_from(again);
-  set_case_inputs(*fresh, "byoc_ccompiler");
-  fresh->run();
-  EXPECT_EQ("", check_outputs(*fresh, "byoc_ccompiler"));
+  EXPECT_EQ("", run_case(*fresh, "byoc_ccompiler"));
 }
 
 // An executor keeps its factory, the root of the tree, alive. Before, it held
@@ -90,13 +91,9 @@ TEST(Concurrency, ExecutorKeepsItsTreeForLaterLoads) {
     Module again = load_module(path);
     EXPECT_EQ(again->ref_count(), 2) << "a second tree was built while the first executor lives";
     auto other = executor_from(again);
-    set_case_inputs(*other, "byoc_ccompiler");
-    other->run();
-    EXPECT_EQ("", check_outputs(*other, "byoc_ccompiler"));
+    EXPECT_EQ("", run_case(*other, "byoc_ccompiler"));
   }
-  set_case_inputs(*ex, "byoc_ccompiler");
-  ex->run();
-  EXPECT_EQ("", check_outputs(*ex, "byoc_ccompiler"));
+  EXPECT_EQ("", run_case(*ex, "byoc_ccompiler"));
 }
 
 TEST(Concurrency, StressLoadCreateRunDestroy) {
