@@ -22,7 +22,7 @@
 #include "graphrt/runtime.h"
 #include "modules/cuda/cuda_device_api.h"
 #include "modules/cuda/cuda_module.h"
-#include "modules/cuda/cuda_registration.h"
+#include "modules/cuda/register.h"
 
 using namespace graphrt;
 using Clock = std::chrono::steady_clock;

@@ -2,7 +2,7 @@
 // packed functions, as in TVM).
 #include <cstdlib>
 
-#include "c_api_support.h"
+#include "src/layer_api/c_api_guard.h"
 #include "graphrt/c_api.h"
 #include "graphrt/graph_executor.h"
 

@@ -1,6 +1,6 @@
 #include "graphrt/graph_executor.h"
 #include "graphrt/log.h"
-#include "time_evaluator_support.h"
+#include "src/layer_api/time_evaluator_support.h"
 
 #include <algorithm>
 #include <cctype>
@@ -15,8 +15,8 @@
 #include "graphrt/packed_func.h"
 #include "op_call.h"
 #include "storage_plan.h"
-#include "string_distance.h"
-#include "thread_pool.h"
+#include "src/layer_api/string_distance.h"
+#include "src/layer_api/thread_pool_run_scope.h"
 
 namespace graphrt {
 

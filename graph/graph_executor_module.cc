@@ -4,7 +4,7 @@
 #include <functional>
 #include <map>
 
-#include "time_evaluator_support.h"
+#include "src/layer_api/time_evaluator_support.h"
 #include "graphrt/graph_executor.h"
 
 namespace graphrt {

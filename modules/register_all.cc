@@ -3,13 +3,13 @@
 // once by graphrt::runtime(), while it creates the Runtime; a back end left out of the build
 // (GRAPHRT_BACKENDS) compiles its call away.
 #include "graph/register_graph_executor.h"
-#include "src/layer_composition.h"
+#include "src/layer_api/layer_composition.h"
 
 #ifdef GRAPHRT_WITH_CUDA
-#include "modules/cuda/cuda_registration.h"
+#include "modules/cuda/register.h"
 #endif
 #ifdef GRAPHRT_WITH_ELF
-#include "modules/elf/elf_library.h"
+#include "modules/elf/register.h"
 #endif
 #ifdef GRAPHRT_WITH_VM
 #include "modules/vm/register.h"

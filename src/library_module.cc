@@ -1,5 +1,6 @@
 #include "library_support.h"
 #include "library_module.h"
+#include "layer_api/library_origin.h"
 
 #include <algorithm>
 #include <cstring>
@@ -281,6 +282,11 @@ std::string write_module_blob(const std::vector<ModuleBlobRecord>& records,
   whole.write_u64(body.bytes().size());
   whole.write_raw(body.bytes().data(), body.bytes().size());
   return whole.take();
+}
+
+std::string library_origin(const ModuleNode* context) {
+  auto* library = dynamic_cast<const LibraryModuleNode*>(context);
+  return library ? library->library()->origin() : std::string();
 }
 
 }  // namespace graphrt

@@ -6,7 +6,7 @@
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
 #include "library_module.h"
-#include "string_distance.h"
+#include "layer_api/string_distance.h"
 
 namespace graphrt {
 

@@ -7,7 +7,7 @@
 #include "cpu_device_api.h"
 #include "dlopen_path.h"
 #include "graphrt/runtime.h"
-#include "layer_composition.h"
+#include "layer_api/layer_composition.h"
 #include "runtime_tables.h"
 #include "thread_pool.h"
 

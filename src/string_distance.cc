@@ -1,4 +1,4 @@
-#include "string_distance.h"
+#include "layer_api/string_distance.h"
 
 #include <algorithm>
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "graphrt/tvm_abi.h"
+#include "layer_api/thread_pool_run_scope.h"
 
 namespace graphrt {
 
@@ -18,16 +19,5 @@ void thread_pool_set_max_concurrency(int n);
 // TVMBackendParallelLaunch semantics; returns 0 or -1 with the last error set.
 int thread_pool_launch(FTVMParallelLambda flambda, void* cdata, int num_task);
 int thread_pool_barrier(int task_id, TVMParallelGroupEnv* penv);
-
-// Marks the calling thread as running an executor for the scope's lifetime.
-// With k such threads, a launch uses at most threads - (k - 1) tasks: the
-// other runs keep their cores busy, and more tasks would only oversubscribe.
-class ThreadPoolRunScope {
- public:
-  ThreadPoolRunScope();
-  ~ThreadPoolRunScope();
-  ThreadPoolRunScope(const ThreadPoolRunScope&) = delete;
-  ThreadPoolRunScope& operator=(const ThreadPoolRunScope&) = delete;
-};
 
 }  // namespace graphrt

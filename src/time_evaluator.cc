@@ -1,5 +1,5 @@
 #include "graphrt/time_evaluator.h"
-#include "time_evaluator_support.h"
+#include "layer_api/time_evaluator_support.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,4 @@
 #include "elf_library.h"
-#include "iree_executable_module.h"
-#include "object_library.h"
 
 #include "elf_cxx_imports.h"
 #include "elf_imports.h"
@@ -38,13 +36,6 @@ std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {
     image = ElfImage::load_memory(source.data, source.size, options);
   }
   return std::make_shared<ElfLibrary>(std::move(image));
-}
-
-void register_backend(Runtime& runtime) {
-  runtime.register_library_loader("elf", &load_elf_library);
-  // TVM .tar exports and bare .o files: claimed by content, whatever loader was named.
-  runtime.register_library_loader("elf-object", &load_object_library, &is_object_export);
-  register_iree_executable_loader(runtime);
 }
 
 }  // namespace elf

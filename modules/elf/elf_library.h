@@ -37,9 +37,5 @@ class ElfLibrary : public graphrt::Library {
 // Loads a Library from a path or memory source with default_import_resolver().
 std::shared_ptr<Library> load_elf_library(const LibrarySource& source);
 
-// Registers load_elf_library as the "elf" library loader. Called once from
-// modules/register_all.cc.
-void register_backend(Runtime& runtime);
-
 }  // namespace elf
 }  // namespace graphrt

@@ -9,7 +9,7 @@
 #include "graphrt/binary_loader.h"
 #include "graphrt/module.h"
 #include "graphrt/registry.h"
-#include "src/library_module.h"
+#include "src/layer_api/library_origin.h"
 #include "modules/vm/limits.h"
 #include "modules/vm/module_loader.h"
 #include "modules/vm/packed_call.h"
@@ -49,11 +49,9 @@ class VmProgramModuleNode : public graphrt::ModuleNode {
   void attach_environment(graphrt::ModuleNode* context) override {
     context_ = context;
     if (program_) return;
-    if (auto* library = dynamic_cast<LibraryModuleNode*>(context)) {
-      const std::string origin = library->library()->origin();
-      const size_t slash = origin.rfind('/');
-      if (!origin.empty() && origin[0] != '<') base_dir_ = slash == std::string::npos ? "." : origin.substr(0, slash);
-    }
+    const std::string origin = library_origin(context);
+    const size_t slash = origin.rfind('/');
+    if (!origin.empty() && origin[0] != '<') base_dir_ = slash == std::string::npos ? "." : origin.substr(0, slash);
     link();
   }
 

@@ -6,7 +6,7 @@
 #include "graphrt/module.h"
 #include "graphrt/runtime.h"
 #include "modules/cuda/cuda_module.h"
-#include "modules/cuda/cuda_registration.h"
+#include "modules/cuda/register.h"
 
 namespace cuda_test {
 

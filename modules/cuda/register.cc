@@ -1,4 +1,4 @@
-#include "modules/cuda/cuda_registration.h"
+#include "modules/cuda/register.h"
 
 #include "graphrt/binary_loader.h"
 #include "graphrt/device_api.h"

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Checks every #include of the library and the apps against the layer rules.
+
+The build gives only the core src/ as an include root, so most violations do not
+compile; this test also catches what the shared project root would let through
+("src/thread_pool.h" from graph/, one back end including another, an app
+including a layer's internals).
+
+  src/                 public headers and the core's own files
+  graph/               public headers, its own files, src/layer_api/
+  modules/<name>/      public headers, its own files, src/layer_api/
+  modules/register_all.cc  public headers, src/layer_api/ and each layer's one
+                       registration header (graph/register_graph_executor.h,
+                       modules/<name>/register.h)
+  apps/                public headers and apps/common/
+
+Public headers are include/graphrt/, include/tvm/ and the system's (dlpack,
+dmlc, nlohmann, libc, the standard library).
+
+Usage: layering_test.py [repository root]   (default: two folders up)
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
+PUBLIC_PREFIXES = ("graphrt/", "tvm/")
+SOURCE_SUFFIXES = (".cc", ".h", ".c", ".cpp")
+# Tools that still link the layers because the API they need is not public yet.
+APPS_ON_LAYER_INTERNALS = {"graphrt_vm_asm.cc", "graphrt_vm_run.cc"}
+
+
+def sources(folder):
+    for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
+        for name in sorted(files):
+            if name.endswith(SOURCE_SUFFIXES):
+                yield os.path.join(dirpath, name)
+
+
+def includes(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            m = INCLUDE.match(line)
+            if m:
+                yield number, m.group(1), m.group(2)
+
+
+def is_repo_path(target):
+    """True when `target` names something in this repository rather than a system header."""
+    head = target.split("/", 1)[0]
+    return head in ("src", "graph", "modules", "apps", "tests", "bench", "fuzz", "python", "include")
+
+
+def own_file(path, target):
+    """True when the quoted `target` is a file next to `path` (or below its folder)."""
+    return os.path.isfile(os.path.join(os.path.dirname(path), target))
+
+
+def check_core(path, kind, target):
+    if target.startswith(PUBLIC_PREFIXES):
+        return None
+    if kind == '"' and (own_file(path, target) or os.path.isfile(os.path.join(ROOT, "src", target))):
+        return None
+    if is_repo_path(target):
+        return "the core includes only public headers and its own files"
+    return None
+
+
+def check_upper_layer(path, kind, target, own_prefix):
+    if target.startswith(PUBLIC_PREFIXES) or target.startswith("src/layer_api/"):
+        return None
+    if own_prefix and target.startswith(own_prefix):
+        return None
+    if kind == '"' and own_file(path, target) and "/" not in target:
+        return None
+    if is_repo_path(target) or kind == '"':
+        return "a layer above the core includes public headers, src/layer_api/ and its own files only"
+    return None
+
+
+def check_registration(path, kind, target):
+    if target == "graph/register_graph_executor.h" or re.match(r"modules/[a-z0-9_]+/register\.h$", target):
+        return None
+    return check_upper_layer(path, kind, target, None)
+
+
+def check_app(path, kind, target):
+    if target.startswith(PUBLIC_PREFIXES):
+        return None
+    if kind == '"' and (target.startswith("common/") or (own_file(path, target) and "/" not in target)):
+        return None
+    if is_repo_path(target) or kind == '"':
+        return "apps use the public API only"
+    return None
+
+
+def rule_for(relpath):
+    parts = relpath.split(os.sep)
+    if parts[0] == "src":
+        return check_core
+    if parts[0] == "graph":
+        return lambda p, k, t: check_upper_layer(p, k, t, "graph/")
+    if parts[0] == "modules" and len(parts) == 2:
+        return check_registration
+    if parts[0] == "modules":
+        return lambda p, k, t: check_upper_layer(p, k, t, "modules/%s/" % parts[1])
+    if parts[0] == "apps" and parts[-1] not in APPS_ON_LAYER_INTERNALS:
+        return check_app
+    return None
+
+
+def main():
+    violations = []
+    checked = 0
+    for folder in ("src", "graph", "modules", "apps"):
+        for path in sources(folder):
+            rel = os.path.relpath(path, ROOT)
+            rule = rule_for(rel)
+            if rule is None:
+                continue
+            checked += 1
+            for number, kind, target in includes(path):
+                why = rule(path, kind, target)
+                if why:
+                    violations.append("%s:%d: #include %s%s%s: %s" % (rel, number, kind, target,
+                                                                     '"' if kind == '"' else ">", why))
+    if checked < 50:
+        print("layering_test: only %d files found under %s; wrong root?" % (checked, ROOT))
+        return 1
+    for v in violations:
+        print(v)
+    print("layering_test: %d files, %d violations" % (checked, len(violations)))
+    return 1 if violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
