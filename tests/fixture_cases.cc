@@ -6,19 +6,8 @@
 
 namespace graphrt_test {
 
-DLDataType npy_dtype(const std::string& descr) {
-  if (descr == "<f4") return DLDataType{kDLFloat, 32, 1};
-  if (descr == "<f8") return DLDataType{kDLFloat, 64, 1};
-  if (descr == "<i4") return DLDataType{kDLInt, 32, 1};
-  if (descr == "<i8") return DLDataType{kDLInt, 64, 1};
-  if (descr == "|i1") return DLDataType{kDLInt, 8, 1};
-  if (descr == "|u1") return DLDataType{kDLUInt, 8, 1};
-  if (descr == "|b1") return DLDataType{kDLUInt, 1, 1};
-  throw std::runtime_error("unsupported npy dtype " + descr);
-}
-
 graphrt::NDArray npy_to_ndarray(const Npy& npy) {
-  graphrt::NDArray a = graphrt::NDArray::empty(npy.shape, npy_dtype(npy.descr), graphrt::cpu());
+  graphrt::NDArray a = graphrt::NDArray::empty(npy.shape, npy.dtype, graphrt::cpu());
   a.copy_from_bytes(npy.data.data(), npy.data.size());
   return a;
 }
@@ -56,14 +45,15 @@ void set_case_inputs(graphrt::GraphExecutor& ex, const std::string& name) {
 std::string compare_output(const graphrt::NDArray& got, const std::string& expected_path, double tolerance) {
   Npy expected = read_npy(expected_path);
   if (got.shape() != expected.shape) return "shape differs from " + expected_path;
-  if (graphrt::dtype_to_string(got.dtype()) != graphrt::dtype_to_string(npy_dtype(expected.descr))) return "dtype differs from " + expected_path;
+  if (graphrt::dtype_to_string(got.dtype()) != graphrt::dtype_to_string(expected.dtype)) return "dtype differs from " + expected_path;
   std::vector<uint8_t> bytes(got.nbytes());
   got.copy_to_bytes(bytes.data(), bytes.size());
+  if (bytes.size() != expected.data.size()) return "byte size differs from " + expected_path;
   if (tolerance == 0) {
-    if (bytes != expected.data) return "bytes differ from " + expected_path;
+    if (std::memcmp(bytes.data(), expected.data.data(), bytes.size()) != 0) return "bytes differ from " + expected_path;
     return "";
   }
-  if (got.dtype().code != kDLFloat || got.dtype().bits != 32) return bytes == expected.data ? "" : "values differ";
+  if (got.dtype().code != kDLFloat || got.dtype().bits != 32) return std::memcmp(bytes.data(), expected.data.data(), bytes.size()) == 0 ? "" : "values differ";
   size_t n = bytes.size() / 4;
   const float* a = reinterpret_cast<const float*>(bytes.data());
   const float* b = reinterpret_cast<const float*>(expected.data.data());

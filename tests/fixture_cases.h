@@ -34,7 +34,6 @@ inline std::string read_text(const std::string& path) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-DLDataType npy_dtype(const std::string& descr);
 graphrt::NDArray npy_to_ndarray(const Npy& npy);
 
 // An executor over case `name`'s three-file form on the CPU (deploy_lib.so,

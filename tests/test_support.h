@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/npy.h"
+
 namespace graphrt_test {
 
 // Path of ../shared/fixtures (GRAPHRT_FIXTURES env overrides the build-time
@@ -20,13 +22,10 @@ bool fixtures_required();
 std::string fixture_path(const std::string& relative);
 std::vector<uint8_t> read_file(const std::string& path);
 
-// A parsed .npy file: dtype descr ("<f4"), shape and raw little-endian bytes.
-struct Npy {
-  std::string descr;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> data;
-};
-Npy read_npy(const std::string& path);
+// .npy files are read by the apps' reader (apps/common/npy.h), the project's
+// one .npy parser; the Python suites check it against numpy's own files.
+using Npy = graphrt_apps::NpyArray;
+using graphrt_apps::read_npy;
 
 }  // namespace graphrt_test
 

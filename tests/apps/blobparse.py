@@ -1,4 +1,9 @@
-"""Reads __tvm_dev_mblob out of an ELF64 .so and parses it in TVM's layout (independent of graphrt)."""
+"""Reads __tvm_dev_mblob out of an ELF64 .so and parses it in TVM's layout (independent of graphrt).
+
+The only blob/params reader outside the library, and on purpose: it is the oracle
+for graphrt-pack's writers. Checking them with the library's own reader would let
+a writer and a reader that agree with each other, but not with TVM's layout, pass.
+"""
 import struct
 
 

@@ -305,7 +305,7 @@ TEST(TvmCppApi, ClassicThreeFileDeploy) {
   mod.GetFunction("run")();
   NDArray y = mod.GetFunction("get_output")(0);
   ASSERT_EQ(y.Shape(), tvm::runtime::ShapeTuple(expected.shape));
-  std::vector<uint8_t> got(expected.data.size());
+  std::vector<char> got(expected.data.size());
   y.CopyToBytes(got.data(), got.size());
   EXPECT_EQ(got, expected.data);  // bit-exact with TVM's own run
 }

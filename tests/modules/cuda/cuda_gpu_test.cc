@@ -40,7 +40,7 @@ std::string read_text(const std::string& path) {
 }
 
 NDArray npy_array(const graphrt_test::Npy& npy) {
-  EXPECT_EQ(npy.descr, "<f4");
+  EXPECT_TRUE(npy.dtype.code == kDLFloat && npy.dtype.bits == 32 && npy.dtype.lanes == 1);
   NDArray a = NDArray::empty(npy.shape, kF32, DLDevice{kDLCPU, 0});
   a.copy_from_bytes(npy.data.data(), npy.data.size());
   return a;
