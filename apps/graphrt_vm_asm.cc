@@ -10,23 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "common/packed_args.h"
 #include "graphrt/error.h"
-#include "modules/vm/assembler.h"
-#include "modules/vm/binary_format.h"
-#include "modules/vm/disassembler.h"
-#include "modules/vm/verifier.h"
 
 namespace {
 
-std::vector<uint8_t> read_all(const std::string& path) {
+std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw graphrt::Error("cannot open input").with("file", path);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-void write_all(const std::string& path, const std::vector<uint8_t>& bytes) {
+void write_all(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) throw graphrt::Error("cannot write output").with("file", path);
 }
 
@@ -40,20 +37,23 @@ int usage() {
   return 2;
 }
 
+// The runtime's VM functions (the VM back end's public API), errors naming `file`.
+graphrt::RetValue call_vm(const char* function, const std::string& argument, const std::string& file) {
+  try {
+    return graphrt_apps::call_packed(graphrt_apps::global_function(function), {graphrt_apps::bytes_arg(argument)});
+  } catch (graphrt::Error& e) {
+    throw e.with("file", file);
+  }
+}
+
 int assemble_file(const std::string& in, const std::string& out) {
-  const std::vector<uint8_t> text = read_all(in);
-  graphrt::vm::ModuleDef def = graphrt::vm::assemble(std::string(text.begin(), text.end()));
-  // Refuse to write bytecode that the runtime would reject at load.
-  graphrt::vm::verify_module(def);
-  write_all(out, graphrt::vm::write_module_def(def));
+  // graphrt.vm.assemble verifies: no bytecode that the runtime would reject at load is written.
+  write_all(out, call_vm("graphrt.vm.assemble", read_all(in), in).as_string());
   return 0;
 }
 
 int dump_file(const std::string& in) {
-  const std::vector<uint8_t> bytes = read_all(in);
-  const graphrt::vm::ModuleDef def = graphrt::vm::read_module_def(bytes.data(), bytes.size());
-  graphrt::vm::verify_module(def);
-  std::cout << graphrt::vm::disassemble(def);
+  std::cout << call_vm("graphrt.vm.disassemble", read_all(in), in).as_string();
   return 0;
 }
 

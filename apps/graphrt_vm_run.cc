@@ -11,38 +11,41 @@
 // tensors as `2x3xf32=1,2,3,4,5,6` (one value splats, none zero-fills) or
 // `@file.npy`. Results print as IREE prints them ("result[0]: i32=5"; a
 // list as "vm.list" and one "child_list[i]: ..." line per element).
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/args.h"
 #include "common/npy.h"
+#include "common/packed_args.h"
 #include "graphrt/error.h"
-#include "modules/vm/buffer.h"
-#include "modules/vm/context.h"
-#include "modules/vm/disassembler.h"
-#include "modules/vm/limits.h"
-#include "modules/vm/list.h"
-#include "modules/vm/module_address.h"
-#include "modules/vm/module_loader.h"
-#include "modules/vm/program.h"
-#include "modules/vm/signature.h"
-#include "modules/vm/tensor.h"
-#include "modules/vm/tensor_module.h"
-#include "modules/vm/tvm_module.h"
+#include "graphrt/module.h"
+#include "graphrt/ndarray.h"
+#include "graphrt/object.h"
+#include "graphrt/packed_func.h"
 
 namespace {
 
 using graphrt::Error;
+using graphrt::RetValue;
 using graphrt_apps::UsageError;
-namespace vm = graphrt::vm;
+using graphrt_apps::call_packed;
+using graphrt_apps::global_function;
+using graphrt_apps::module_arg;
+using graphrt_apps::string_arg;
 
 const char* kUsage =
     "usage: graphrt-vm-run --module=FILE.vmbc|FILE.vmasm|LIB.so[@create][?k=v] [--module=...]\n"
@@ -54,10 +57,9 @@ const char* kUsage =
     "  --trace   print every executed instruction to stderr\n"
     "  --benchmark N  run N more times and print timings\n";
 
-// Stops the running call on Ctrl-C: the VM ends it with a clean error.
-vm::Interrupt* g_interrupt = nullptr;
-extern "C" void on_sigint(int) {
-  if (g_interrupt) g_interrupt->request();
+// The VM's global functions (registered by libgraphrt's VM back end) used here.
+std::string vm_string(const char* function, const graphrt::Module& module, const std::string& name) {
+  return call_packed(global_function(function), {module_arg(module), string_arg(name)}).as_string();
 }
 
 // ---- element types by IREE-style name.
@@ -86,6 +88,16 @@ std::string dtype_name(DLDataType t) {
     if (d.dtype.code == t.code && d.dtype.bits == t.bits && d.dtype.lanes == t.lanes) return d.name;
   }
   return "dtype(" + std::to_string(t.code) + "," + std::to_string(t.bits) + ")";
+}
+
+int64_t element_count(const graphrt::NDArray& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape()) n *= d;
+  return n;
+}
+
+void* element(const graphrt::NDArray& t, int64_t i) {
+  return static_cast<char*>(t->data) + t->byte_offset + i * ((t.dtype().bits + 7) / 8);
 }
 
 // ---- numbers.
@@ -128,9 +140,9 @@ std::vector<std::string> split_values(const std::string& text) {
   return out;
 }
 
-void store_element(vm::Tensor& t, int64_t i, const std::string& text, const std::string& input) {
-  void* p = t.element(i);
-  const DLDataType d = t.dl()->dtype;
+void store_element(const graphrt::NDArray& t, int64_t i, const std::string& text, const std::string& input) {
+  void* p = element(t, i);
+  const DLDataType d = t.dtype();
   if (d.code == kDLFloat) {
     const double v = parse_number(text, input);
     if (d.bits == 32) {
@@ -145,11 +157,17 @@ void store_element(vm::Tensor& t, int64_t i, const std::string& text, const std:
   std::memcpy(p, &v, static_cast<size_t>(d.bits / 8));  // little-endian truncation
 }
 
-// ---- inputs.
-vm::VmRef tensor_from_npy(const std::string& path) {
+// ---- inputs, as arguments of the VM function's packed call.
+graphrt::NDArray new_tensor(const std::vector<int64_t>& shape, DLDataType dtype) {
+  graphrt::NDArray t = graphrt::NDArray::empty(shape, dtype, DLDevice{kDLCPU, 0});
+  if (t.nbytes()) std::memset(element(t, 0), 0, t.nbytes());
+  return t;
+}
+
+graphrt::NDArray tensor_from_npy(const std::string& path) {
   const graphrt_apps::NpyArray a = graphrt_apps::read_npy(path);
-  auto t = std::make_shared<vm::OwnedTensor>(a.shape, a.dtype);
-  if (!a.data.empty()) std::memcpy(t->dl()->data, a.data.data(), a.data.size());
+  graphrt::NDArray t = new_tensor(a.shape, a.dtype);
+  if (!a.data.empty()) t.copy_from_bytes(a.data.data(), a.data.size());
   return t;
 }
 
@@ -178,20 +196,21 @@ bool parse_typed(const std::string& input, TypedText* out) {
   return true;
 }
 
-vm::VmRef tensor_from_text(const std::string& input, const TypedText& typed) {
-  auto t = std::make_shared<vm::OwnedTensor>(typed.shape, typed.dtype);
-  const int64_t n = t->element_count();
+graphrt::NDArray tensor_from_text(const std::string& input, const TypedText& typed) {
+  graphrt::NDArray t = new_tensor(typed.shape, typed.dtype);
+  const int64_t n = element_count(t);
   if (!typed.has_values) return t;  // zero-filled
   const size_t count = typed.values.size();
   if (count != 1 && count != static_cast<size_t>(n)) {
     throw UsageError("input '" + input + "': " + std::to_string(count) + " values for " + std::to_string(n) +
                      " elements");
   }
-  for (int64_t i = 0; i < n; ++i) store_element(*t, i, typed.values[count == 1 ? 0 : static_cast<size_t>(i)], input);
+  for (int64_t i = 0; i < n; ++i) store_element(t, i, typed.values[count == 1 ? 0 : static_cast<size_t>(i)], input);
   return t;
 }
 
-vm::Value scalar_from_text(const std::string& input, vm::ValueType type) {
+// `type` is the argument's cconv letter (graphrt.vm.argument_types).
+RetValue scalar_from_text(const std::string& input, char type) {
   std::string text = input;
   TypedText typed;
   if (parse_typed(input, &typed)) {
@@ -201,28 +220,27 @@ vm::Value scalar_from_text(const std::string& input, vm::ValueType type) {
     text = typed.values[0];
   }
   switch (type) {
-    case vm::ValueType::kI32: {
+    case 'i': {
       const int64_t v = parse_integer(text, input);
       if (v < INT32_MIN || v > INT32_MAX) throw UsageError("input '" + input + "' does not fit in i32");
-      return vm::Value::from_i32(static_cast<int32_t>(v));
+      return graphrt_apps::int_arg(v);
     }
-    case vm::ValueType::kI64: return vm::Value::from_i64(parse_integer(text, input));
-    case vm::ValueType::kF32: return vm::Value::from_f32(static_cast<float>(parse_number(text, input)));
-    case vm::ValueType::kF64: return vm::Value::from_f64(parse_number(text, input));
-    case vm::ValueType::kRef: break;
+    case 'I': return graphrt_apps::int_arg(parse_integer(text, input));
+    case 'f': return graphrt_apps::float_arg(static_cast<float>(parse_number(text, input)));
+    case 'F': return graphrt_apps::float_arg(parse_number(text, input));
   }
   throw UsageError("input '" + input + "': not a scalar type");
 }
 
-vm::Value parse_input(const std::string& input, vm::ValueType type) {
-  if (type != vm::ValueType::kRef) return scalar_from_text(input, type);
-  if (input == "(null)") return vm::Value::from_ref(nullptr);
-  if (!input.empty() && input[0] == '@') return vm::Value::from_ref(tensor_from_npy(input.substr(1)));
+RetValue parse_input(const std::string& input, char type) {
+  if (type != 'r') return scalar_from_text(input, type);
+  if (input == "(null)") return RetValue();
+  if (!input.empty() && input[0] == '@') return graphrt_apps::ndarray_arg(tensor_from_npy(input.substr(1)));
   TypedText typed;
   if (!parse_typed(input, &typed)) {
     throw UsageError("input '" + input + "': expected a tensor (2x3xf32=1,2,... or @file.npy)");
   }
-  return vm::Value::from_ref(tensor_from_text(input, typed));
+  return graphrt_apps::ndarray_arg(tensor_from_text(input, typed));
 }
 
 // ---- results, printed as IREE prints them.
@@ -232,9 +250,9 @@ std::string number_text(double v) {
   return buf;
 }
 
-std::string element_text(vm::Tensor& t, int64_t i) {
-  const void* p = t.element(i);
-  const DLDataType d = t.dl()->dtype;
+std::string element_text(const graphrt::NDArray& t, int64_t i) {
+  const void* p = element(t, i);
+  const DLDataType d = t.dtype();
   if (d.code == kDLFloat) {
     if (d.bits == 32) {
       float f;
@@ -253,16 +271,16 @@ std::string element_text(vm::Tensor& t, int64_t i) {
 }
 
 // "2x3xf32=[1 2 3][4 5 6]", "4xi32=1 2 3 4", "f32=5".
-std::string tensor_text(vm::Tensor& t) {
-  DLTensor* dl = t.dl();
+std::string tensor_text(const graphrt::NDArray& t) {
+  const std::vector<int64_t>& shape = t.shape();
   std::string type;
-  for (int i = 0; i < dl->ndim; ++i) type += std::to_string(dl->shape[i]) + "x";
-  type += dtype_name(dl->dtype);
-  const int64_t n = t.element_count();
+  for (int64_t d : shape) type += std::to_string(d) + "x";
+  type += dtype_name(t.dtype());
+  const int64_t n = element_count(t);
   std::string body;
-  const int64_t row = dl->ndim > 0 ? dl->shape[dl->ndim - 1] : 1;
+  const int64_t row = shape.empty() ? 1 : shape.back();
   for (int64_t i = 0; i < n; ++i) {
-    const bool nested = dl->ndim > 1;
+    const bool nested = shape.size() > 1;
     if (nested && row > 0 && i % row == 0) body += "[";
     else if (i > 0) body += " ";
     body += element_text(t, i);
@@ -271,79 +289,146 @@ std::string tensor_text(vm::Tensor& t) {
   return type + "=" + body;
 }
 
-std::string value_text(const vm::Value& v) {
-  switch (v.type) {
-    case vm::ValueType::kI32: return "i32=" + std::to_string(v.i32);
-    case vm::ValueType::kI64: return "i64=" + std::to_string(v.i64);
-    case vm::ValueType::kF32: return "f32=" + number_text(v.f32);
-    case vm::ValueType::kF64: return "f64=" + number_text(v.f64);
-    case vm::ValueType::kRef: break;
+bool is_vm_list(const RetValue& v) {
+  if (v.code() != kTVMObjectHandle) return false;
+  const std::string key = static_cast<graphrt::Object*>(v.value().v_handle)->object_type_key();
+  return key == "graphrt.vm.List" || key == "graphrt.vm.Results";
+}
+
+// A list's elements with their cconv letters (graphrt.vm.list_*).
+std::vector<std::pair<char, RetValue>> list_items(const RetValue& list) {
+  const std::string types = call_packed(global_function("graphrt.vm.list_types"), {list}).as_string();
+  const graphrt::PackedFunc get = global_function("graphrt.vm.list_get");
+  std::vector<std::pair<char, RetValue>> items;
+  for (size_t i = 0; i < types.size(); ++i) {
+    items.emplace_back(types[i], call_packed(get, {list, graphrt_apps::int_arg(static_cast<int64_t>(i))}));
   }
-  if (!v.ref) return "(null)";
-  if (auto* t = vm::ref_as<vm::Tensor>(v.ref)) return "vm.tensor\n" + tensor_text(*t);
-  if (auto* b = vm::ref_as<vm::Buffer>(v.ref)) return "vm.buffer " + std::to_string(b->bytes().size()) + " bytes";
-  if (auto* l = vm::ref_as<vm::List>(v.ref)) {
+  return items;
+}
+
+// One value of cconv type `type`, as the packed call returned it.
+std::string value_text(char type, const RetValue& v) {
+  switch (type) {
+    case 'i': return "i32=" + std::to_string(v.as_int());
+    case 'I': return "i64=" + std::to_string(v.as_int());
+    case 'f': return "f32=" + number_text(static_cast<float>(v.as_float()));
+    case 'F': return "f64=" + number_text(v.as_float());
+  }
+  if (v.is_none()) return "(null)";
+  if (v.code() == kTVMNDArrayHandle) return "vm.tensor\n" + tensor_text(v.as_ndarray());
+  if (v.code() == kTVMBytes) return "vm.buffer " + std::to_string(v.as_string().size()) + " bytes";
+  if (is_vm_list(v)) {
     // As iree-run-module: the type, one "child_list[i]: " line per element, a blank line.
     std::string out = "vm.list";
-    for (int64_t i = 0; i < l->size(); ++i) out += "\nchild_list[" + std::to_string(i) + "]: " + value_text(l->at(i));
+    const auto items = list_items(v);
+    for (size_t i = 0; i < items.size(); ++i) {
+      out += "\nchild_list[" + std::to_string(i) + "]: " + value_text(items[i].first, items[i].second);
+    }
     return out + "\n";
   }
   return "(unknown ref)";
 }
 
-void write_output(const std::string& path, const vm::Value& v) {
-  if (v.type == vm::ValueType::kRef) {
-    auto* t = vm::ref_as<vm::Tensor>(v.ref);
-    if (!t) throw Error("only tensor and scalar results can be written as .npy").with("file", path);
-    DLTensor* dl = t->dl();
-    const std::vector<int64_t> shape(dl->shape, dl->shape + dl->ndim);
-    const size_t bytes = static_cast<size_t>(t->element_count() * vm::dtype_bytes(dl->dtype));
-    graphrt_apps::write_npy(path, dl->dtype, shape, t->element_count() ? t->element(0) : nullptr, bytes);
-    return;
+void write_output(const std::string& path, char type, const RetValue& v) {
+  switch (type) {
+    case 'i': {
+      const int32_t x = static_cast<int32_t>(v.as_int());
+      return graphrt_apps::write_npy(path, {kDLInt, 32, 1}, {}, &x, 4);
+    }
+    case 'I': {
+      const int64_t x = v.as_int();
+      return graphrt_apps::write_npy(path, {kDLInt, 64, 1}, {}, &x, 8);
+    }
+    case 'f': {
+      const float x = static_cast<float>(v.as_float());
+      return graphrt_apps::write_npy(path, {kDLFloat, 32, 1}, {}, &x, 4);
+    }
+    case 'F': {
+      const double x = v.as_float();
+      return graphrt_apps::write_npy(path, {kDLFloat, 64, 1}, {}, &x, 8);
+    }
   }
-  switch (v.type) {
-    case vm::ValueType::kI32: graphrt_apps::write_npy(path, {kDLInt, 32, 1}, {}, &v.i32, 4); break;
-    case vm::ValueType::kI64: graphrt_apps::write_npy(path, {kDLInt, 64, 1}, {}, &v.i64, 8); break;
-    case vm::ValueType::kF32: graphrt_apps::write_npy(path, {kDLFloat, 32, 1}, {}, &v.f32, 4); break;
-    case vm::ValueType::kF64: graphrt_apps::write_npy(path, {kDLFloat, 64, 1}, {}, &v.f64, 8); break;
-    case vm::ValueType::kRef: break;
+  if (v.code() != kTVMNDArrayHandle) {
+    throw Error("only tensor and scalar results can be written as .npy").with("file", path);
   }
+  const graphrt::NDArray t = v.as_ndarray();
+  graphrt_apps::write_npy(path, t.dtype(), t.shape(), t.nbytes() ? element(t, 0) : nullptr, t.nbytes());
 }
 
-// ---- the run.
-struct Linked {
-  std::unique_ptr<vm::Context> context;
-  std::shared_ptr<vm::VmModule> last_module;
+// The results of one call with their cconv letters: several come back as one list.
+std::vector<std::pair<char, RetValue>> call_results(const std::string& types, const RetValue& ret) {
+  if (types.empty()) return {};
+  if (types.size() == 1) return {{types[0], ret}};
+  return list_items(ret);
+}
+
+// ---- Ctrl-C: the handler only writes to a pipe (async-signal-safe); a
+// watcher thread asks the runtime to interrupt the call, which then ends with
+// a clean error.
+int g_signal_pipe[2] = {-1, -1};
+extern "C" void on_sigint(int) {
+  const char byte = 'i';
+  ssize_t ignored = write(g_signal_pipe[1], &byte, 1);
+  (void)ignored;
+}
+
+class InterruptOnCtrlC {
+ public:
+  explicit InterruptOnCtrlC(const graphrt::Module& module) {
+    if (pipe(g_signal_pipe) != 0) throw Error("cannot create the Ctrl-C pipe");
+    const graphrt::PackedFunc interrupt = global_function("graphrt.vm.interrupt");
+    watcher_ = std::thread([interrupt, module] {
+      for (;;) {
+        char byte = 0;
+        const ssize_t n = read(g_signal_pipe[0], &byte, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n != 1 || byte != 'i') return;
+        call_packed(interrupt, {module_arg(module)});
+      }
+    });
+    std::signal(SIGINT, on_sigint);
+  }
+  ~InterruptOnCtrlC() {
+    std::signal(SIGINT, SIG_DFL);
+    const char quit = 'q';
+    if (write(g_signal_pipe[1], &quit, 1) != 1) close(g_signal_pipe[1]);  // read() then sees end of file
+    watcher_.join();
+    close(g_signal_pipe[0]);
+    close(g_signal_pipe[1]);
+  }
+
+ private:
+  std::thread watcher_;
 };
 
-Linked link_modules(const std::vector<std::string>& specs) {
+// ---- the run.
+graphrt::Module link_modules(const std::vector<std::string>& specs) {
   if (specs.empty()) throw UsageError("no --module given");
-  Linked out;
-  out.context = std::make_unique<vm::Context>(vm::Instance::create());
-  out.context->register_module(vm::create_tensor_module());
-  // No TVM library here: tvm.call links but reports the kernel as missing.
-  out.context->register_module(vm::create_tvm_module(vm::KernelResolver()));
-  for (const std::string& spec : specs) {
-    std::shared_ptr<vm::VmModule> module = vm::load_module_file(spec);
-    // Dependencies the module declares with a source are loaded relative to its file.
-    const std::string path = vm::parse_module_address(spec).path;
-    const size_t slash = path.rfind('/');
-    vm::link_declared_dependencies(*out.context, *module, slash == std::string::npos ? "." : path.substr(0, slash));
-    out.context->register_module(module);
-    out.last_module = module;
+  std::vector<RetValue> args;
+  for (const std::string& spec : specs) args.push_back(string_arg(spec));
+  return call_packed(global_function("graphrt.vm.link"), args).as_module();
+}
+
+std::string exports_list(const graphrt::Module& module, const std::string& module_name) {
+  std::string out;
+  for (const std::string& f : module->function_names()) {
+    out += " " + module_name + "." + f + "(" + vm_string("graphrt.vm.signature", module, f) + ")";
   }
   return out;
 }
 
-std::string exports_list(const vm::VmModule& module) {
-  std::string out;
-  for (const vm::ExportDecl& e : module.exports()) out += " " + module.name() + "." + e.name + "(" + e.signature + ")";
-  return out;
+void set_tracer(const graphrt::Module& module, bool on) {
+  RetValue tracer;
+  if (on) {
+    tracer = graphrt_apps::function_arg(graphrt::make_function([](const graphrt::TVMArgs& args, RetValue*) {
+      std::cerr << "[trace] " << args.as_string(0) << "\n";
+    }, "graphrt-vm-run trace"));
+  }
+  call_packed(global_function("graphrt.vm.set_tracer"), {module_arg(module), tracer});
 }
 
-void print_trace(const vm::BytecodeModule& module, uint32_t function, uint32_t pc) {
-  std::cerr << "[trace] " << module.name() << "." << module.def().functions[function].name << "@" << pc << ": "
-            << vm::disassemble_instruction(module.def(), function, pc) << "\n";
+void set_budget(const std::string& text, const std::string& source) {
+  call_packed(global_function("graphrt.vm.set_instruction_budget"), {string_arg(text), string_arg(source)});
 }
 
 int run(int argc, char** argv) {
@@ -361,44 +446,38 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
-  if (const char* env = std::getenv("GRAPHRT_VM_BUDGET")) vm::parse_budget(env, "GRAPHRT_VM_BUDGET");
-  Linked linked = link_modules(args.all("--module"));
-  vm::Context& context = *linked.context;
-  if (args.has("--budget")) context.set_instruction_budget(vm::parse_budget(args.get("--budget"), "--budget"));
+  // The budget of the modules linked next (the library reads the variable too, but cannot report it).
+  if (const char* env = std::getenv("GRAPHRT_VM_BUDGET")) set_budget(env, "GRAPHRT_VM_BUDGET");
+  if (args.has("--budget")) set_budget(args.get("--budget"), "--budget");
+  const graphrt::Module linked = link_modules(args.all("--module"));
+  const std::string main_module =
+      call_packed(global_function("graphrt.vm.module_name"), {module_arg(linked)}).as_string();
 
   if (!args.has("--function")) {
-    throw UsageError("no --function given; exports of " + linked.last_module->name() + ":" +
-                     exports_list(*linked.last_module));
+    throw UsageError("no --function given; exports of " + main_module + ":" + exports_list(linked, main_module));
   }
   std::string name = args.get("--function");
-  if (name.find('.') == std::string::npos) name = linked.last_module->name() + "." + name;
-  const vm::FunctionRef fn = context.resolve(name);
-  const vm::Signature sig = vm::parse_signature(fn.module->exports()[fn.ordinal].signature);
-  const std::vector<vm::ValueType> types = sig.arg_types();
+  if (name.find('.') == std::string::npos) name = main_module + "." + name;
+  const std::string types = vm_string("graphrt.vm.argument_types", linked, name);
+  const std::string result_types = vm_string("graphrt.vm.result_types", linked, name);
 
   const std::vector<std::string>& inputs = args.all("--input");
-  if (inputs.size() != types.size() || sig.is_variadic()) {
+  if (inputs.size() != types.size()) {
     throw UsageError(name + " takes " + std::to_string(types.size()) + " inputs (" +
-                     fn.module->exports()[fn.ordinal].signature + "), got " + std::to_string(inputs.size()));
+                     vm_string("graphrt.vm.signature", linked, name) + "), got " + std::to_string(inputs.size()));
   }
-  std::vector<vm::Value> values;
+  std::vector<RetValue> values;
   for (size_t i = 0; i < inputs.size(); ++i) values.push_back(parse_input(inputs[i], types[i]));
 
   const long long repeats = args.get_int("--benchmark", 0, 1, 1000000000);
   const std::vector<std::string>& outputs = args.all("--output");
+  const graphrt::PackedFunc function = linked->require_function(name);
 
-  g_interrupt = context.interrupt_source().get();
-  std::signal(SIGINT, on_sigint);
-  const vm::Tracer tracer = print_trace;
-  auto call = [&](bool trace) {
-    vm::Stack stack;
-    stack.set_budget(context.instruction_budget());
-    if (trace) stack.set_tracer(&tracer);
-    return context.invoke(name, values, stack);
-  };
-
+  const InterruptOnCtrlC interrupt_on_ctrl_c(linked);
   std::cout << "EXEC @" << name << "\n";
-  const std::vector<vm::Value> results = call(args.has("--trace"));
+  if (args.has("--trace")) set_tracer(linked, true);
+  const std::vector<std::pair<char, RetValue>> results = call_results(result_types, call_packed(function, values));
+  if (args.has("--trace")) set_tracer(linked, false);
   if (outputs.size() > results.size()) {
     throw UsageError(std::to_string(outputs.size()) + " --output flags for " + std::to_string(results.size()) +
                      " results");
@@ -407,18 +486,18 @@ int run(int argc, char** argv) {
     const std::string out = i < outputs.size() ? outputs[i] : "-";
     if (out != "-" && !out.empty()) {
       if (out[0] != '@') throw UsageError("--output '" + out + "': expected @FILE.npy or -");
-      write_output(out.substr(1), results[i]);
+      write_output(out.substr(1), results[i].first, results[i].second);
       std::cout << "result[" << i << "]: written to " << out.substr(1) << "\n";
       continue;
     }
-    std::cout << "result[" << i << "]: " << value_text(results[i]) << "\n";
+    std::cout << "result[" << i << "]: " << value_text(results[i].first, results[i].second) << "\n";
   }
 
   if (repeats > 0) {
     std::vector<double> us;
     for (long long r = 0; r < repeats; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
-      call(false);
+      call_packed(function, values);
       us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(us.begin(), us.end());
@@ -427,8 +506,6 @@ int run(int argc, char** argv) {
     std::printf("benchmark: %lld runs, mean %.3f us, median %.3f us, min %.3f us\n", repeats,
                 total / static_cast<double>(us.size()), us[us.size() / 2], us.front());
   }
-  std::signal(SIGINT, SIG_DFL);
-  g_interrupt = nullptr;
   return 0;
 }
 

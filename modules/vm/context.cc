@@ -47,6 +47,11 @@ const Context::Entry* Context::find(const std::string& name) const {
 
 bool Context::has_module(const std::string& name) const { return find(name) != nullptr; }
 
+const VmModule* Context::find_module(const std::string& name) const {
+  const Entry* entry = find(name);
+  return entry ? entry->module.get() : nullptr;
+}
+
 void Context::check_dependencies(const VmModule& module) const {
   for (const Dependency& dep : module.dependencies()) {
     const Entry* found = find(dep.name);

@@ -35,6 +35,8 @@ class Context {
   // context unchanged when linking or `__init` fails.
   void register_module(std::shared_ptr<VmModule> module);
   bool has_module(const std::string& name) const;
+  // The module registered last under `name`, or null.
+  const VmModule* find_module(const std::string& name) const;
   const std::shared_ptr<Instance>& instance() const { return instance_; }
 
   // "module.function" -> callable export (no signature check).

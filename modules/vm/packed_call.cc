@@ -113,12 +113,13 @@ ValueType type_of_letter(char c) {
 
 }  // namespace
 
-PackedFunc make_packed_export(std::shared_ptr<Program> program, const std::string& name, graphrt::Module keep) {
-  const int ordinal = program->module().lookup_export(name);
-  GRAPHRT_CHECK(ordinal >= 0, "VM export not found: " + name);
-  const Signature sig = parse_signature(program->module().exports()[static_cast<size_t>(ordinal)].signature);
+PackedFunc make_packed_call(const std::string& name, const std::string& signature, VmCall call) {
+  const Signature sig = parse_signature(signature);
+  if (sig.is_variadic()) {
+    throw Error("VM function '" + name + "' is variadic (" + signature + "): hosts cannot call it");
+  }
   const std::vector<ValueType> types = sig.arg_types();
-  return make_function([program, keep, name, types](const TVMArgs& args, RetValue* ret) {
+  return make_function([call, name, types](const TVMArgs& args, RetValue* ret) {
     if (static_cast<size_t>(args.size()) != types.size()) {
       throw Error("VM function '" + name + "' takes " + std::to_string(types.size()) + " arguments, got " +
                   std::to_string(args.size()));
@@ -132,7 +133,7 @@ PackedFunc make_packed_export(std::shared_ptr<Program> program, const std::strin
         throw e.with("function", name).with("argument", std::to_string(i));
       }
     }
-    set_results(program->call(name, values), ret);
+    set_results(call(values), ret);
   }, name);
 }
 

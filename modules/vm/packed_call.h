@@ -22,15 +22,17 @@
 // This layer needs libgraphrt's core (NDArray, PackedFunc); the VM itself does not.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graphrt/module.h"
 #include "graphrt/object.h"
 #include "graphrt/packed_func.h"
 #include "graphrt/runtime.h"
 #include "modules/vm/list.h"
-#include "modules/vm/program.h"
+#include "modules/vm/value.h"
 
 namespace graphrt {
 namespace vm {
@@ -48,9 +50,13 @@ class ListObject : public graphrt::Object {
   bool results_;
 };
 
-// A PackedFunc that calls export `name` of `program` (which must have it);
-// `keep` is held for the function's lifetime.
-PackedFunc make_packed_export(std::shared_ptr<Program> program, const std::string& name, graphrt::Module keep);
+// Runs one VM function with converted arguments.
+using VmCall = std::function<std::vector<Value>(const std::vector<Value>& args)>;
+
+// A PackedFunc that converts its arguments by `signature`, runs `call` and
+// returns the results as above; `name` names the function in errors. Throws
+// for a variadic signature (TVM arguments carry no span counts).
+PackedFunc make_packed_call(const std::string& name, const std::string& signature, VmCall call);
 
 // Registers graphrt.vm.list, .list_size, .list_get and .list_types.
 void register_list_functions(Runtime& runtime);

@@ -1,156 +1,196 @@
 // The VM back end's registration: the `graphrt_vm` blob record becomes a
 // module whose exported functions graph nodes (and C / Python callers) can
 // call, and whose `tvm.call` reaches the kernels of the library it was packed
-// with; plus the global functions graphrt.vm.load / .interrupt /
-// .set_instruction_budget and the list functions (packed_call.h), which make
-// the VM usable through the C API without its C++ headers.
+// with; plus the graphrt.vm.* global functions, which make the VM usable
+// through the public API (C, C++, Python) without its headers: assembling,
+// verifying and disassembling bytecode, loading and linking modules, asking a
+// module for its functions' signatures, tracing, budget and interrupt, and
+// the list functions (packed_call.h).
 #include "modules/vm/register.h"
+
+#include <string>
+#include <vector>
 
 #include "graphrt/binary_loader.h"
 #include "graphrt/module.h"
 #include "graphrt/registry.h"
-#include "src/layer_api/library_origin.h"
+#include "modules/vm/assembler.h"
+#include "modules/vm/binary_format.h"
+#include "modules/vm/disassembler.h"
+#include "modules/vm/host_module.h"
 #include "modules/vm/limits.h"
 #include "modules/vm/module_loader.h"
 #include "modules/vm/packed_call.h"
-#include "modules/vm/program.h"
+#include "modules/vm/signature.h"
+#include "modules/vm/verifier.h"
 
 namespace graphrt {
 namespace vm {
 
 namespace {
 
-class VmProgramModuleNode : public graphrt::ModuleNode {
- public:
-  // `module` is linked after `extra` and the dependencies it declares; now
-  // when `link_now`, else when the module joins a library's tree (whose
-  // directory relative dependency sources are taken from) or is first used.
-  VmProgramModuleNode(std::shared_ptr<BytecodeModule> module, std::vector<std::shared_ptr<VmModule>> extra,
-               std::string base_dir, bool link_now)
-      : module_(std::move(module)), extra_(std::move(extra)), base_dir_(std::move(base_dir)) {
-    if (link_now) link();
+void set_function(Runtime& runtime, const std::string& name, PackedBody body) {
+  runtime.set_function(name, make_function(std::move(body), name));
+}
+
+void require_arguments(const TVMArgs& args, int count, const std::string& usage) {
+  if (args.size() < count) throw Error(usage + ": " + std::to_string(args.size()) + " arguments given");
+}
+
+// Argument `i` as a module made by graphrt.vm.load / graphrt.vm.link or a `graphrt_vm` record.
+VmHostModuleNode& host_module_arg(const TVMArgs& args, int i, const std::string& function) {
+  auto* node = dynamic_cast<VmHostModuleNode*>(args.as_module(i).get());
+  if (!node) throw Error(function + ": argument " + std::to_string(i) + " is not a VM module");
+  return *node;
+}
+
+// A .vmbc image argument, parsed and verified.
+ModuleDef verified_bytecode_arg(const TVMArgs& args, int i) {
+  const std::string bytes = args.as_string(i);
+  ModuleDef def = read_module_def(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  verify_module(def);
+  return def;
+}
+
+std::string type_letters(const std::vector<ValueType>& types) {
+  std::string letters;
+  for (ValueType t : types) letters += value_type_letter(t);
+  return letters;
+}
+
+// The parsed signature of `function` of the module argument 0; refuses
+// variadic ones (hosts cannot call them).
+Signature callable_signature(const TVMArgs& args, const std::string& function) {
+  require_arguments(args, 2, function + "(module, function)");
+  VmHostModuleNode& module = host_module_arg(args, 0, function);
+  const std::string name = args.as_string(1);
+  const ExportDecl& e = module.find_export(name);
+  Signature sig = parse_signature(e.signature);
+  if (sig.is_variadic()) {
+    throw Error("VM function '" + module.full_name(name) + "' is variadic (" + e.signature +
+                "): hosts cannot call it");
   }
+  return sig;
+}
 
-  std::string type_key() const override { return "graphrt_vm"; }
+// Bytecode in and out: assemble / verify / disassemble.
+void register_bytecode_functions(Runtime& runtime) {
+  // graphrt.vm.assemble(text) -> bytes: VM assembly (.vmasm) as a verified
+  // .vmbc image; syntax errors name the line.
+  set_function(runtime, "graphrt.vm.assemble", [](const TVMArgs& args, RetValue* ret) {
+    require_arguments(args, 1, "graphrt.vm.assemble(text)");
+    ModuleDef def = assemble(args.as_string(0));
+    verify_module(def);  // never hand out bytecode that a load would refuse
+    const std::vector<uint8_t> bytes = write_module_def(def);
+    ret->set_bytes(std::string(bytes.begin(), bytes.end()));
+  });
+  // graphrt.vm.verify(bytecode): throws what a load would refuse the image for.
+  set_function(runtime, "graphrt.vm.verify", [](const TVMArgs& args, RetValue*) {
+    require_arguments(args, 1, "graphrt.vm.verify(bytecode)");
+    verified_bytecode_arg(args, 0);
+  });
+  // graphrt.vm.disassemble(bytecode) -> str: a verified image as text that
+  // assembles back to the same bytes.
+  set_function(runtime, "graphrt.vm.disassemble", [](const TVMArgs& args, RetValue* ret) {
+    require_arguments(args, 1, "graphrt.vm.disassemble(bytecode)");
+    ret->set_string(disassemble(verified_bytecode_arg(args, 0)));
+  });
+}
 
-  graphrt::PackedFunc find_function(const std::string& name, const graphrt::Module& self) override {
-    if (module_->lookup_export(name) < 0) return graphrt::PackedFunc();
-    return make_packed_export(program(), name, self);
-  }
+// Loading and linking modules.
+void register_module_functions(Runtime& runtime) {
+  // graphrt.vm.load(path, [module, ...]): a .vmbc / .vmasm file as a module
+  // whose exports take and return scalars and tensors (packed_call.h); the
+  // optional further arguments (lib.so@create?k=v, .vmbc, .vmasm) are linked
+  // first, in order.
+  set_function(runtime, "graphrt.vm.load", [](const TVMArgs& args, RetValue* ret) {
+    require_arguments(args, 1, "graphrt.vm.load(path, [module, ...])");
+    const std::string path = args.as_string(0);
+    std::vector<std::shared_ptr<VmModule>> extra;
+    for (int i = 1; i < args.size(); ++i) extra.push_back(load_module_file(args.as_string(i)));
+    const size_t slash = path.rfind('/');
+    ret->set_module(make_program_module(load_bytecode_file(path), std::move(extra),
+                                        slash == std::string::npos ? "." : path.substr(0, slash),
+                                        /*link_now=*/true));
+  });
+  // graphrt.vm.link(module, ...): the modules (.vmbc, .vmasm,
+  // lib.so@create?k=v) linked in order into one context after the built-in
+  // `tensor` and `tvm` modules; its functions are any linked module's by full
+  // name ("sample.scaled_add") and the last module's by plain name.
+  set_function(runtime, "graphrt.vm.link", [](const TVMArgs& args, RetValue* ret) {
+    std::vector<std::string> specs;
+    for (int i = 0; i < args.size(); ++i) specs.push_back(args.as_string(i));
+    ret->set_module(make_context_module(specs));
+  });
+}
 
-  std::vector<std::string> function_names() const override {
-    std::vector<std::string> names;
-    for (const ExportDecl& e : module_->exports()) {
-      if (e.name != "__init" && e.name != "__deinit") names.push_back(e.name);
+// What a VM module is asked about its functions, and how its calls are steered.
+void register_query_functions(Runtime& runtime) {
+  // graphrt.vm.module_name(module) -> str: the VM module that plain function
+  // names belong to (the program; for graphrt.vm.link, the last module).
+  set_function(runtime, "graphrt.vm.module_name", [](const TVMArgs& args, RetValue* ret) {
+    require_arguments(args, 1, "graphrt.vm.module_name(module)");
+    ret->set_string(host_module_arg(args, 0, "graphrt.vm.module_name").main_module().name());
+  });
+  // graphrt.vm.signature(module, function) -> str: the cconv signature the
+  // function was declared with ("0ii_i").
+  set_function(runtime, "graphrt.vm.signature", [](const TVMArgs& args, RetValue* ret) {
+    require_arguments(args, 2, "graphrt.vm.signature(module, function)");
+    ret->set_string(host_module_arg(args, 0, "graphrt.vm.signature").find_export(args.as_string(1)).signature);
+  });
+  // graphrt.vm.argument_types(module, function) / result_types -> str: one
+  // letter per argument / result (i i32, I i64, f f32, F f64, r ref).
+  set_function(runtime, "graphrt.vm.argument_types", [](const TVMArgs& args, RetValue* ret) {
+    ret->set_string(type_letters(callable_signature(args, "graphrt.vm.argument_types").arg_types()));
+  });
+  set_function(runtime, "graphrt.vm.result_types", [](const TVMArgs& args, RetValue* ret) {
+    ret->set_string(type_letters(callable_signature(args, "graphrt.vm.result_types").result_types()));
+  });
+  // graphrt.vm.set_tracer(module, f): later calls into `module` call f(line)
+  // before every bytecode instruction ("demo.add@1: add.i32 %i2, %i0, %i1");
+  // None stops tracing.
+  set_function(runtime, "graphrt.vm.set_tracer", [](const TVMArgs& args, RetValue*) {
+    require_arguments(args, 2, "graphrt.vm.set_tracer(module, function)");
+    VmHostModuleNode& module = host_module_arg(args, 0, "graphrt.vm.set_tracer");
+    module.set_tracer(args.code(1) == kTVMNullptr ? PackedFunc() : args.as_function(1));
+  });
+  // graphrt.vm.interrupt(module): thread-safe; stops the VM calls running
+  // now in `module`'s tree (a library whose graph nodes call VM functions,
+  // or a VM module) with "VM invocation interrupted".
+  set_function(runtime, "graphrt.vm.interrupt", [](const TVMArgs& args, RetValue*) {
+    require_arguments(args, 1, "graphrt.vm.interrupt(module)");
+    interrupt_tree(args.as_module(0).get());
+  });
+  // graphrt.vm.set_instruction_budget(n): budget (branches + calls per call)
+  // of VM modules loaded afterwards; the default comes from GRAPHRT_VM_BUDGET.
+  // A string n is read as a positive decimal integer; errors name the
+  // optional second argument (where the text came from, e.g. "--budget").
+  set_function(runtime, "graphrt.vm.set_instruction_budget", [](const TVMArgs& args, RetValue*) {
+    require_arguments(args, 1, "graphrt.vm.set_instruction_budget(n)");
+    if (args.code(0) == kTVMStr) {
+      const std::string source = args.size() > 1 ? args.as_string(1) : "graphrt.vm.set_instruction_budget";
+      limits().instruction_budget = parse_budget(args.as_string(0), source);
+      return;
     }
-    return names;
-  }
-
-  void attach_environment(graphrt::ModuleNode* context) override {
-    context_ = context;
-    if (program_) return;
-    const std::string origin = library_origin(context);
-    const size_t slash = origin.rfind('/');
-    if (!origin.empty() && origin[0] != '<') base_dir_ = slash == std::string::npos ? "." : origin.substr(0, slash);
-    link();
-  }
-
-  void interrupt() {
-    if (program_) program_->interrupt();
-  }
-
- private:
-  const std::shared_ptr<Program>& program() {
-    if (!program_) link();
-    return program_;
-  }
-
-  void link() {
-    ProgramOptions options;
-    options.kernels = [this](const std::string& name) { return resolve_kernel(name); };
-    options.extra_modules = extra_;
-    options.base_dir = base_dir_;
-    program_ = std::make_shared<Program>(module_, std::move(options));
-  }
-
-  // Kernels are held without references: the context (the library module)
-  // owns this module through its imports, so a reference back would be a
-  // cycle. Generated kernels are called through their code address, which
-  // stays mapped while the context lives; other functions are looked up per call.
-  Kernel resolve_kernel(const std::string& name) {
-    if (!context_) throw Error("VM kernel call '" + name + "': the VM module is not part of a library's module tree");
-    graphrt::PackedFunc f = context_->get_function(name, true);
-    if (!f) return Kernel();
-    if (TVMBackendPackedCFunc code = f->backend_c_func()) {
-      return [code, name](const std::vector<DLTensor*>& tensors) {
-        std::vector<TVMValue> values(tensors.size());
-        std::vector<int> codes(tensors.size(), kTVMDLTensorHandle);
-        for (size_t i = 0; i < tensors.size(); ++i) values[i].v_handle = tensors[i];
-        TVMValue ret;
-        int ret_code = kTVMNullptr;
-        if (code(values.data(), codes.data(), static_cast<int>(values.size()), &ret, &ret_code, nullptr) != 0)
-          throw Error(last_error()).with("symbol", name);
-      };
-    }
-    graphrt::ModuleNode* context = context_;
-    return [context, name](const std::vector<DLTensor*>& tensors) {
-      ArgList args;
-      for (DLTensor* t : tensors) args.add_tensor(t);
-      graphrt::call_function(context->require_function(name), args);
-    };
-  }
-
-  std::shared_ptr<BytecodeModule> module_;
-  std::vector<std::shared_ptr<VmModule>> extra_;
-  std::string base_dir_;
-  std::shared_ptr<Program> program_;
-  graphrt::ModuleNode* context_ = nullptr;
-};
-
-// Interrupts every VM module in the tree under `root` (imports included).
-void interrupt_tree(graphrt::ModuleNode* root) {
-  if (auto* vm = dynamic_cast<VmProgramModuleNode*>(root)) vm->interrupt();
-  for (const graphrt::Module& m : root->imports()) interrupt_tree(m.get());
+    const int64_t n = args.as_int(0);
+    if (n <= 0) throw Error("graphrt.vm.set_instruction_budget: the budget must be positive");
+    limits().instruction_budget = static_cast<uint64_t>(n);
+  });
 }
 
 }  // namespace
 
 void register_backend(Runtime& runtime) {
   register_list_functions(runtime);
-  // graphrt.vm.interrupt(module): thread-safe; stops the VM calls running
-  // now in `module`'s tree (a library whose graph nodes call VM functions,
-  // or the VM module itself) with "VM invocation interrupted".
-  runtime.set_function("graphrt.vm.interrupt", make_function([](const TVMArgs& args, RetValue*) {
-    interrupt_tree(args.as_module(0).get());
-  }, "graphrt.vm.interrupt"));
-  // graphrt.vm.set_instruction_budget(n): budget (branches + calls per call)
-  // of VM modules loaded afterwards; the default comes from GRAPHRT_VM_BUDGET.
-  runtime.set_function("graphrt.vm.set_instruction_budget", make_function([](const TVMArgs& args, RetValue*) {
-    const int64_t n = args.as_int(0);
-    if (n <= 0) throw Error("graphrt.vm.set_instruction_budget: the budget must be positive");
-    limits().instruction_budget = static_cast<uint64_t>(n);
-  }, "graphrt.vm.set_instruction_budget"));
+  register_bytecode_functions(runtime);
+  register_module_functions(runtime);
+  register_query_functions(runtime);
   // The record: verified now, linked when it joins the library's tree.
   runtime.register_binary_loader("graphrt_vm", [](BlobReader& reader) {
     const std::string bytecode = reader.read_string("graphrt_vm bytecode");
     auto module = BytecodeModule::load(reinterpret_cast<const uint8_t*>(bytecode.data()), bytecode.size());
-    return graphrt::Module(make_ref<VmProgramModuleNode>(std::move(module), std::vector<std::shared_ptr<VmModule>>(), "",
-                                                  /*link_now=*/false));
+    return make_program_module(std::move(module), {}, "", /*link_now=*/false);
   });
-  // graphrt.vm.load(path, [module, ...]): a .vmbc / .vmasm file as a module
-  // whose exports take and return scalars and tensors (packed_call.h); the
-  // optional further arguments (lib.so@create?k=v, .vmbc, .vmasm) are linked
-  // first, in order.
-  runtime.set_function("graphrt.vm.load", make_function([](const TVMArgs& args, RetValue* ret) {
-    if (args.size() < 1) throw Error("graphrt.vm.load(path, [module, ...]): path missing");
-    const std::string path = args.as_string(0);
-    std::vector<std::shared_ptr<VmModule>> extra;
-    for (int i = 1; i < args.size(); ++i) extra.push_back(load_module_file(args.as_string(i)));
-    const size_t slash = path.rfind('/');
-    ret->set_module(graphrt::Module(make_ref<VmProgramModuleNode>(load_bytecode_file(path), std::move(extra),
-                                                           slash == std::string::npos ? "." : path.substr(0, slash),
-                                                           /*link_now=*/true)));
-  }, "graphrt.vm.load"));
 }
 
 }  // namespace vm

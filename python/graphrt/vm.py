@@ -3,6 +3,10 @@
     import graphrt
     m = graphrt.vm.load("prog.vmasm")            # or .vmbc; more modules may follow
     m["add"](1, 2)                                # -> 3
+    image = graphrt.vm.assemble(text)             # .vmasm text -> verified .vmbc bytes
+    graphrt.vm.disassemble(image)                 # -> text; graphrt.vm.verify(image) checks only
+    c = graphrt.vm.link("lib.so@create", "prog.vmbc")  # modules of any kind in one context
+    c["sample.scaled_add"](1, 2); graphrt.vm.signature(c, "add")  # -> "0ii_i"
     m["split"]([1, 2, 3])                         # a list in; several results come back as a tuple
     graphrt.vm.interrupt(m)                       # from another thread: stops the running call
     graphrt.vm.set_instruction_budget(10**6)      # for modules loaded afterwards
@@ -121,7 +125,7 @@ class VMFunction(Function):
 
 
 class VMModule(Module):
-    """A module loaded by graphrt.vm.load; its functions are VMFunctions."""
+    """A module made by graphrt.vm.load or graphrt.vm.link; its functions are VMFunctions."""
 
     __slots__ = ()
 
@@ -143,6 +147,36 @@ def load(path, *modules):
     return out
 
 
+def assemble(text):
+    """VM assembly text (.vmasm) as a verified .vmbc image (bytes); errors name the line."""
+    return get_global_func("graphrt.vm.assemble")(text)
+
+
+def verify(bytecode):
+    """Raises what a load would refuse the .vmbc image `bytecode` for."""
+    get_global_func("graphrt.vm.verify")(bytes(bytecode))
+
+
+def disassemble(bytecode):
+    """A verified .vmbc image as text that assembles back to the same bytes."""
+    return get_global_func("graphrt.vm.disassemble")(bytes(bytecode))
+
+
+def link(*modules):
+    """Links modules (.vmbc, .vmasm, "lib.so@create?k=v") in order into one context, each after
+    the dependencies it declares; functions are any module's by full name ("mod.fn") and the last
+    module's by plain name."""
+    m = get_global_func("graphrt.vm.link")(*[os.fspath(p) for p in modules])
+    out = VMModule(m.handle)
+    m.handle = None
+    return out
+
+
+def signature(module, function):
+    """The cconv signature `function` (plain or "mod.fn") was declared with, e.g. "0ii_i"."""
+    return get_global_func("graphrt.vm.signature")(module, function)
+
+
 def interrupt(module):
     """Thread-safe: stops the VM calls running now in `module`'s tree (a VM module or a
     library whose graph nodes call VM functions) with "VM invocation interrupted"."""
@@ -155,4 +189,4 @@ def set_instruction_budget(n):
     get_global_func("graphrt.vm.set_instruction_budget")(int(n))
 
 
-__all__ = ["load", "interrupt", "set_instruction_budget", "List", "VMModule", "VMFunction"]
+__all__ = ["load", "link", "assemble", "verify", "disassemble", "signature", "interrupt", "set_instruction_budget", "List", "VMModule", "VMFunction"]

@@ -189,3 +189,28 @@ def test_linked_modules_and_load_errors(tmp_path, lib_ok):
     assert m2["total"]([1, [2, 3], 4]) == 10
     with pytest.raises(graphrt.GraphrtError, match="required module 'sample' is not registered"):
         graphrt.vm.load(str(user))
+
+
+def test_assemble_verify_disassemble_and_link(tmp_path, lib_ok):
+    image = graphrt.vm.assemble(PROGRAM)
+    assert isinstance(image, bytes) and image[:4] == b"GRVM"
+    graphrt.vm.verify(image)
+    text = graphrt.vm.disassemble(image)
+    assert "module pyvm version 1" in text and graphrt.vm.assemble(text) == image
+    with pytest.raises(graphrt.GraphrtError, match="line: 3"):
+        graphrt.vm.assemble("module bad version 1\nfunc f \"0_i\" export\n  frobnicate %i0\nend\n")
+    with pytest.raises(graphrt.GraphrtError):
+        graphrt.vm.verify(image[:-3])
+    path = tmp_path / "pyvm.vmbc"
+    path.write_bytes(image)
+    host = tmp_path / "host.vmasm"
+    host.write_text('module host version 1\nimport pyvm.add "0ii_i"\nfunc twice "0ii_i" export\n'
+                    '  call @pyvm.add(%i0, %i1) -> (%i2)\n  add.i32 %i2, %i2, %i2\n  ret %i2\nend\n')
+    m = graphrt.vm.link(path, host)
+    assert m.type_key == "graphrt_vm_context"
+    assert m["twice"](2, 3) == 10  # the last module's functions by plain name
+    assert m["pyvm.add"](2, 3) == 5  # any module's by full name
+    assert m["pyvm.stats"]([1, 2, 3])[:2] == (3, 6)
+    assert graphrt.vm.signature(m, "twice") == "0ii_i" and graphrt.vm.signature(m, "pyvm.mix") == "0IfF_F"
+    with pytest.raises(graphrt.GraphrtError, match="missing.vmbc"):
+        graphrt.vm.link(tmp_path / "missing.vmbc")
