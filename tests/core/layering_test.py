@@ -27,8 +27,6 @@ ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.pat
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
 PUBLIC_PREFIXES = ("graphrt/", "tvm/")
 SOURCE_SUFFIXES = (".cc", ".h", ".c", ".cpp")
-# Tools that still link the layers because the API they need is not public yet.
-APPS_ON_LAYER_INTERNALS = {"graphrt_vm_asm.cc", "graphrt_vm_run.cc"}
 
 
 def sources(folder):
@@ -105,7 +103,7 @@ def rule_for(relpath):
         return check_registration
     if parts[0] == "modules":
         return lambda p, k, t: check_upper_layer(p, k, t, "modules/%s/" % parts[1])
-    if parts[0] == "apps" and parts[-1] not in APPS_ON_LAYER_INTERNALS:
+    if parts[0] == "apps":
         return check_app
     return None
 
