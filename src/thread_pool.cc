@@ -81,11 +81,16 @@ void run_task(Job& job, int task_id) {
 }
 
 // One worker thread with its own mailbox. A launch claims idle workers
-// (idle -> claimed), so several launches from different threads proceed at
-// once, each with the workers it got; none waits for another.
+// (idle -> claimed) and offers each a task; the worker takes the offer
+// (offered -> running) when it gets a core. A launcher that finished its own
+// task takes back the offers not yet taken and runs those tasks itself, so a
+// launch never waits for a worker that is asleep or has no core (another
+// executor, another process). Taking back is safe with barriers: a task that
+// passed a barrier saw every task of its launch arrive, so a launch whose task
+// 0 returned while an offer was still open has no barrier.
 class Worker {
  public:
-  Worker() : thread_([this] { loop(); }) {}
+  explicit Worker(int pool_threads) : pool_threads_(pool_threads), thread_([this] { loop(); }) {}
   ~Worker() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -98,46 +103,69 @@ class Worker {
     bool idle = false;
     return claimed_.compare_exchange_strong(idle, true, std::memory_order_acquire);
   }
-  void start(Job* job, int task_id) {
+  void offer(Job* job, int task_id) {
     task_id_ = task_id;
-    job_.store(job, std::memory_order_seq_cst);  // seq_cst with sleeping_: no lost wake-up
+    slot_.store(job, std::memory_order_seq_cst);  // seq_cst with sleeping_: no lost wake-up
     if (sleeping_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(mutex_);
       wake_.notify_one();
     }
   }
+  // True when the offer was still open: the caller runs the task, the worker is idle again.
+  bool take_back(Job* job) {
+    Job* open = job;
+    if (!slot_.compare_exchange_strong(open, nullptr, std::memory_order_acq_rel)) return false;
+    claimed_.store(false, std::memory_order_release);
+    return true;
+  }
 
  private:
   void loop() {
     for (;;) {
-      Job* job = wait_for_job();
+      Job* job = wait_for_offer();
       if (!job) return;
+      Job* offered = job;
+      if (!slot_.compare_exchange_strong(offered, running(), std::memory_order_acq_rel)) continue;  // taken back
       run_task(*job, task_id_);
-      job_.store(nullptr, std::memory_order_relaxed);
+      slot_.store(nullptr, std::memory_order_relaxed);
       claimed_.store(false, std::memory_order_release);
       job->pending.fetch_sub(1, std::memory_order_acq_rel);  // last touch: the job lives on the launcher's stack
     }
   }
 
+  static Job* running() { return reinterpret_cast<Job*>(alignof(Job)); }  // never a job's address
+
+  Job* open_offer() {
+    Job* job = slot_.load(std::memory_order_acquire);
+    return job == running() ? nullptr : job;
+  }
+
   // Spins for a short while (a launch right after another costs no system
-  // call), then sleeps until start() or the destructor.
-  Job* wait_for_job() {
+  // call), then sleeps until offer() or the destructor. Stops spinning early
+  // when executors' runs occupy every pool thread's core: then no launch
+  // claims a worker (see ThreadPool::launch) and spinning only takes a core
+  // from them.
+  Job* wait_for_offer() {
     using clock = std::chrono::steady_clock;
     clock::time_point until = clock::now() + std::chrono::microseconds(200);
     for (int spin = 0;; ++spin) {
-      if (Job* job = job_.load(std::memory_order_acquire)) return job;
-      if ((spin & 63) == 63 && clock::now() > until) break;
+      if (Job* job = open_offer()) return job;
+      if ((spin & 63) == 63 &&
+          (g_active_runs.load(std::memory_order_relaxed) >= pool_threads_ || clock::now() > until)) {
+        break;
+      }
       cpu_relax();
     }
     std::unique_lock<std::mutex> lock(mutex_);
     sleeping_.store(true, std::memory_order_seq_cst);
     Job* job;
-    wake_.wait(lock, [&] { return (job = job_.load(std::memory_order_seq_cst)) != nullptr || stop_; });
+    wake_.wait(lock, [&] { return (job = open_offer()) != nullptr || stop_; });
     sleeping_.store(false, std::memory_order_relaxed);
     return stop_ ? nullptr : job;
   }
 
-  std::atomic<Job*> job_{nullptr};
+  const int pool_threads_;
+  std::atomic<Job*> slot_{nullptr};  // null, an offered job, or running()
   std::atomic<bool> claimed_{false};
   std::atomic<bool> sleeping_{false};
   int task_id_ = 0;
@@ -150,7 +178,7 @@ class Worker {
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
-    for (int i = 1; i < threads_; ++i) workers_.push_back(std::make_unique<Worker>());
+    for (int i = 1; i < threads_; ++i) workers_.push_back(std::make_unique<Worker>(threads_));
   }
   int threads() const { return threads_; }
 
@@ -175,8 +203,15 @@ class ThreadPool {
     job.env.num_task = helpers + 1;  // TVM kernels split their work by num_task
     job.env.sync_handle = helpers > 0 ? &job.barrier : nullptr;
     job.pending.store(helpers, std::memory_order_relaxed);
-    for (int i = 0; i < helpers; ++i) claimed[i]->start(&job, i + 1);
+    for (int i = 0; i < helpers; ++i) claimed[i]->offer(&job, i + 1);
     run_task(job, 0);
+    // Offers not taken yet: run here rather than wait for a worker to get a core.
+    for (int i = helpers - 1; i >= 0; --i) {
+      if (claimed[i]->take_back(&job)) {
+        run_task(job, i + 1);
+        job.pending.fetch_sub(1, std::memory_order_relaxed);
+      }
+    }
     spin_until([&] { return job.pending.load(std::memory_order_acquire) == 0; });
     if (!job.errors.empty()) {
       set_last_error(job.errors);

@@ -1,7 +1,9 @@
 """graphrt.graph_executor: TVM's GraphModule API over graphrt's "GraphExecutor" module."""
 import ctypes
+import functools
 import json
 
+from . import _lib
 from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, DLTensor, DLDevice, DLDataType
 from .device import Device, to_device
 from .module import Module, get_global_func, BenchmarkResult
@@ -142,6 +144,11 @@ class GraphModule:
             self._share_params = module["share_params"]
         except FunctionNotFoundError:
             raise GraphrtError("module '%s' is not a graph executor" % module.type_key) from None
+        # run() takes no argument and returns nothing: one bound C call, no argument
+        # packing (Python's share of a small model's run, and of the time each
+        # thread holds the GIL when several executors run at once). self._run
+        # keeps the function handle alive.
+        self._run_call = functools.partial(_lib.lib().TVMFuncCall, self._run._h(), None, None, 0, None, None)
         self._devices = devices
 
     # ---- inputs ----
@@ -212,7 +219,8 @@ class GraphModule:
     def run(self, **inputs):
         if inputs:
             self.set_input(**inputs)
-        self._run()
+        if self._run_call() != 0:
+            raise GraphrtError(_lib.last_error())
 
     def set_input_zero_copy(self, key, value):
         """Makes the graph read input `key` (name or index) straight from `value`'s memory, with

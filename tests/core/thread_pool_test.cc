@@ -1,6 +1,11 @@
 // The thread pool behind TVMBackendParallelLaunch, and parallel kernels run
 // with 1 and 2 threads giving identical results.
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -113,5 +118,113 @@ TEST(ThreadPool, ResizeWhileOthersLaunch) {
   stop = true;
   for (std::thread& t : launchers) t.join();
   EXPECT_EQ(failures.load(), 0);
+  graphrt_set_num_threads(0);
+}
+
+namespace {
+// Which thread ran each task of one launch.
+struct TaskThreads {
+  std::mutex mutex;
+  std::vector<std::thread::id> by_task = std::vector<std::thread::id>(8);
+  std::vector<int> runs = std::vector<int>(8, 0);
+  int num_task = 0;
+};
+
+int record_thread(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
+  auto* t = static_cast<TaskThreads*>(cdata);
+  std::lock_guard<std::mutex> lock(t->mutex);
+  t->by_task[task_id] = std::this_thread::get_id();
+  t->runs[task_id]++;
+  t->num_task = penv->num_task;
+  return 0;
+}
+
+// Restricts this thread (and the threads it creates) to one CPU for the scope.
+class OneCpu {
+ public:
+  OneCpu() {
+    ok_ = pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) == 0;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; ok_ && c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &saved_)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    }
+    ok_ = ok_ && pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
+  }
+  ~OneCpu() {
+    if (ok_) pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  cpu_set_t saved_;
+  bool ok_ = false;
+};
+}  // namespace
+
+// A worker that has no core when its task is offered (here: the pool's threads
+// share one CPU with the launcher) does not hold the launch up: the launcher
+// takes the task back and runs it. Every task still runs exactly once with the
+// num_task the kernel was given, and launches whose tasks meet at a barrier
+// (which cannot be taken back) still complete.
+TEST(ThreadPool, LauncherRunsTasksWorkersHaveNotStarted) {
+  int taken_back = 0;
+  {
+    OneCpu pin;
+    if (!pin.ok()) GTEST_SKIP() << "cannot set CPU affinity here";
+    ASSERT_EQ(0, graphrt_set_num_threads(3));  // workers inherit the one-CPU mask
+    for (int i = 0; i < 2000; ++i) {
+      TaskThreads t;
+      ASSERT_EQ(0, TVMBackendParallelLaunch(record_thread, &t, 0));
+      ASSERT_EQ(t.num_task, 3);
+      for (int task = 0; task < 3; ++task) ASSERT_EQ(t.runs[task], 1) << "launch " << i << " task " << task;
+      EXPECT_EQ(t.by_task[0], std::this_thread::get_id());
+      for (int task = 1; task < 3; ++task) taken_back += t.by_task[task] == std::this_thread::get_id();
+      if (i % 10 == 0) {
+        Counts c;
+        ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
+        ASSERT_EQ(c.calls.load(), 3);
+        ASSERT_TRUE(c.barrier_ok);
+      }
+    }
+  }
+  graphrt_set_num_threads(0);  // a fresh pool without the one-CPU mask
+  EXPECT_GT(taken_back, 0) << "no task ran on the launching thread in 2000 launches on one CPU";
+}
+
+// Several executors running at once (each run from its own thread) while the
+// pool size changes: launches then use fewer tasks (the other runs hold the
+// cores), workers stop spinning, offers are taken back; results stay
+// bit-exact with TVM's.
+TEST(ThreadPool, ConcurrentExecutorsBitExactAcrossThreadCounts) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  const std::string name = "mlp_linked_params";
+  Module root = load_module(fixture_path(name + "/deploy_factory.so"));
+  for (int threads : {2, 3, 4}) {
+    ASSERT_EQ(0, graphrt_set_num_threads(threads));
+    for (int executors : {2, 4}) {
+      std::vector<std::shared_ptr<GraphExecutor>> exs;
+      for (int i = 0; i < executors; ++i) {
+        exs.push_back(graph_executor_of(call_function(root->get_function("default"), ArgList().add_device(cpu())).as_module()));
+        set_case_inputs(*exs.back(), name);
+      }
+      std::vector<std::string> failures(executors);
+      std::vector<std::thread> runners;
+      for (int i = 0; i < executors; ++i) {
+        runners.emplace_back([&, i] {
+          for (int r = 0; r < 100 && failures[i].empty(); ++r) {
+            exs[i]->run();
+            failures[i] = compare_output(exs[i]->get_output(0), fixture_path(name + "/output_0.npy"), 0);
+          }
+        });
+      }
+      for (std::thread& t : runners) t.join();
+      for (int i = 0; i < executors; ++i)
+        EXPECT_EQ("", failures[i]) << threads << " threads, executor " << i << " of " << executors;
+    }
+  }
   graphrt_set_num_threads(0);
 }
