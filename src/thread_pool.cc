@@ -49,7 +49,7 @@ void spin_until(Done done) {
 
 // Threads currently inside an executor's run (see RunScope): each keeps a
 // core busy, so parallel launches leave those cores to them.
-std::atomic<int> g_active_runs{0};
+alignas(64) std::atomic<int> g_active_runs{0};
 
 // Sense-reversing barrier shared by the tasks of one launch.
 struct Barrier {
@@ -61,8 +61,10 @@ struct Job {
   FTVMParallelLambda flambda = nullptr;
   void* cdata = nullptr;
   TVMParallelGroupEnv env{};
-  Barrier barrier;
-  std::atomic<int> pending{0};
+  // Written while tasks run: each on its own cache line, away from what the
+  // tasks only read.
+  alignas(64) Barrier barrier;
+  alignas(64) std::atomic<int> pending{0};
   std::mutex error_mutex;
   std::string errors;
 };
@@ -88,7 +90,7 @@ void run_task(Job& job, int task_id) {
 // executor, another process). Taking back is safe with barriers: a task that
 // passed a barrier saw every task of its launch arrive, so a launch whose task
 // 0 returned while an offer was still open has no barrier.
-class Worker {
+class alignas(64) Worker {  // one per cache line: workers' mailboxes do not share lines
  public:
   explicit Worker(int pool_threads) : pool_threads_(pool_threads), thread_([this] { loop(); }) {}
   ~Worker() {

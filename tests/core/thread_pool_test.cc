@@ -22,9 +22,9 @@ namespace {
 struct Counts {
   std::atomic<int> calls{0};
   std::atomic<int> mask{0};
-  int num_task = 0;
+  std::atomic<int> num_task{0};  // atomics: every task writes them
   std::atomic<int> before_barrier{0};
-  bool barrier_ok = true;
+  std::atomic<bool> barrier_ok{true};
 };
 
 int count_task(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
@@ -50,10 +50,10 @@ TEST(ThreadPool, RunsEveryTaskOnceWithBarrier) {
     ASSERT_EQ(0, graphrt_set_num_threads(threads));
     Counts c;
     ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
-    EXPECT_EQ(c.num_task, threads);
+    EXPECT_EQ(c.num_task.load(), threads);
     EXPECT_EQ(c.calls.load(), threads);
     EXPECT_EQ(c.mask.load(), (1 << threads) - 1);
-    EXPECT_TRUE(c.barrier_ok);
+    EXPECT_TRUE(c.barrier_ok.load());
   }
   graphrt_set_num_threads(0);
 }
@@ -109,7 +109,7 @@ TEST(ThreadPool, ResizeWhileOthersLaunch) {
     launchers.emplace_back([&] {
       while (!stop.load()) {
         Counts c;
-        if (TVMBackendParallelLaunch(count_task, &c, 0) != 0 || c.calls.load() != c.num_task || !c.barrier_ok)
+        if (TVMBackendParallelLaunch(count_task, &c, 0) != 0 || c.calls.load() != c.num_task.load() || !c.barrier_ok)
           failures++;
       }
     });
@@ -187,7 +187,7 @@ TEST(ThreadPool, LauncherRunsTasksWorkersHaveNotStarted) {
         Counts c;
         ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
         ASSERT_EQ(c.calls.load(), 3);
-        ASSERT_TRUE(c.barrier_ok);
+        ASSERT_TRUE(c.barrier_ok.load());
       }
     }
   }
