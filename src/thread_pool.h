@@ -3,8 +3,10 @@
 // Sized by TVM_NUM_THREADS, else OMP_NUM_THREADS, else the number of cores.
 // The calling thread runs task 0 and claims the workers that are idle, so
 // launches from several threads run at once instead of queueing; the kernel
-// splits its work by the num_task it is given. Workers spin briefly then
-// sleep, so a launch right after another one costs no system call.
+// splits its work by the num_task it is given. Tasks that no worker has
+// started by the time task 0 is done are run by the calling thread. Workers
+// spin briefly then sleep (at once while executors' runs hold every core), so
+// a launch right after another one costs no system call.
 #pragma once
 
 #include "graphrt/tvm_abi.h"
