@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -24,15 +22,16 @@ namespace graphrt {
 
 namespace {
 
-// First bytes of the file, to refuse non-ELF files with a clear message
-// before dlopen does with a vague one. Nothing else of the file is read.
-bool has_elf_magic(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  unsigned char magic[4] = {0, 0, 0, 0};
-  ssize_t got = pread(fd, magic, sizeof(magic), 0);
-  close(fd);
-  return got == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+// What one open of a library path tells: whether the file is there and is a
+// regular file, and its first bytes (up to kLibraryProbeBytes).
+struct FileHead {
+  bool exists = false;
+  bool regular = false;
+  std::vector<uint8_t> bytes;
+};
+
+bool has_elf_magic(const std::vector<uint8_t>& head) {
+  return head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
 }
 
 // Calls `read` with a temporary read-only mapping of the file (nothing when
@@ -89,11 +88,13 @@ std::vector<std::string> unresolved_imports(const std::string& path) {
 
 class DsoLibrary : public Library {
  public:
-  explicit DsoLibrary(const std::string& path) : path_(path) {
-    struct stat st;
-    if (stat(path.c_str(), &st) != 0) throw Error("no such file").with("file", path);
-    if (!S_ISREG(st.st_mode)) throw Error("not a regular file").with("file", path);
-    if (!has_elf_magic(path)) throw Error("not an ELF shared library (bad magic)").with("file", path);
+  // `file`: what load_library read of the path (one open, one stat, the
+  // first bytes); refusing a non-ELF file here gives a clear message where
+  // dlopen would give a vague one.
+  DsoLibrary(const std::string& path, const FileHead& file) : path_(path) {
+    if (!file.exists) throw Error("no such file").with("file", path);
+    if (!file.regular) throw Error("not a regular file").with("file", path);
+    if (!has_elf_magic(file.bytes)) throw Error("not an ELF shared library (bad magic)").with("file", path);
     // RTLD_LOCAL: the exported context variables of two models must not interpose.
     // RTLD_NOW: an import nobody defines fails here, not as exit 127 in the
     // middle of a run when the lazy binder meets it.
@@ -157,10 +158,10 @@ class DsoLibrary : public Library {
 
 Runtime::Tables& loader_table() { return runtime().tables(); }
 
-std::shared_ptr<Library> dlopen_loader(const LibrarySource& source) {
+std::shared_ptr<Library> dlopen_loader(const LibrarySource& source, const FileHead& file) {
   if (source.path.empty())
     throw Error("the dlopen loader cannot load from memory; use the \"elf\" loader");
-  return std::make_shared<DsoLibrary>(source.path);
+  return std::make_shared<DsoLibrary>(source.path, file);
 }
 
 struct SegmentQuery {
@@ -222,32 +223,42 @@ std::vector<std::string> library_loader_names() {
 
 namespace {
 
-// The first bytes of the source; empty when the file cannot be read (the
+// The first bytes of the source. A file is opened once, with no stream
+// (iostreams would initialise the C++ locale, hundreds of KB of library code
+// paged in on the first load); bytes stay empty when it cannot be read (the
 // chosen loader then reports that with its own words).
-std::vector<uint8_t> source_head(const LibrarySource& source) {
+FileHead source_head(const LibrarySource& source) {
+  FileHead file;
   if (source.path.empty()) {
     const size_t n = source.data ? std::min(source.size, kLibraryProbeBytes) : 0;
-    return std::vector<uint8_t>(source.data, source.data + n);
+    file.bytes.assign(source.data, source.data + n);
+    return file;
   }
-  std::vector<uint8_t> head(kLibraryProbeBytes);
-  std::ifstream in(source.path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
-  head.resize(in ? head.size() : static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-  return head;
+  int fd = open(source.path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) {
+    // An unreadable file that exists (permissions) is still reported by dlopen.
+    file.exists = stat(source.path.c_str(), &st) == 0;
+    file.regular = file.exists && S_ISREG(st.st_mode);
+    return file;
+  }
+  file.exists = fstat(fd, &st) == 0;
+  file.regular = file.exists && S_ISREG(st.st_mode);
+  if (file.regular) {
+    file.bytes.resize(kLibraryProbeBytes);
+    ssize_t got = pread(fd, file.bytes.data(), file.bytes.size(), 0);
+    file.bytes.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  }
+  close(fd);
+  return file;
 }
 
 // The loader whose probe claims this content, or "" when none does.
-std::string claiming_loader(const LibrarySource& source) {
-  std::map<std::string, LibraryProbe> probes;
-  {
-    std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
-    probes = loader_table().library_probes;
-  }
-  if (probes.empty()) return "";
-  const std::vector<uint8_t> head = source_head(source);
-  if (head.empty()) return "";
-  for (const auto& kv : probes) {
-    if (kv.second(head.data(), head.size())) return kv.first;
+std::string claiming_loader(const FileHead& file) {
+  if (file.bytes.empty()) return "";
+  std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
+  for (const auto& kv : loader_table().library_probes) {
+    if (kv.second(file.bytes.data(), file.bytes.size())) return kv.first;
   }
   return "";
 }
@@ -261,11 +272,15 @@ bool has_probe(const std::string& loader) {
 
 std::shared_ptr<Library> load_library(const std::string& requested, const LibrarySource& source) {
   std::string loader = requested;
+  FileHead file;
+  bool head_read = false;
   if (!has_probe(requested)) {
-    const std::string claimed = claiming_loader(source);
+    file = source_head(source);
+    head_read = true;
+    const std::string claimed = claiming_loader(file);
     if (!claimed.empty()) loader = claimed;
   }
-  if (loader.empty() || loader == "dlopen") return dlopen_loader(source);
+  if (loader.empty() || loader == "dlopen") return dlopen_loader(source, head_read ? file : source_head(source));
   LibraryLoader fn;
   {
     std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
