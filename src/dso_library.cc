@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -29,6 +30,40 @@ struct FileHead {
   bool regular = false;
   std::vector<uint8_t> bytes;
 };
+
+// One PT_LOAD segment of a loaded image, as addresses.
+struct LoadedSegment {
+  uintptr_t start;
+  size_t bytes;
+  bool writable;
+};
+
+// Bytes from `address` to the end of the segment holding it (0: none does,
+// or it is read-only and `writable` was asked).
+size_t bytes_in_segments(const std::vector<LoadedSegment>& segments, uintptr_t address, bool writable) {
+  for (const LoadedSegment& s : segments) {
+    if (address >= s.start && address - s.start < s.bytes) return writable && !s.writable ? 0 : s.bytes - (address - s.start);
+  }
+  return 0;
+}
+
+struct SegmentCollector {
+  const link_map* image;
+  std::vector<LoadedSegment>* out;
+};
+
+int collect_segments(dl_phdr_info* info, size_t, void* data) {
+  auto* query = static_cast<SegmentCollector*>(data);
+  if (info->dlpi_addr != query->image->l_addr || !info->dlpi_name || !query->image->l_name ||
+      std::strcmp(info->dlpi_name, query->image->l_name) != 0)
+    return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type == PT_LOAD)
+      query->out->push_back(LoadedSegment{info->dlpi_addr + ph.p_vaddr, ph.p_memsz, (ph.p_flags & PF_W) != 0});
+  }
+  return 1;
+}
 
 bool has_elf_magic(const std::vector<uint8_t>& head) {
   return head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
@@ -109,6 +144,13 @@ class DsoLibrary : public Library {
             .with("file", path);
       throw Error("dlopen failed: " + why).with("file", path);
     }
+    // The image's own segments, found once: the loader asks about several
+    // of its symbols, and each dl_iterate_phdr walks every loaded object.
+    link_map* map = nullptr;
+    if (dlinfo(handle_, RTLD_DI_LINKMAP, &map) == 0 && map) {
+      SegmentCollector query{map, &segments_};
+      dl_iterate_phdr(&collect_segments, &query);
+    }
   }
   ~DsoLibrary() override {
     if (handle_) dlclose(handle_);
@@ -116,6 +158,12 @@ class DsoLibrary : public Library {
   void* symbol(const std::string& name) const override { return dlsym(handle_, name.c_str()); }
   std::string origin() const override { return path_; }
   bool blob_pages_releasable() const override { return true; }
+  // dlsym may answer from a library this one depends on: addresses outside
+  // the image's own segments are asked of the dynamic linker.
+  size_t mapped_bytes_from(const void* address, bool writable) const override {
+    size_t bytes = bytes_in_segments(segments_, reinterpret_cast<uintptr_t>(address), writable);
+    return bytes != 0 ? bytes : Library::mapped_bytes_from(address, writable);
+  }
   std::vector<std::string> symbol_names() const override {
     std::call_once(symbols_once_, [this] {
       with_file_mapping(path_, [this](const uint8_t* data, size_t size) { symbols_ = read_elf_symbol_table(data, size); });
@@ -142,6 +190,7 @@ class DsoLibrary : public Library {
  private:
   std::string path_;
   void* handle_ = nullptr;
+  std::vector<LoadedSegment> segments_;
   // The dynamic symbol entry of `name`, or null when dladdr finds none.
   const ElfW(Sym)* symbol_entry(const std::string& name) const {
     void* address = symbol(name);

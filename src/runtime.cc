@@ -48,7 +48,11 @@ Runtime& runtime() {
   return *instance;
 }
 
-void runtime_init() { runtime(); }
+void runtime_init() {
+  runtime();
+  // The table the first library load looks its context functions up in.
+  runtime_symbol("");
+}
 
 void set_num_threads(int n) { thread_pool_set_max_concurrency(n); }
 int num_threads() { return thread_pool_max_concurrency(); }

@@ -64,6 +64,28 @@ class TVMByteArray(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("size", ctypes.c_size_t)]
 
 
+# ctypes takes tens of microseconds to make an array type the first time a length is
+# used: calls with few arguments and tensors of few dimensions use these, made at import.
+_SHORT = 8
+_ShortValues = TVMValue * _SHORT
+_ShortCodes = ctypes.c_int * _SHORT
+_ShortShape = ctypes.c_int64 * _SHORT
+
+
+def arg_arrays(n):
+    """(values, codes) arrays for a call with n arguments."""
+    if n <= _SHORT:
+        return _ShortValues(), _ShortCodes()
+    return (TVMValue * n)(), (ctypes.c_int * n)()
+
+
+def shape_array(shape):
+    """A C int64 array holding `shape` (at least one element, as C callers may read one)."""
+    if len(shape) <= _SHORT:
+        return _ShortShape(*shape)
+    return (ctypes.c_int64 * len(shape))(*shape)
+
+
 # Type codes (TVMArgTypeCode).
 kInt = 0
 kUInt = 1

@@ -4,7 +4,7 @@ import functools
 import json
 
 from . import _lib
-from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, DLTensor, DLDevice, DLDataType
+from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, DLTensor, DLDevice, DLDataType, shape_array
 from .device import Device, to_device
 from .module import Module, get_global_func, BenchmarkResult
 from .ndarray import NDArray
@@ -33,7 +33,7 @@ def _host_tensor(value):
     if code_bits is None:
         return None
     t = DLTensor()
-    t.shape = (ctypes.c_int64 * max(1, value.ndim))(*value.shape)
+    t.shape = shape_array(value.shape)
     t.data = value.__array_interface__["data"][0]
     t.device = DLDevice(1, 0)
     t.ndim = value.ndim
@@ -121,6 +121,11 @@ class InputInfo(tuple):
         return ["shape", "dtype"]
 
 
+_LAZY_METHODS = {"_get_output": "get_output", "_get_input": "get_input", "_get_num_outputs": "get_num_outputs",
+                 "_get_num_inputs": "get_num_inputs", "_get_input_index": "get_input_index",
+                 "_load_params": "load_params", "_share_params": "share_params"}
+
+
 class GraphModule:
     """Wrapper of a "GraphExecutor" module, as tvm.contrib.graph_executor.GraphModule:
 
@@ -132,16 +137,11 @@ class GraphModule:
         if not isinstance(module, Module):
             raise GraphrtTypeError("GraphModule wraps a graphrt.Module (e.g. lib['default'](dev))")
         self.module = module
+        # set_input and run are what a ready executor needs; the other methods are
+        # looked up on first use (__getattr__), so creating a GraphModule costs two lookups.
         try:
             self._set_input = module["set_input"]
             self._run = module["run"]
-            self._get_output = module["get_output"]
-            self._get_input = module["get_input"]
-            self._get_num_outputs = module["get_num_outputs"]
-            self._get_num_inputs = module["get_num_inputs"]
-            self._get_input_index = module["get_input_index"]
-            self._load_params = module["load_params"]
-            self._share_params = module["share_params"]
         except FunctionNotFoundError:
             raise GraphrtError("module '%s' is not a graph executor" % module.type_key) from None
         # run() takes no argument and returns nothing: one bound C call, no argument
@@ -150,6 +150,15 @@ class GraphModule:
         # keeps the function handle alive.
         self._run_call = functools.partial(_lib.lib().TVMFuncCall, self._run._h(), None, None, 0, None, None)
         self._devices = devices
+
+    def __getattr__(self, name):
+        # Only attributes not set yet arrive here: the lazily looked-up methods.
+        function_name = _LAZY_METHODS.get(name)
+        if function_name is None or "module" not in self.__dict__:
+            raise AttributeError("'GraphModule' object has no attribute '%s'" % name)
+        f = self.module[function_name]
+        setattr(self, name, f)
+        return f
 
     # ---- inputs ----
     def _check_value(self, key, value):

@@ -189,8 +189,7 @@ class Function(_OwnedHandle):
         values = codes = None  # no arguments (e.g. run()): nothing to convert
         keep = []
         if n:
-            values = (TVMValue * n)()
-            codes = (ctypes.c_int * n)()
+            values, codes = _lib.arg_arrays(n)
             for i, a in enumerate(args):
                 _put_arg(a, values, codes, i, keep)
         ret = TVMValue()

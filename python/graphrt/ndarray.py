@@ -235,7 +235,7 @@ class NDArray:
         """A view with another shape/dtype sharing this array's memory."""
         shape = tuple(int(d) for d in shape)
         t = str_to_dtype(dtype if dtype is not None else self.dtype)
-        arr = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        arr = _lib.shape_array(shape)
         out = ctypes.c_void_p()
         _lib.call("graphrt_array_view", self._h(), arr, len(shape), t.code, t.bits, t.lanes, ctypes.byref(out))
         return NDArray(out)
@@ -246,7 +246,7 @@ class NDArray:
         if int(relative_byte_offset) < 0:
             raise GraphrtError("_create_view: relative_byte_offset must be >= 0")
         t = str_to_dtype(dtype if dtype is not None else self.dtype)
-        arr = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        arr = _lib.shape_array(shape)
         out = ctypes.c_void_p()
         _lib.call("graphrt_array_view_at", self._h(), arr, len(shape), t.code, t.bits, t.lanes,
                   int(relative_byte_offset), ctypes.byref(out))
@@ -310,7 +310,7 @@ def empty(shape, dtype="float32", device=None):
     shape = _shape_tuple(shape)
     dev = cpu(0) if device is None else to_device(device)
     t = str_to_dtype(dtype)
-    arr = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+    arr = _lib.shape_array(shape)
     out = ctypes.c_void_p()
     _lib.call("TVMArrayAlloc", arr, len(shape), t.code, t.bits, t.lanes, dev.device_type, dev.device_id,
               ctypes.byref(out))
