@@ -1,5 +1,7 @@
 #include "graphrt/binary_loader.h"
 
+#include <sys/mman.h>
+
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
 
@@ -8,6 +10,24 @@ namespace graphrt {
 namespace {
 constexpr uint64_t kNDArrayMagic = 0xDD5E40F096B4A13FULL;
 const char kLoaderPrefix[] = "runtime.module.loadbinary_";
+
+// A host array about to be written whole. Large ones get all their pages in
+// one call: a page fault per page on first write costs several times more.
+// Smaller ones come from the allocator, whose pages are often mapped already.
+NDArray host_array_to_fill(const std::vector<int64_t>& shape, DLDataType dtype, size_t nbytes) {
+  constexpr size_t kPopulateMinBytes = 128 << 10;
+  if (nbytes < kPopulateMinBytes) return NDArray::empty(shape, dtype, DLDevice{kDLCPU, 0});
+  void* data = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (data == MAP_FAILED) throw Error("out of host memory allocating " + std::to_string(nbytes) + " bytes");
+  std::shared_ptr<Storage> storage;
+  try {
+    storage = std::make_shared<Storage>(data, [nbytes](void* p) { munmap(p, nbytes); });
+  } catch (...) {
+    munmap(data, nbytes);  // no Storage owns it yet
+    throw;
+  }
+  return NDArray::wrap(data, shape, dtype, DLDevice{kDLCPU, 0}, std::move(storage));
+}
 }  // namespace
 
 void register_binary_loader(const std::string& tkey, BinaryLoader loader) {
@@ -80,7 +100,7 @@ NDArray read_ndarray_record(BlobReader& reader) {
                        shape_to_string(shape) + " of " + dtype_to_string(dtype) + " (" + std::to_string(expected) +
                        " bytes)");
   const uint8_t* data = reader.take(expected, "NDArray data");
-  NDArray array = NDArray::empty(shape, dtype, DLDevice{kDLCPU, 0});
+  NDArray array = host_array_to_fill(shape, dtype, expected);
   if (expected) std::memcpy(array->data, data, expected);
   // One param at a time: the blob's pages go as their copy arrives, so the
   // peak never holds the blob and all params together.
