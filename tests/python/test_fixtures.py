@@ -144,3 +144,34 @@ def test_missing_fixtures_fail_in_ci_and_skip_elsewhere(monkeypatch):
     monkeypatch.setenv("GRAPHRT_REQUIRE_FIXTURES", "0")
     with pytest.raises(pytest.skip.Exception, match="mlp fixture not found"):
         skip_without_fixtures("mlp fixture")
+
+
+def test_executors_run_from_several_threads_match_tvm(case):
+    """Four executors, each run from its own Python thread (run() releases the GIL), as
+    perf_compare's throughput runs do: every run gives TVM's outputs."""
+    import threading
+    lib = graphrt.load_module(case.path("deploy_factory.so"))
+    inputs = case.inputs()
+    expected = case.expected()
+    errors = []
+
+    def work(gmod):
+        try:
+            for _ in range(10):
+                gmod.run()
+                for i in range(len(expected)):
+                    case.check(gmod.get_output(i).numpy(), i)
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    mods = []
+    for _ in range(4):
+        gmod = graph_executor.GraphModule(lib["default"](graphrt.cpu(0)))
+        gmod.set_input(**inputs)
+        mods.append(gmod)
+    threads = [threading.Thread(target=work, args=(m,)) for m in mods]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]

@@ -62,7 +62,7 @@ class GraphModule(_strict.GraphModule):
     def run(self, **input_dict):
         if input_dict:
             self.set_input(**input_dict)
-        self._run()
+        _strict.GraphModule.run(self)
 
     def debug_get_output(self, node, out=None):
         raise NotImplementedError("Please use debugger.debug_executor as graph_executor instead.")
