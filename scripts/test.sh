@@ -34,13 +34,17 @@ cmake --build build-tsan -j"$jobs" --target graphrt_stress_test
 
 # libFuzzer smoke runs where clang++ is installed: each target is built with
 # ASan+UBSan, seeded, and must run clean for a few seconds. One entry per
-# target: name, sources, seed step.
+# target: name, sources, seed step, run options.
 fuzz_sources_vm_fuzz() { ls modules/vm/*.cc | grep -v -e register.cc -e packed_call.cc -e host_module.cc; echo src/error.cc; }
 fuzz_seed_vm_fuzz() {
   for f in fuzz/vm_corpus/*.vmasm; do build/apps/graphrt-vm-asm "$f" -o "$1/$(basename "$f" .vmasm).vmbc"; done
 }
+fuzz_options_vm_fuzz() { echo -max_total_time=20; }
+fuzz_sources_vm_asm_fuzz() { fuzz_sources_vm_fuzz; }
+fuzz_seed_vm_asm_fuzz() { cp fuzz/vm_corpus/*.vmasm "$1/" && find fuzz/regressions/vm_asm -type f -exec cp {} "$1/" \;; }
+fuzz_options_vm_asm_fuzz() { echo -max_total_time=15 -dict=fuzz/vm_asm.dict; }
 if command -v clang++ >/dev/null 2>&1; then
-  for target in vm_fuzz; do
+  for target in vm_fuzz vm_asm_fuzz; do
     echo "== fuzz smoke: $target"
     mkdir -p "build-fuzz/$target.corpus"
     # shellcheck disable=SC2046
@@ -48,7 +52,8 @@ if command -v clang++ >/dev/null 2>&1; then
       -I include -I . \
       "fuzz/$target.cc" $("fuzz_sources_$target") -ldl -lpthread -o "build-fuzz/$target"
     "fuzz_seed_$target" "build-fuzz/$target.corpus"
-    "build-fuzz/$target" -max_total_time=20 -max_len=4096 -timeout=5 -print_final_stats=1 \
+    # shellcheck disable=SC2046
+    "build-fuzz/$target" $("fuzz_options_$target") -max_len=4096 -timeout=5 -print_final_stats=1 \
       "build-fuzz/$target.corpus" 2>&1 | tail -n 15
   done
 fi

@@ -112,6 +112,7 @@ int64_t parse_int(const std::string& text, int line, int64_t lo, int64_t hi) {
   return v;
 }
 
+// Overflow is refused, not rounded to infinity: only "inf" spells infinity.
 double parse_float(const std::string& text, int line) {
   if (text == "nan") return std::nan("");
   if (text == "-nan") return -std::nan("");
@@ -119,7 +120,31 @@ double parse_float(const std::string& text, int line) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0') syntax(line, "bad float '" + text + "'");
+  const bool inf_literal = text.find_first_of("iI") != std::string::npos;
+  if (std::isinf(v) && !inf_literal) syntax(line, "float out of range '" + text + "'");
   return v;
+}
+
+float parse_f32(const std::string& text, int line) {
+  const double v = parse_float(text, line);
+  // At least halfway above FLT_MAX would round to infinity.
+  if (std::isfinite(v) && std::fabs(v) >= 0x1.ffffffp127) syntax(line, "f32 immediate out of range '" + text + "'");
+  return static_cast<float>(v);
+}
+
+// Operand lists are u16-counted in the bytecode.
+uint16_t count16(size_t n, int line, const char* what) {
+  if (n > 0xFFFF) syntax(line, std::string("too many ") + what + " (" + std::to_string(n) + ", at most 65535)");
+  return static_cast<uint16_t>(n);
+}
+
+// A signature written in the text; a malformed one is reported at its line.
+Signature parse_signature_at(const std::string& cconv, int line) {
+  try {
+    return parse_signature(cconv);
+  } catch (Error& e) {
+    syntax(line, e.message());
+  }
 }
 
 // ---------------------------------------------------------------- parsing
@@ -210,6 +235,7 @@ class Assembler {
     decl.signature = c.string();
     decl.optional = c.peek_word("optional") && (c.word(), true);
     c.end();
+    import_signatures_.push_back(parse_signature_at(decl.signature, c.line()));
     def_.imports.push_back(decl);
   }
 
@@ -258,6 +284,7 @@ class Assembler {
       }
     }
     explicit_counts_.push_back(counts);
+    function_signatures_.push_back(parse_signature_at(fn.signature, c.line()));
     def_.functions.push_back(fn);
   }
 
@@ -302,7 +329,7 @@ class Assembler {
     labels_.clear();
     fixups_.clear();
     used_.fill(0);
-    for (ValueType t : parse_signature(fn_->signature).arg_types()) ++arg_counts_[static_cast<int>(t)];
+    for (ValueType t : function_signatures_[fn_index_].arg_types()) ++arg_counts_[static_cast<int>(t)];
     bool first = true;
     for (++k; k < lines_.size(); ++k) {
       Cursor c(lines_[k].first, lines_[k].second);
@@ -336,6 +363,7 @@ class Assembler {
       const int inferred = std::max(used_[b], arg_counts_[b]);
       const int given = explicit_counts_[fn_index_][b];
       if (given >= 0 && given < used_[b]) syntax(line, "regs count below a register in use");
+      if (given < 0 && inferred > 0xFFFF) syntax(line, "function " + fn_->name + " needs too many registers");
       fn_->registers[b] = static_cast<uint16_t>(given >= 0 ? given : inferred);
     }
     fn_->code = code_;
@@ -357,7 +385,8 @@ class Assembler {
     if (got != type) {
       syntax(c.line(), "register " + w + " has the wrong bank (expected " + value_type_name(type) + ")");
     }
-    const int index = static_cast<int>(parse_int(w.substr(2), c.line(), 0, 0xFFFF));
+    // Register counts are u16, so the last index a bank can hold is 65534.
+    const int index = static_cast<int>(parse_int(w.substr(2), c.line(), 0, 0xFFFE));
     int& used = used_[static_cast<int>(type)];
     used = std::max(used, index + 1);
     return static_cast<uint16_t>(index);
@@ -374,12 +403,12 @@ class Assembler {
     const std::string name = w.substr(1);
     for (size_t i = 0; i < def_.imports.size(); ++i) {
       if (def_.imports[i].full_name != name) continue;
-      *sig = parse_signature(def_.imports[i].signature);
+      *sig = import_signatures_[i];
       return static_cast<uint32_t>(i) | kImportBit;
     }
     for (size_t i = 0; i < def_.functions.size(); ++i) {
       if (def_.functions[i].name != name) continue;
-      *sig = parse_signature(def_.functions[i].signature);
+      *sig = function_signatures_[i];
       return static_cast<uint32_t>(i);
     }
     syntax(c.line(), "unknown function " + w + " (imports must be declared)");
@@ -387,7 +416,7 @@ class Assembler {
 
   void reg_list(Cursor& c, const std::vector<ValueType>& types, const char* open, const char* close) {
     c.punct(open);
-    put<uint16_t>(static_cast<uint16_t>(types.size()));
+    put<uint16_t>(count16(types.size(), c.line(), "registers in the list"));
     for (size_t k = 0; k < types.size(); ++k) {
       if (k) c.punct(",");
       put<uint16_t>(reg(c, types[k]));
@@ -429,7 +458,7 @@ class Assembler {
         continue;
       }
       c.punct("[");
-      uint16_t count = 0;
+      size_t count = 0;
       while (!c.accept_punct("]")) {
         if (count) c.punct(",");
         for (size_t t = 0; t < item.tuple.size(); ++t) {
@@ -438,12 +467,12 @@ class Assembler {
         }
         ++count;
       }
-      segments.push_back(count);
+      segments.push_back(count16(count, c.line(), "span entries"));
     }
     c.punct(")");
-    put<uint16_t>(static_cast<uint16_t>(segments.size()));
+    put<uint16_t>(count16(segments.size(), c.line(), "call segments"));
     for (uint16_t s : segments) put<uint16_t>(s);
-    put<uint16_t>(static_cast<uint16_t>(regs.size()));
+    put<uint16_t>(count16(regs.size(), c.line(), "call arguments"));
     for (uint16_t r : regs) put<uint16_t>(r);
     call_results(c, sig);
   }
@@ -455,7 +484,7 @@ class Assembler {
       if (!names.empty()) c.punct(",");
       names.push_back(c.word());
     }
-    put<uint16_t>(static_cast<uint16_t>(names.size()));
+    put<uint16_t>(count16(names.size(), c.line(), "branch table targets"));
     for (const std::string& n : names) {
       fixups_.push_back(Fixup{code_.size(), n, c.line()});
       put<uint32_t>(0);
@@ -463,8 +492,8 @@ class Assembler {
   }
 
   void return_list(Cursor& c) {
-    const std::vector<ValueType> types = parse_signature(fn_->signature).result_types();
-    put<uint16_t>(static_cast<uint16_t>(types.size()));
+    const std::vector<ValueType> types = function_signatures_[fn_index_].result_types();
+    put<uint16_t>(count16(types.size(), c.line(), "return values"));
     for (size_t k = 0; k < types.size(); ++k) {
       if (k) c.punct(",");
       put<uint16_t>(reg(c, types[k]));
@@ -477,7 +506,7 @@ class Assembler {
     switch (kind) {
       case 'n': return put<int32_t>(static_cast<int32_t>(parse_int(c.word(), c.line(), INT32_MIN, INT32_MAX)));
       case 'N': return put<int64_t>(parse_int(c.word(), c.line(), INT64_MIN, INT64_MAX));
-      case 'x': return put<float>(static_cast<float>(parse_float(c.word(), c.line())));
+      case 'x': return put<float>(parse_f32(c.word(), c.line()));
       case 'X': return put<double>(parse_float(c.word(), c.line()));
       case 'L': return label(c);
       case 's': return put<uint32_t>(intern(c.string()));
@@ -505,6 +534,9 @@ class Assembler {
   std::vector<std::pair<Line, int>> lines_;
   ModuleDef def_;
   std::vector<std::array<int, kValueTypeCount>> explicit_counts_;
+  // Parsed once, at the line that declares them.
+  std::vector<Signature> import_signatures_;
+  std::vector<Signature> function_signatures_;
   size_t fn_index_ = 0;
   FunctionDef* fn_ = nullptr;
   std::vector<uint8_t> code_;

@@ -16,7 +16,8 @@
 // `call.variadic @tensor.alloc(%i0, %i1, [%I0, %I1]) -> (%r0)` with [...] per
 // span; `br_table %i0, default_label, [l0, l1]`; `ret %i0`; globals as
 // `global.load.i32 %i0, @counter` / `global.store.i32 @counter, %i0`. Immediates accept
-// decimal, 0x hex, floats, nan and inf. Comments start with '#' or ';'.
+// decimal, 0x hex, floats, nan and inf; a float beyond its type's range is
+// refused, not rounded to inf. Comments start with '#' or ';'.
 // A body whose first instruction has no label gets an implicit entry block.
 // Register counts default to the highest register used + 1.
 // The output is not verified here; load it through BytecodeModule::create.
@@ -29,7 +30,8 @@
 namespace graphrt {
 namespace vm {
 
-// Throws graphrt::Error with a "line" context on syntax errors.
+// Throws graphrt::Error with a "line" context on every refusal (fuzzed by
+// fuzz/vm_asm_fuzz.cc).
 ModuleDef assemble(const std::string& source);
 
 }  // namespace vm

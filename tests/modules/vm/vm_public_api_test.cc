@@ -221,6 +221,82 @@ TEST_F(VmPublicApi, LinkErrorsNameTheFile) {
   EXPECT_THROW(call("graphrt.vm.link", {}), Error);
 }
 
+// The error `call(function, args)` throws; "(no error)" if it returns.
+std::string error_of(const std::string& function, std::vector<RetValue> args) {
+  try {
+    call(function, std::move(args));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST_F(VmPublicApi, MalformedModuleSpecsAreRefused) {
+  const std::string lib = VM_SAMPLE_MODULE_PATH;
+  // No path at all.
+  EXPECT_TRUE(contains(error_of("graphrt.vm.link", {str("")}), "without a path")) << error_of("graphrt.vm.link", {str("")});
+  EXPECT_TRUE(contains(error_of("graphrt.vm.link", {str("@sample_create?scale=2")}), "without a path"));
+  // Broken %-escapes name the parameter and the address.
+  for (const char* params : {"scale=%zz", "scale=%4", "%=2", "scale=2&offset=1%"}) {
+    const std::string spec = lib + "@sample_create?" + params;
+    const std::string what = error_of("graphrt.vm.link", {str(spec)});
+    EXPECT_TRUE(contains(what, "malformed %-escape") && contains(what, spec)) << params << ": " << what;
+  }
+  // '@' with an empty create function means the default one, as no '@' does.
+  ASSERT_EQ(error_of("graphrt.vm.link", {str(lib + "@")}), "(no error)");
+  const graphrt::Module linked = call("graphrt.vm.link", {str(lib + "@?scale=2")}).as_module();
+  graphrt::ArgList two;
+  two.add_int(1).add_int(2);
+  EXPECT_EQ(graphrt::call_function(linked->require_function("sample.scaled_add"), two).as_int(), 6);
+  // A create function the library lacks, and one that refuses.
+  EXPECT_TRUE(contains(error_of("graphrt.vm.link", {str(lib + "@no_such_create")}), "no_such_create"));
+  EXPECT_TRUE(contains(error_of("graphrt.vm.link", {str(lib + "@sample_create_refuse")}), "VM module creation failed"));
+  // Missing files, a .so that is not a shared library, one that is no VM module.
+  const std::string missing = dir_ + "/missing.so";
+  EXPECT_TRUE(contains(error_of("graphrt.vm.link", {str(missing + "@sample_create")}), missing));
+  const std::string fake = write("fake.so", "not an ELF file");
+  EXPECT_TRUE(contains(error_of("graphrt.vm.link", {str(fake)}), fake)) << error_of("graphrt.vm.link", {str(fake)});
+  const std::string not_vm = GRAPHRT_LIBRARY_PATH;
+  const std::string not_vm_error = error_of("graphrt.vm.link", {str(not_vm)});
+  EXPECT_TRUE(contains(not_vm_error, "lacks its creation function") && contains(not_vm_error, not_vm)) << not_vm_error;
+  // Neither bytecode nor a library.
+  const std::string text = write("notes.txt", "module x\n");
+  EXPECT_TRUE(contains(error_of("graphrt.vm.link", {str(text)}), "not a VM module file"));
+  // A bad spec among good ones: nothing is linked.
+  const std::string good = write("good.vmbc", call("graphrt.vm.assemble", {str(kProgram)}).as_string());
+  EXPECT_TRUE(contains(error_of("graphrt.vm.link", {str(good), str(lib + "@sample_create?x=%g0")}), "%-escape"));
+}
+
+TEST_F(VmPublicApi, LoadRefusesCraftedFiles) {
+  const std::string image = call("graphrt.vm.assemble", {str(kProgram)}).as_string();
+  // Truncated, corrupted and empty images, and one with trailing bytes.
+  std::string flipped = image;
+  flipped[image.size() / 2] = static_cast<char>(~flipped[image.size() / 2]);
+  const std::vector<std::string> crafted = {image.substr(0, image.size() / 2), std::string("GRVX") + image.substr(4),
+                                            std::string(), image + "x", flipped};
+  for (size_t k = 0; k < crafted.size(); ++k) {
+    const std::string path = write("crafted" + std::to_string(k) + ".vmbc", crafted[k]);
+    const std::string what = error_of("graphrt.vm.load", {str(path)});
+    if (k == crafted.size() - 1 && what == "(no error)") continue;  // a flipped byte may still verify
+    EXPECT_TRUE(contains(what, path)) << k << ": " << what;
+  }
+  // Assembly text with a syntax error names the file and the line.
+  const std::string bad = write("bad.vmasm", "module bad\nfunc f \"0_i\"\n  const.i32 %i0, 1e3\n  ret %i0\nend\n");
+  try {
+    call("graphrt.vm.load", {str(bad)});
+    FAIL() << "bad text loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.context_value("file"), bad) << e.what();
+    EXPECT_EQ(e.context_value("line"), "3") << e.what();
+  }
+  // A bad module to link first.
+  const std::string good = write("good.vmbc", image);
+  EXPECT_TRUE(contains(error_of("graphrt.vm.load", {str(good), str("")}), "without a path"));
+  EXPECT_TRUE(contains(error_of("graphrt.vm.load", {str(good), str(dir_ + "/none.vmasm")}), "none.vmasm"));
+}
+
 TEST_F(VmPublicApi, TracerSeesEveryInstructionUntilRemoved) {
   const graphrt::Module m = link_demo();
   std::vector<std::string> lines;
