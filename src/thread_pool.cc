@@ -152,9 +152,13 @@ class alignas(64) Worker {  // one per cache line: workers' mailboxes do not sha
     clock::time_point until = clock::now() + std::chrono::microseconds(200);
     for (int spin = 0;; ++spin) {
       if (Job* job = open_offer()) return job;
-      if ((spin & 63) == 63 &&
-          (g_active_runs.load(std::memory_order_relaxed) >= pool_threads_ || clock::now() > until)) {
-        break;
+      if ((spin & 63) == 63) {
+        if (g_active_runs.load(std::memory_order_relaxed) >= pool_threads_ || clock::now() > until) break;
+        // Past the first few microseconds, offer the core to any other runnable
+        // thread now and then (sched_yield returns at once when there is none):
+        // when other programs hold the other cores, a spinning worker would
+        // otherwise take a whole time slice from the executor it serves.
+        if (spin >= 1024) sched_yield();
       }
       cpu_relax();
     }
