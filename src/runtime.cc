@@ -2,6 +2,7 @@
 // the layers above it (register_layers_above_core), each given the runtime.
 #include <dlfcn.h>
 
+#include <ios>
 #include <mutex>
 
 #include "cpu_device_api.h"
@@ -52,6 +53,10 @@ void runtime_init() {
   runtime();
   // The table the first library load looks its context functions up in.
   runtime_symbol("");
+  // The C++ streams and their locale: model libraries compiled from C++
+  // (BYOC C sources, for one) set them up in their constructors, paging in
+  // hundreds of KB of libstdc++ in the middle of the first load otherwise.
+  static std::ios_base::Init streams;
 }
 
 void set_num_threads(int n) { thread_pool_set_max_concurrency(n); }
