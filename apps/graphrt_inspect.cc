@@ -8,6 +8,7 @@
 
 #include "common/args.h"
 #include "common/model.h"
+#include "common/output_file.h"
 #include "graphrt/graph_json.h"
 #include "graphrt/ndarray.h"
 
@@ -46,8 +47,7 @@ std::string entry_text(const graphrt::GraphDef& g, uint32_t node, uint32_t index
 }
 
 void write_dot(const graphrt::GraphDef& g, const std::set<std::string>& params, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write DOT file").with("file", path);
+  std::ostringstream out;
   out << "digraph graphrt {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
   for (uint32_t nid = 0; nid < g.nodes.size(); ++nid) {
     const graphrt::GraphNode& n = g.nodes[nid];
@@ -66,7 +66,7 @@ void write_dot(const graphrt::GraphDef& g, const std::set<std::string>& params, 
     out << "  n" << g.heads[i].node_id << " -> out" << i << ";\n";
   }
   out << "}\n";
-  if (!out) throw Error("error writing DOT file").with("file", path);
+  write_output_file(path, out.str(), "DOT file");
 }
 
 int run(int argc, char** argv) {

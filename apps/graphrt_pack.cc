@@ -22,6 +22,7 @@
 
 #include "common/args.h"
 #include "common/model.h"
+#include "common/output_file.h"
 #include "graphrt/binary_loader.h"
 #include "graphrt/graph_executor.h"
 #include "graphrt/graph_json.h"
@@ -228,9 +229,7 @@ int run(int argc, char** argv) {
     blob = graphrt::write_module_blob(records, imports);
   }
   if (args.has("--emit-blob")) {
-    std::ofstream f(args.get("--emit-blob"), std::ios::binary);
-    f.write(blob.data(), static_cast<std::streamsize>(blob.size()));
-    if (!f) throw Error("cannot write blob").with("file", args.get("--emit-blob"));
+    write_output_file(args.get("--emit-blob"), blob, "blob");
   }
 
   // ---- compile and link ----

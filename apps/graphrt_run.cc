@@ -14,6 +14,7 @@
 
 #include "common/args.h"
 #include "common/model.h"
+#include "common/output_file.h"
 #include "common/npy.h"
 #include "graphrt/device_api.h"
 #include "graphrt/runtime.h"
@@ -270,10 +271,7 @@ int run(int argc, char** argv) {
     std::cout << report.table();
     if (args.has("--trace")) {
       std::string path = args.get("--trace");
-      std::ofstream f(path);
-      if (!f) throw Error("cannot write trace file").with("file", path);
-      f << report.chrome_trace();
-      if (!f) throw Error("error writing trace file").with("file", path);
+      write_output_file(path, report.chrome_trace(), "trace file");
       if (!quiet) std::cout << "wrote Chrome trace to " << path << "\n";
     }
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/packed_args.h"
+#include "common/output_file.h"
 #include "graphrt/error.h"
 
 namespace {
@@ -19,12 +20,6 @@ std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw graphrt::Error("cannot open input").with("file", path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_all(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw graphrt::Error("cannot write output").with("file", path);
 }
 
 const char kUsage[] =
@@ -48,7 +43,7 @@ graphrt::RetValue call_vm(const char* function, const std::string& argument, con
 
 int assemble_file(const std::string& in, const std::string& out) {
   // graphrt.vm.assemble verifies: no bytecode that the runtime would reject at load is written.
-  write_all(out, call_vm("graphrt.vm.assemble", read_all(in), in).as_string());
+  graphrt_apps::write_output_file(out, call_vm("graphrt.vm.assemble", read_all(in), in).as_string(), "output");
   return 0;
 }
 

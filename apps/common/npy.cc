@@ -1,4 +1,5 @@
 #include "npy.h"
+#include "output_file.h"
 
 #include <cstring>
 #include <fstream>
@@ -157,15 +158,13 @@ void write_npy(const std::string& path, DLDataType dtype, const std::vector<int6
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error("cannot write .npy file").with("file", path);
-  out.write("\x93NUMPY\x01\x00", 8);
-  uint16_t len = static_cast<uint16_t>(header.size());
-  char le[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
-  out.write(le, 2);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(nbytes));
-  if (!out) throw Error("error writing .npy file").with("file", path);
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  bytes += static_cast<char>(len & 0xFF);
+  bytes += static_cast<char>(len >> 8);
+  bytes += header;
+  bytes.append(static_cast<const char*>(data), nbytes);
+  write_output_file(path, bytes, ".npy file");
 }
 
 }  // namespace graphrt_apps

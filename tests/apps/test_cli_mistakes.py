@@ -9,6 +9,7 @@ import pytest
 
 from _apps import app, one_line_error, run
 from _cases import case_dir
+from _vm_programs import ADD
 
 
 
@@ -164,3 +165,58 @@ def test_hand_written_kernels_run_with_trust_exports(tmp_path):
     p = run([app("graphrt-inspect"), lib, "--trust-exports"])
     assert p.returncode == 0, p.stderr
     assert "add_one" in p.stdout, p.stdout
+
+
+# ---- files the apps write appear whole or not at all ----
+def leftovers(folder):
+    return [n for n in os.listdir(folder) if ".partial-" in n]
+
+
+def test_outputs_are_complete_files_with_usual_permissions(mlp, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    old_umask = os.umask(0o022)
+    try:
+        p = run([app("graphrt-run"), "deploy_factory.so", "--input", "data=input_data.npy",
+                 "--output-dir", str(out)], cwd=mlp.dir)
+    finally:
+        os.umask(old_umask)
+    assert p.returncode == 0, p.stderr
+    got = np.load(out / "output_0.npy")
+    np.testing.assert_array_equal(got, np.load(os.path.join(mlp.dir, "output_0.npy")))
+    assert os.stat(out / "output_0.npy").st_mode & 0o777 == 0o644
+    assert leftovers(out) == []
+
+
+def test_output_that_cannot_be_replaced_leaves_no_partial_file(mlp, tmp_path):
+    # output_0.npy is a folder: the rename fails, the error names the file, and
+    # neither a half-written file nor the temporary one is left behind.
+    out = tmp_path / "out"
+    (out / "output_0.npy").mkdir(parents=True)
+    p = run([app("graphrt-run"), "deploy_factory.so", "--input", "data=input_data.npy",
+             "--output-dir", str(out)], cwd=mlp.dir)
+    err = one_line_error(p, "graphrt-run")
+    assert "cannot write .npy file" in err and "output_0.npy" in err, err
+    assert (out / "output_0.npy").is_dir()
+    assert leftovers(out) == []
+
+
+def test_vm_asm_output_is_replaced_whole_or_not_at_all(tmp_path):
+    good = tmp_path / "good.vmasm"
+    good.write_text("module demo version 1\n" + ADD)
+    target = tmp_path / "demo.vmbc"
+    target.write_bytes(b"previous contents")
+    bad = tmp_path / "bad.vmasm"
+    bad.write_text("module demo version 1\nfunc add \"0ii_i\" export\n  no.such.op %i0\nend\n")
+    p = run([app("graphrt-vm-asm"), str(bad), "-o", str(target)])
+    assert p.returncode != 0 and "line" in p.stderr, p.stderr
+    assert target.read_bytes() == b"previous contents"
+    p = run([app("graphrt-vm-asm"), str(good), "-o", str(target)])
+    assert p.returncode == 0, p.stderr
+    dump = run([app("graphrt-vm-asm"), "--dump", str(target)])
+    assert dump.returncode == 0 and "add.i32" in dump.stdout, dump.stderr
+    folder = tmp_path / "a-folder.vmbc"
+    folder.mkdir()
+    p = run([app("graphrt-vm-asm"), str(good), "-o", str(folder)])
+    assert p.returncode != 0 and "a-folder.vmbc" in p.stderr, p.stderr
+    assert leftovers(tmp_path) == []
