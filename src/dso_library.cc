@@ -47,21 +47,26 @@ size_t bytes_in_segments(const std::vector<LoadedSegment>& segments, uintptr_t a
   return 0;
 }
 
+// Collects every PT_LOAD segment of the loaded object one of whose segments
+// holds `address`. Objects are recognised by their program headers alone: the
+// dynamic linker's own records (link_map, dlpi_name) may be being written by a
+// dlopen on another thread, under a lock the callback cannot see.
 struct SegmentCollector {
-  const link_map* image;
+  uintptr_t address;
   std::vector<LoadedSegment>* out;
 };
 
 int collect_segments(dl_phdr_info* info, size_t, void* data) {
   auto* query = static_cast<SegmentCollector*>(data);
-  if (info->dlpi_addr != query->image->l_addr || !info->dlpi_name || !query->image->l_name ||
-      std::strcmp(info->dlpi_name, query->image->l_name) != 0)
-    return 0;
+  if (bytes_in_segments(*query->out, query->address, false) != 0) return 1;
+  std::vector<LoadedSegment> object;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type == PT_LOAD)
-      query->out->push_back(LoadedSegment{info->dlpi_addr + ph.p_vaddr, ph.p_memsz, (ph.p_flags & PF_W) != 0});
+      object.push_back(LoadedSegment{info->dlpi_addr + ph.p_vaddr, ph.p_memsz, (ph.p_flags & PF_W) != 0});
   }
+  if (bytes_in_segments(object, query->address, false) == 0) return 0;
+  query->out->insert(query->out->end(), object.begin(), object.end());
   return 1;
 }
 
@@ -144,13 +149,6 @@ class DsoLibrary : public Library {
             .with("file", path);
       throw Error("dlopen failed: " + why).with("file", path);
     }
-    // The image's own segments, found once: the loader asks about several
-    // of its symbols, and each dl_iterate_phdr walks every loaded object.
-    link_map* map = nullptr;
-    if (dlinfo(handle_, RTLD_DI_LINKMAP, &map) == 0 && map) {
-      SegmentCollector query{map, &segments_};
-      dl_iterate_phdr(&collect_segments, &query);
-    }
   }
   ~DsoLibrary() override {
     if (handle_) dlclose(handle_);
@@ -158,11 +156,17 @@ class DsoLibrary : public Library {
   void* symbol(const std::string& name) const override { return dlsym(handle_, name.c_str()); }
   std::string origin() const override { return path_; }
   bool blob_pages_releasable() const override { return true; }
-  // dlsym may answer from a library this one depends on: addresses outside
-  // the image's own segments are asked of the dynamic linker.
+  // The segments of every object asked about are kept: the loader asks about
+  // several symbols, and each dl_iterate_phdr walks every loaded object. The
+  // objects are this image and its dependencies, mapped while it is.
   size_t mapped_bytes_from(const void* address, bool writable) const override {
-    size_t bytes = bytes_in_segments(segments_, reinterpret_cast<uintptr_t>(address), writable);
-    return bytes != 0 ? bytes : Library::mapped_bytes_from(address, writable);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+    std::lock_guard<std::mutex> lock(segments_mutex_);
+    if (bytes_in_segments(segments_, at, false) == 0) {
+      SegmentCollector query{at, &segments_};
+      dl_iterate_phdr(&collect_segments, &query);
+    }
+    return bytes_in_segments(segments_, at, writable);
   }
   std::vector<std::string> symbol_names() const override {
     std::call_once(symbols_once_, [this] {
@@ -190,7 +194,8 @@ class DsoLibrary : public Library {
  private:
   std::string path_;
   void* handle_ = nullptr;
-  std::vector<LoadedSegment> segments_;
+  mutable std::mutex segments_mutex_;
+  mutable std::vector<LoadedSegment> segments_;
   // The dynamic symbol entry of `name`, or null when dladdr finds none.
   const ElfW(Sym)* symbol_entry(const std::string& name) const {
     void* address = symbol(name);
