@@ -58,7 +58,6 @@ struct SegmentCollector {
 
 int collect_segments(dl_phdr_info* info, size_t, void* data) {
   auto* query = static_cast<SegmentCollector*>(data);
-  if (bytes_in_segments(*query->out, query->address, false) != 0) return 1;
   std::vector<LoadedSegment> object;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
@@ -218,33 +217,14 @@ std::shared_ptr<Library> dlopen_loader(const LibrarySource& source, const FileHe
   return std::make_shared<DsoLibrary>(source.path, file);
 }
 
-struct SegmentQuery {
-  uintptr_t address;
-  bool writable;
-  size_t bytes;
-};
-
-int find_segment(dl_phdr_info* info, size_t, void* data) {
-  auto* query = static_cast<SegmentQuery*>(data);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
-    if (query->address >= start && query->address - start < ph.p_memsz) {
-      if (query->writable && (ph.p_flags & PF_W) == 0) return 1;
-      query->bytes = ph.p_memsz - (query->address - start);
-      return 1;
-    }
-  }
-  return 0;
-}
-
 }  // namespace
 
 size_t Library::mapped_bytes_from(const void* address, bool writable) const {
-  SegmentQuery query{reinterpret_cast<uintptr_t>(address), writable, 0};
-  dl_iterate_phdr(&find_segment, &query);
-  return query.bytes;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  std::vector<LoadedSegment> segments;
+  SegmentCollector query{at, &segments};
+  dl_iterate_phdr(&collect_segments, &query);
+  return bytes_in_segments(segments, at, writable);
 }
 
 size_t readable_symbol_bytes(const Library& library, const std::string& name, const void* address) {
