@@ -90,13 +90,9 @@ Module load_factory(BlobReader& reader) {
   if (names.size() != count)
     throw reader.error("GraphExecutorFactory says " + std::to_string(count) + " params but lists " +
                        std::to_string(names.size()) + " names");
-  for (const std::string& name : names) {
-    try {
-      c.params.emplace_back(name, read_ndarray_record(reader));
-    } catch (Error& e) {
-      throw e.with("param", name);
-    }
-  }
+  std::vector<NDArray> arrays = read_ndarray_records(reader, names, "param");
+  c.params.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) c.params.emplace_back(names[i], std::move(arrays[i]));
   c.module_name = reader.read_string("factory module name");
   return Module(make_ref<GraphExecutorFactoryNode>(std::move(c)));
 }

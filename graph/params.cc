@@ -18,15 +18,10 @@ ParamList load_param_dict(const std::string& bytes, const std::string& origin) {
   if (count != names.size())
     throw reader.error("params file lists " + std::to_string(names.size()) + " names but " + std::to_string(count) +
                        " arrays");
+  std::vector<NDArray> arrays = read_ndarray_records(reader, names, "param");
   ParamList params;
   params.reserve(names.size());
-  for (const std::string& name : names) {
-    try {
-      params.emplace_back(name, read_ndarray_record(reader));
-    } catch (Error& e) {
-      throw e.with("param", name);
-    }
-  }
+  for (size_t i = 0; i < names.size(); ++i) params.emplace_back(names[i], std::move(arrays[i]));
   if (!reader.at_end()) throw reader.error(std::to_string(reader.remaining()) + " trailing bytes after the last param");
   return params;
 }

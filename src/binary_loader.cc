@@ -1,33 +1,14 @@
 #include "graphrt/binary_loader.h"
 
-#include <sys/mman.h>
-
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
+#include "host_arena.h"
 
 namespace graphrt {
 
 namespace {
 constexpr uint64_t kNDArrayMagic = 0xDD5E40F096B4A13FULL;
 const char kLoaderPrefix[] = "runtime.module.loadbinary_";
-
-// A host array about to be written whole. Large ones get all their pages in
-// one call: a page fault per page on first write costs several times more.
-// Smaller ones come from the allocator, whose pages are often mapped already.
-NDArray host_array_to_fill(const std::vector<int64_t>& shape, DLDataType dtype, size_t nbytes) {
-  constexpr size_t kPopulateMinBytes = 128 << 10;
-  if (nbytes < kPopulateMinBytes) return NDArray::empty(shape, dtype, DLDevice{kDLCPU, 0});
-  void* data = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (data == MAP_FAILED) throw Error("out of host memory allocating " + std::to_string(nbytes) + " bytes");
-  std::shared_ptr<Storage> storage;
-  try {
-    storage = std::make_shared<Storage>(data, [nbytes](void* p) { munmap(p, nbytes); });
-  } catch (...) {
-    munmap(data, nbytes);  // no Storage owns it yet
-    throw;
-  }
-  return NDArray::wrap(data, shape, dtype, DLDevice{kDLCPU, 0}, std::move(storage));
-}
 }  // namespace
 
 void register_binary_loader(const std::string& tkey, BinaryLoader loader) {
@@ -63,7 +44,17 @@ Module load_binary(const std::string& tkey, BlobReader& reader) {
   }
 }
 
-NDArray read_ndarray_record(BlobReader& reader) {
+namespace {
+// What an NDArray record says about its array, checked against what is left;
+// `data` points at its bytes in the blob.
+struct NDArrayRecord {
+  std::vector<int64_t> shape;
+  DLDataType dtype{};
+  size_t nbytes = 0;
+  const uint8_t* data = nullptr;
+};
+
+NDArrayRecord read_ndarray_header(BlobReader& reader) {
   size_t start = reader.offset();
   uint64_t magic = reader.read_u64("NDArray magic");
   if (magic != kNDArrayMagic) throw reader.error("bad NDArray magic at offset " + std::to_string(start));
@@ -74,38 +65,69 @@ NDArray read_ndarray_record(BlobReader& reader) {
     throw reader.error("NDArray record stored on device type " + std::to_string(device_type) + " (must be CPU)");
   int32_t ndim = reader.read_i32("NDArray ndim");
   if (ndim < 0 || ndim > 64) throw reader.error("NDArray record has bad ndim " + std::to_string(ndim));
-  DLDataType dtype;
-  dtype.code = reader.read_u8("dtype code");
-  dtype.bits = reader.read_u8("dtype bits");
-  dtype.lanes = reader.read_u16("dtype lanes");
-  if (dtype.lanes != 1 || dtype.bits == 0)
-    throw reader.error("NDArray record has unsupported dtype " + dtype_to_string(dtype));
-  std::vector<int64_t> shape(ndim);
+  NDArrayRecord record;
+  record.dtype.code = reader.read_u8("dtype code");
+  record.dtype.bits = reader.read_u8("dtype bits");
+  record.dtype.lanes = reader.read_u16("dtype lanes");
+  if (record.dtype.lanes != 1 || record.dtype.bits == 0)
+    throw reader.error("NDArray record has unsupported dtype " + dtype_to_string(record.dtype));
+  record.shape.resize(ndim);
   for (int i = 0; i < ndim; ++i) {
-    shape[i] = reader.read_i64("NDArray shape");
-    if (shape[i] < 0) throw reader.error("NDArray record has a negative dimension");
+    record.shape[i] = reader.read_i64("NDArray shape");
+    if (record.shape[i] < 0) throw reader.error("NDArray record has a negative dimension");
   }
   int64_t data_bytes = reader.read_i64("NDArray data_byte_size");
   // Guard the product against overflow before comparing with what is left.
   uint64_t numel = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : record.shape) {
     if (d != 0 && numel > reader.remaining() / static_cast<uint64_t>(d)) {
-      throw reader.error("NDArray record shape " + shape_to_string(shape) + " is larger than the data left");
+      throw reader.error("NDArray record shape " + shape_to_string(record.shape) + " is larger than the data left");
     }
     numel *= static_cast<uint64_t>(d);
   }
-  uint64_t expected = numel * ((dtype.bits + 7) / 8);
+  uint64_t expected = numel * ((record.dtype.bits + 7) / 8);
   if (data_bytes < 0 || static_cast<uint64_t>(data_bytes) != expected)
     throw reader.error("NDArray record data_byte_size " + std::to_string(data_bytes) + " does not match shape " +
-                       shape_to_string(shape) + " of " + dtype_to_string(dtype) + " (" + std::to_string(expected) +
-                       " bytes)");
-  const uint8_t* data = reader.take(expected, "NDArray data");
-  NDArray array = host_array_to_fill(shape, dtype, expected);
-  if (expected) std::memcpy(array->data, data, expected);
-  // One param at a time: the blob's pages go as their copy arrives, so the
-  // peak never holds the blob and all params together.
+                       shape_to_string(record.shape) + " of " + dtype_to_string(record.dtype) + " (" +
+                       std::to_string(expected) + " bytes)");
+  record.nbytes = static_cast<size_t>(expected);
+  record.data = reader.take(record.nbytes, "NDArray data");
+  return record;
+}
+}  // namespace
+
+std::vector<NDArray> read_ndarray_records(BlobReader& reader, const std::vector<std::string>& names,
+                                          const char* context_key) {
+  // First the headers, all checked before any memory is taken; then one arena
+  // for all the arrays, filled record by record.
+  size_t first = reader.offset();
+  std::vector<NDArrayRecord> records;
+  records.reserve(names.size());
+  size_t total = 0;
+  for (const std::string& name : names) {
+    try {
+      records.push_back(read_ndarray_header(reader));
+    } catch (Error& e) {
+      throw e.with(context_key, name);
+    }
+    total += HostArena::slot_bytes(records.back().nbytes);
+  }
+  // The pages the headers brought in go before the arena comes: the peak holds
+  // the params and one record's blob pages, never the blob and the params.
   reader.release_consumed();
-  return array;
+  HostArena arena(total);
+  std::vector<NDArray> arrays;
+  arrays.reserve(records.size());
+  size_t released = first;
+  for (const NDArrayRecord& record : records) {
+    void* data = arena.take(record.nbytes);
+    if (record.nbytes) std::memcpy(data, record.data, record.nbytes);
+    arrays.push_back(NDArray::wrap(data, record.shape, record.dtype, DLDevice{kDLCPU, 0}, arena.storage()));
+    size_t end = reader.offset_of(record.data + record.nbytes);
+    reader.release_range(released, end);
+    released = end;
+  }
+  return arrays;
 }
 
 void write_ndarray_record(BlobWriter& writer, const DLTensor* tensor) {

@@ -33,17 +33,29 @@ const uint8_t* BlobReader::take(size_t n, const char* what) {
   return p;
 }
 
+namespace {
+uintptr_t page_size() {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+}  // namespace
+
 void BlobReader::release_consumed() {
   if (!releasable_ || pos_ <= released_) return;
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  // Only pages entirely inside [released_, pos_): partial pages may hold
-  // bytes of something else.
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data_ + released_) + page - 1) / page * page;
-  uintptr_t end = reinterpret_cast<uintptr_t>(data_ + pos_) / page * page;
-  if (end > begin) {
-    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-    released_ = static_cast<size_t>(end - reinterpret_cast<uintptr_t>(data_));
-  }
+  release_range(released_, pos_);
+  // The page holding the read position goes on a later call, once read past.
+  uintptr_t boundary = reinterpret_cast<uintptr_t>(data_ + pos_) / page_size() * page_size();
+  uintptr_t from = reinterpret_cast<uintptr_t>(data_ + released_);
+  if (boundary > from) released_ += static_cast<size_t>(boundary - from);
+}
+
+void BlobReader::release_range(size_t begin, size_t end) {
+  if (!releasable_ || end <= begin) return;
+  // Only pages entirely inside [begin, end): partial pages may hold bytes of
+  // something else.
+  uintptr_t first = (reinterpret_cast<uintptr_t>(data_ + begin) + page_size() - 1) / page_size() * page_size();
+  uintptr_t last = reinterpret_cast<uintptr_t>(data_ + end) / page_size() * page_size();
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 uint64_t BlobReader::read_count(const char* what, size_t element_size) {

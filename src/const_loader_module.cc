@@ -82,7 +82,8 @@ Module load_const_loader(BlobReader& reader) {
   if (n != names.size())
     throw reader.error("const_loader has " + std::to_string(names.size()) + " names but " + std::to_string(n) + " arrays");
   std::map<std::string, NDArray> constants;
-  for (const std::string& name : names) constants[name] = read_ndarray_record(reader);
+  std::vector<NDArray> arrays = read_ndarray_records(reader, names, "constant");
+  for (size_t i = 0; i < names.size(); ++i) constants[names[i]] = std::move(arrays[i]);
   std::vector<std::string> symbols = reader.read_string_vector("const_loader symbols");
   uint64_t m = reader.read_u64("const_loader symbol count");
   if (m != symbols.size())

@@ -22,8 +22,12 @@ void register_binary_loader(const std::string& tkey, BinaryLoader loader);
 // Throws an Error naming the tkey (and the available ones) when none is registered.
 Module load_binary(const std::string& tkey, BlobReader& reader);
 
-// NDArray record inside any blob or params file.
-NDArray read_ndarray_record(BlobReader& reader);
+// Consecutive NDArray records, one per name (a params file's or a factory's
+// arrays), decoded into one host allocation that the arrays share. An error
+// names its record's array under `context_key` ("param", "constant").
+std::vector<NDArray> read_ndarray_records(BlobReader& reader, const std::vector<std::string>& names,
+                                          const char* context_key);
+// One NDArray record, as read_ndarray_records reads it.
 void write_ndarray_record(BlobWriter& writer, const DLTensor* tensor);
 
 // One record of a module blob: a type key ("_lib" for the library's own

@@ -48,6 +48,11 @@ class BlobReader {
   // Drops the whole pages between the last release and the read position
   // from this process's memory (no-op unless releasable).
   void release_consumed();
+  // Drops the whole pages inside [begin, end) (offsets), read before and read
+  // again since (no-op unless releasable).
+  void release_range(size_t begin, size_t end);
+  // The offset of a pointer into this blob (from take()).
+  size_t offset_of(const uint8_t* p) const { return static_cast<size_t>(p - data_); }
 
   // An Error with this reader's origin and current offset as context.
   Error error(const std::string& message) const;

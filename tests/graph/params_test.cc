@@ -1,4 +1,9 @@
 // TVM's params format: byte-identical round trip of every fixture's params.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
 #include "fixture_cases.h"
 
 using namespace graphrt;
@@ -26,4 +31,82 @@ TEST(Params, ScalarsAndEmptyArraysRoundTrip) {
   EXPECT_EQ(*static_cast<int64_t*>(back[0].second->data), -5);
   EXPECT_EQ(back[1].second.shape(), (std::vector<int64_t>{0, 3}));
   EXPECT_EQ(save_param_dict(back), bytes);
+}
+
+namespace {
+// The /proc/self/smaps flags ("VmFlags:" line) of the mapping holding `address`.
+std::string mapping_flags(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  auto at = reinterpret_cast<uintptr_t>(address);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(':') > line.find(' ')) {
+      inside = at >= begin && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Params, ArraysOfOneFileShareOneAlignedBlockWithoutOverlap) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  std::string bytes = read_text(fixture_path("squeezenet1.1/deploy_params.params"));
+  ParamList params = load_param_dict(bytes, "squeezenet1.1");
+  ASSERT_GT(params.size(), 2u);
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  for (const auto& p : params) {
+    auto begin = reinterpret_cast<uintptr_t>(p.second->data);
+    EXPECT_EQ(begin % 64, 0u) << p.first;
+    ranges.emplace_back(begin, begin + p.second.nbytes());
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) EXPECT_LE(ranges[i - 1].second, ranges[i].first);
+  // 4.9 MB of params: its whole 2 MiB blocks are advised for huge pages.
+  if (std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled").good()) {
+    EXPECT_NE(mapping_flags(params[0].second->data).find(" hg"), std::string::npos)
+        << mapping_flags(params[0].second->data);
+  }
+}
+
+TEST(Params, AnArrayOutlivesItsListAndItsSiblings) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  std::string bytes = read_text(fixture_path("squeezenet1.1/deploy_params.params"));
+  NDArray last;
+  std::vector<uint8_t> expected;
+  {
+    ParamList params = load_param_dict(bytes, "squeezenet1.1");
+    last = params.back().second;
+    expected.assign(static_cast<uint8_t*>(last->data), static_cast<uint8_t*>(last->data) + last.nbytes());
+  }
+  ASSERT_EQ(std::memcmp(last->data, expected.data(), expected.size()), 0);
+  // Its bytes are the file's: the record's data is the tail of the file.
+  ASSERT_GE(bytes.size(), expected.size());
+  EXPECT_EQ(std::memcmp(bytes.data() + bytes.size() - expected.size(), expected.data(), expected.size()), 0);
+}
+
+TEST(Params, ABadRecordNamesItsParamAndNoArrayIsReturned) {
+  ParamList params;
+  for (const char* name : {"first", "second"}) {
+    NDArray a = NDArray::empty({4}, DLDataType{kDLFloat, 32, 1}, cpu());
+    std::memset(a->data, 0, a.nbytes());
+    params.emplace_back(name, a);
+  }
+  std::string bytes = save_param_dict(params);
+  // The second record's magic: 8 (magic) + 8 (reserved) + 8 (count) + names + 8 (count) + first record.
+  size_t second = bytes.rfind(std::string("\x3f\xa1\xb4\x96\xf0\x40\x5e\xdd", 8));
+  ASSERT_NE(second, std::string::npos);
+  bytes[second] ^= 0xff;
+  try {
+    load_param_dict(bytes, "crafted.params");
+    FAIL() << "a bad magic was accepted";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("bad NDArray magic"), std::string::npos) << what;
+    EXPECT_NE(what.find("second"), std::string::npos) << what;
+    EXPECT_NE(what.find("crafted.params"), std::string::npos) << what;
+  }
 }

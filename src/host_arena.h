@@ -1,0 +1,37 @@
+// One host allocation shared by many arrays written once, together: the
+// params of a model as they are decoded.
+//
+// Its whole 2 MiB blocks are backed by huge pages where the kernel allows it
+// (transparent huge pages in "madvise" mode): mapping and zeroing one huge page
+// costs a fraction of 512 small-page faults, and the kernels reading the
+// params later take one TLB entry per block. The tail past the last whole
+// block stays in small pages, so the arena holds no more memory than asked.
+// All pages are mapped in one call before the arrays are written.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "graphrt/ndarray.h"
+
+namespace graphrt {
+
+class HostArena {
+ public:
+  static constexpr size_t kAlignment = 64;
+  // Bytes an array of `nbytes` takes in an arena (its start stays aligned).
+  static size_t slot_bytes(size_t nbytes) { return (nbytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+  explicit HostArena(size_t nbytes);
+  // The next `nbytes` of the arena; the caller sized the arena for every take.
+  void* take(size_t nbytes);
+  // Keeps the whole arena alive: every array made from it holds this.
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  size_t size_ = 0;
+  size_t used_ = 0;
+};
+
+}  // namespace graphrt
