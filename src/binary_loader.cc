@@ -1,5 +1,7 @@
 #include "graphrt/binary_loader.h"
 
+#include <memory>
+
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
 #include "host_arena.h"
@@ -99,30 +101,34 @@ NDArrayRecord read_ndarray_header(BlobReader& reader) {
 std::vector<NDArray> read_ndarray_records(BlobReader& reader, const std::vector<std::string>& names,
                                           const char* context_key) {
   // First the headers, all checked before any memory is taken; then one arena
-  // for all the arrays, filled record by record.
+  // for the large arrays, filled record by record.
   size_t first = reader.offset();
   std::vector<NDArrayRecord> records;
   records.reserve(names.size());
-  size_t total = 0;
+  size_t arena_bytes = 0;
   for (const std::string& name : names) {
     try {
       records.push_back(read_ndarray_header(reader));
     } catch (Error& e) {
       throw e.with(context_key, name);
     }
-    total += HostArena::slot_bytes(records.back().nbytes);
+    if (records.back().nbytes >= HostArena::kMinArrayBytes) arena_bytes += HostArena::slot_bytes(records.back().nbytes);
   }
   // The pages the headers brought in go before the arena comes: the peak holds
   // the params and one record's blob pages, never the blob and the params.
   reader.release_consumed();
-  HostArena arena(total);
+  std::unique_ptr<HostArena> arena = arena_bytes ? std::make_unique<HostArena>(arena_bytes) : nullptr;
   std::vector<NDArray> arrays;
   arrays.reserve(records.size());
   size_t released = first;
   for (const NDArrayRecord& record : records) {
-    void* data = arena.take(record.nbytes);
-    if (record.nbytes) std::memcpy(data, record.data, record.nbytes);
-    arrays.push_back(NDArray::wrap(data, record.shape, record.dtype, DLDevice{kDLCPU, 0}, arena.storage()));
+    if (record.nbytes >= HostArena::kMinArrayBytes) {
+      void* data = arena->take(record.nbytes);
+      arrays.push_back(NDArray::wrap(data, record.shape, record.dtype, DLDevice{kDLCPU, 0}, arena->storage()));
+    } else {
+      arrays.push_back(NDArray::empty(record.shape, record.dtype, DLDevice{kDLCPU, 0}));
+    }
+    if (record.nbytes) std::memcpy(arrays.back()->data, record.data, record.nbytes);
     size_t end = reader.offset_of(record.data + record.nbytes);
     reader.release_range(released, end);
     released = end;

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "graphrt/error.h"
@@ -17,8 +16,6 @@ namespace graphrt {
 
 namespace {
 constexpr size_t kHugePage = size_t{2} << 20;
-// Below this the allocator serves the arena: its pages are often mapped already.
-constexpr size_t kMapMinBytes = size_t{128} << 10;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -46,17 +43,6 @@ char* map_arena(size_t len) {
 }  // namespace
 
 HostArena::HostArena(size_t nbytes) : size_(nbytes) {
-  if (nbytes < kMapMinBytes) {
-    void* p = nullptr;
-    if (posix_memalign(&p, kAlignment, nbytes == 0 ? kAlignment : nbytes) != 0 || !p) out_of_memory(nbytes);
-    try {
-      storage_ = std::make_shared<Storage>(p, [](void* q) { std::free(q); });
-    } catch (...) {
-      std::free(p);
-      throw;
-    }
-    return;
-  }
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   size_t len = round_up(nbytes, page);
   char* base = map_arena(len);

@@ -1,4 +1,4 @@
-// One host allocation shared by many arrays written once, together: the
+// One host mapping shared by many arrays written once, together: the large
 // params of a model as they are decoded.
 //
 // Its whole 2 MiB blocks are backed by huge pages where the kernel allows it
@@ -19,6 +19,9 @@ namespace graphrt {
 class HostArena {
  public:
   static constexpr size_t kAlignment = 64;
+  // Smaller arrays come from the allocator instead, whose pages are often
+  // mapped already: a mapping of their own would only add pages.
+  static constexpr size_t kMinArrayBytes = size_t{128} << 10;
   // Bytes an array of `nbytes` takes in an arena (its start stays aligned).
   static size_t slot_bytes(size_t nbytes) { return (nbytes + kAlignment - 1) / kAlignment * kAlignment; }
 
