@@ -7,11 +7,23 @@
 
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
+#include "host_pages.h"
 #include "workspace_pool.h"
 
 namespace graphrt {
 
 void* CpuDeviceAPI::alloc(DLDevice, size_t nbytes, size_t alignment) {
+  if (nbytes >= kHostMappingMinBytes) {
+    void* p = map_host_pages(nbytes, /*populate=*/false);
+    try {
+      std::lock_guard<std::mutex> lock(mappings_mutex_);
+      mappings_.emplace(p, nbytes);
+    } catch (...) {
+      unmap_host_pages(p, nbytes);
+      throw;
+    }
+    return p;
+  }
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
   size_t size = (nbytes + alignment - 1) / alignment * alignment;
   if (size == 0) size = alignment;
@@ -21,7 +33,18 @@ void* CpuDeviceAPI::alloc(DLDevice, size_t nbytes, size_t alignment) {
   return p;
 }
 
-void CpuDeviceAPI::free(DLDevice, void* ptr) { std::free(ptr); }
+void CpuDeviceAPI::free(DLDevice, void* ptr) {
+  {
+    std::lock_guard<std::mutex> lock(mappings_mutex_);
+    auto it = mappings_.find(ptr);
+    if (it != mappings_.end()) {
+      unmap_host_pages(ptr, it->second);
+      mappings_.erase(it);
+      return;
+    }
+  }
+  std::free(ptr);
+}
 
 void CpuDeviceAPI::copy(const DLTensor* from, DLTensor* to, void*) {
   std::memmove(static_cast<char*>(to->data) + to->byte_offset,

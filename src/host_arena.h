@@ -1,12 +1,7 @@
 // One host mapping shared by many arrays written once, together: the large
-// params of a model as they are decoded.
-//
-// Its whole 2 MiB blocks are backed by huge pages where the kernel allows it
-// (transparent huge pages in "madvise" mode): mapping and zeroing one huge page
-// costs a fraction of 512 small-page faults, and the kernels reading the
-// params later take one TLB entry per block. The tail past the last whole
-// block stays in small pages, so the arena holds no more memory than asked.
-// All pages are mapped in one call before the arrays are written.
+// params of a model as they are decoded. Its pages (huge ones for its whole
+// 2 MiB blocks, see host_pages.h) are all mapped in one call before the
+// arrays are written.
 #pragma once
 
 #include <cstddef>
