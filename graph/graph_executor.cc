@@ -629,6 +629,7 @@ bool GraphExecutor::device_graph_active() const { return impl_->device_graph != 
 ProfileReport GraphExecutor::profile(int runs, int warmup) {
   using clock = std::chrono::steady_clock;
   impl_->check_inputs_set();
+  ThreadPoolRunScope busy;  // as run(): other executors' launches leave this core to it
   for (int i = 0; i < warmup; ++i) impl_->run_ops();
   ProfileReport report;
   report.runs = runs;
@@ -674,6 +675,7 @@ void GraphExecutor::execute_node(int node, bool from_start) {
   check_node(impl_->graph, node);
   impl_->check_inputs_set();
   int first = !from_start && node > impl_->last_executed_node ? impl_->last_executed_node + 1 : 0;
+  ThreadPoolRunScope busy;
   for (OpCall& op : impl_->ops) {
     int id = static_cast<int>(op.node_id());
     if (id >= first && id <= node) op.invoke();
@@ -698,6 +700,7 @@ std::vector<double> GraphExecutor::time_node(int node, const TimingOptions& opti
   check_timing_options(options);
   for (OpCall& op : impl_->ops) {
     if (static_cast<int>(op.node_id()) != node) continue;
+    ThreadPoolRunScope busy;
     DLDevice device = impl_->devices[0];
     for (const DLDevice& d : impl_->devices)
       if (d.device_type != kDLCPU) device = d;
@@ -708,7 +711,10 @@ std::vector<double> GraphExecutor::time_node(int node, const TimingOptions& opti
 
 std::vector<std::vector<double>> GraphExecutor::time_nodes(const TimingOptions& options) {
   check_timing_options(options);
-  impl_->run_ops();
+  {
+    ThreadPoolRunScope busy;
+    impl_->run_ops();
+  }
   std::vector<std::vector<double>> seconds;
   for (int i = 0; i < num_nodes(); ++i) seconds.push_back(time_node(i, options));
   return seconds;

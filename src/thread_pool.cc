@@ -254,6 +254,7 @@ ThreadPoolRunScope::ThreadPoolRunScope() { g_active_runs.fetch_add(1, std::memor
 ThreadPoolRunScope::~ThreadPoolRunScope() { g_active_runs.fetch_sub(1, std::memory_order_relaxed); }
 
 int thread_pool_max_concurrency() { return pool()->threads(); }
+int thread_pool_active_runs() { return g_active_runs.load(std::memory_order_relaxed); }
 
 void thread_pool_set_max_concurrency(int n) {
   auto fresh = std::make_shared<ThreadPool>(n > 0 ? n : concurrency_from_env());

@@ -15,6 +15,8 @@
 namespace graphrt {
 
 int thread_pool_max_concurrency();
+// Threads inside a ThreadPoolRunScope now (an executor's run, profile or node timing).
+int thread_pool_active_runs();
 // Rebuilds the pool with `n` threads (n <= 0: back to the environment default).
 // Safe while other threads launch: running launches finish on the old pool.
 void thread_pool_set_max_concurrency(int n);

@@ -11,6 +11,7 @@
 
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
+#include "thread_pool.h"
 
 extern "C" int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
 extern "C" int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv);
@@ -227,4 +228,25 @@ TEST(ThreadPool, ConcurrentExecutorsBitExactAcrossThreadCounts) {
     }
   }
   graphrt_set_num_threads(0);
+}
+
+// An executor profiling holds a core as run() does: launches from other
+// executors' runs leave that core to it.
+TEST(ThreadPool, ProfilingExecutorCountsAsRunning) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  const std::string name = "squeezenet1.1";
+  Module root = load_module(fixture_path(name + "/deploy_factory.so"));
+  auto profiled = graph_executor_of(call_function(root->get_function("default"), ArgList().add_device(cpu())).as_module());
+  set_case_inputs(*profiled, name);
+  ASSERT_EQ(thread_pool_active_runs(), 0);
+  std::atomic<bool> done{false};
+  std::thread profiler([&] {
+    profiled->profile(20, 1);
+    done = true;
+  });
+  bool seen = false;
+  while (!done.load() && !seen) seen = thread_pool_active_runs() == 1;
+  profiler.join();
+  EXPECT_TRUE(seen) << "the profiling executor never counted as running";
+  EXPECT_EQ(thread_pool_active_runs(), 0);
 }
