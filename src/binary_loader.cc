@@ -129,9 +129,7 @@ std::vector<NDArray> read_ndarray_records(BlobReader& reader, const std::vector<
       arrays.push_back(NDArray::empty(record.shape, record.dtype, DLDevice{kDLCPU, 0}));
     }
     if (record.nbytes) std::memcpy(arrays.back()->data, record.data, record.nbytes);
-    size_t end = reader.offset_of(record.data + record.nbytes);
-    reader.release_range(released, end);
-    released = end;
+    released = reader.release_range(released, reader.offset_of(record.data + record.nbytes));
   }
   return arrays;
 }

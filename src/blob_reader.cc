@@ -42,20 +42,18 @@ uintptr_t page_size() {
 
 void BlobReader::release_consumed() {
   if (!releasable_ || pos_ <= released_) return;
-  release_range(released_, pos_);
-  // The page holding the read position goes on a later call, once read past.
-  uintptr_t boundary = reinterpret_cast<uintptr_t>(data_ + pos_) / page_size() * page_size();
-  uintptr_t from = reinterpret_cast<uintptr_t>(data_ + released_);
-  if (boundary > from) released_ += static_cast<size_t>(boundary - from);
+  released_ = release_range(released_, pos_);
 }
 
-void BlobReader::release_range(size_t begin, size_t end) {
-  if (!releasable_ || end <= begin) return;
+size_t BlobReader::release_range(size_t begin, size_t end) {
+  if (!releasable_ || end <= begin) return begin;
   // Only pages entirely inside [begin, end): partial pages may hold bytes of
   // something else.
   uintptr_t first = (reinterpret_cast<uintptr_t>(data_ + begin) + page_size() - 1) / page_size() * page_size();
   uintptr_t last = reinterpret_cast<uintptr_t>(data_ + end) / page_size() * page_size();
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  if (last <= first) return begin;
+  madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  return static_cast<size_t>(last - reinterpret_cast<uintptr_t>(data_));
 }
 
 uint64_t BlobReader::read_count(const char* what, size_t element_size) {

@@ -49,8 +49,9 @@ class BlobReader {
   // from this process's memory (no-op unless releasable).
   void release_consumed();
   // Drops the whole pages inside [begin, end) (offsets), read before and read
-  // again since (no-op unless releasable).
-  void release_range(size_t begin, size_t end);
+  // again since (no-op unless releasable). Returns where the next range to
+  // release starts: the page holding `end` goes with it, once read past.
+  size_t release_range(size_t begin, size_t end);
   // The offset of a pointer into this blob (from take()).
   size_t offset_of(const uint8_t* p) const { return static_cast<size_t>(p - data_); }
 
