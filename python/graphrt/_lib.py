@@ -231,6 +231,15 @@ def library_path():
     return _LIB_PATH
 
 
+def unconverted(name):
+    """A second handle on C function `name` returning int, with no argument types: ctypes
+    then passes the caller's ctypes objects, None and ints as they are, with no conversion
+    per call. For hot calls whose arguments are made once with the right types."""
+    f = lib()[name]
+    f.restype = ctypes.c_int
+    return f
+
+
 def last_error():
     msg = lib().TVMGetLastError()
     return msg.decode("utf-8", "replace") if msg else "unknown graphrt error"

@@ -144,11 +144,11 @@ class GraphModule:
             self._run = module["run"]
         except FunctionNotFoundError:
             raise GraphrtError("module '%s' is not a graph executor" % module.type_key) from None
-        # run() takes no argument and returns nothing: one bound C call, no argument
-        # packing (Python's share of a small model's run, and of the time each
-        # thread holds the GIL when several executors run at once). self._run
+        # run() takes no argument and returns nothing: one bound C call with no argument
+        # packing or conversion (Python's share of a small model's run, and of the time
+        # each thread holds the GIL when several executors run at once). self._run
         # keeps the function handle alive.
-        self._run_call = functools.partial(_lib.lib().TVMFuncCall, self._run._h(), None, None, 0, None, None)
+        self._run_call = functools.partial(_lib.unconverted("TVMFuncCall"), self._run._h(), None, None, 0, None, None)
         self._devices = devices
 
     def __getattr__(self, name):
