@@ -23,8 +23,10 @@ void register_binary_loader(const std::string& tkey, BinaryLoader loader);
 Module load_binary(const std::string& tkey, BlobReader& reader);
 
 // Consecutive NDArray records, one per name (a params file's or a factory's
-// arrays), decoded into one host allocation that the arrays share. An error
-// names its record's array under `context_key` ("param", "constant").
+// arrays). Every header is checked before any memory is taken; the arrays of
+// 128 KiB and more then share one host mapping (huge pages for its whole
+// 2 MiB blocks). An error names its record's array under `context_key`
+// ("param", "constant").
 std::vector<NDArray> read_ndarray_records(BlobReader& reader, const std::vector<std::string>& names,
                                           const char* context_key);
 // One NDArray record, as read_ndarray_records reads it.

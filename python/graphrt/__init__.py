@@ -33,6 +33,11 @@ try:
     from . import _lib as _lib_at_import
     if hasattr(_lib_at_import.lib(), "graphrt_init"):
         _lib_at_import.lib().graphrt_init()
+    # ctypes and numpy pay tens of microseconds the first time a structure field, a
+    # pointer field or an array interface is used: one packed call with a device and
+    # one host tensor made here take that out of the first model load and set_input.
+    get_global_func("__tvm_set_device")(1, 0)
+    graph_executor._warm_up()
 except GraphrtError:
     pass
 

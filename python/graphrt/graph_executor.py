@@ -41,6 +41,13 @@ def _host_tensor(value):
     return t
 
 
+def _warm_up():
+    """Makes one host tensor (see the package's import)."""
+    if np is not None:
+        _host_tensor(np.zeros((1,), np.float32))
+        DLDevice(1, 0)
+
+
 def _devices(device):
     if isinstance(device, (list, tuple)):
         devs = [to_device(d) for d in device]
