@@ -27,8 +27,9 @@ constexpr size_t kHostMappingMinBytes = size_t{2} << 20;
 constexpr size_t kHostMappingMinBytes = size_t{2} << 20;
 #endif
 
-// `nbytes` of zeroed host memory, 2 MiB aligned; throws on failure. With
-// `populate`, every page is mapped before this returns, in one call.
+// `nbytes` of zeroed host memory, page aligned, and 2 MiB aligned when it
+// holds a whole 2 MiB block; throws on failure. With `populate`, every page
+// is mapped before this returns, in one call.
 void* map_host_pages(size_t nbytes, bool populate);
 void unmap_host_pages(void* data, size_t nbytes);
 
