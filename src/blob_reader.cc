@@ -1,7 +1,8 @@
 #include "graphrt/blob_reader.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
+
+#include "host_pages.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "graphrt reads TVM's little-endian formats with memcpy");
 
@@ -33,13 +34,6 @@ const uint8_t* BlobReader::take(size_t n, const char* what) {
   return p;
 }
 
-namespace {
-uintptr_t page_size() {
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  return page;
-}
-}  // namespace
-
 void BlobReader::release_consumed() {
   if (!releasable_ || pos_ <= released_) return;
   released_ = release_range(released_, pos_);
@@ -49,8 +43,9 @@ size_t BlobReader::release_range(size_t begin, size_t end) {
   if (!releasable_ || end <= begin) return begin;
   // Only pages entirely inside [begin, end): partial pages may hold bytes of
   // something else.
-  uintptr_t first = (reinterpret_cast<uintptr_t>(data_ + begin) + page_size() - 1) / page_size() * page_size();
-  uintptr_t last = reinterpret_cast<uintptr_t>(data_ + end) / page_size() * page_size();
+  const uintptr_t page = host_page_size();
+  uintptr_t first = (reinterpret_cast<uintptr_t>(data_ + begin) + page - 1) / page * page;
+  uintptr_t last = reinterpret_cast<uintptr_t>(data_ + end) / page * page;
   if (last <= first) return begin;
   madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
   return static_cast<size_t>(last - reinterpret_cast<uintptr_t>(data_));

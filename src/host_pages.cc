@@ -19,14 +19,15 @@ constexpr size_t kHugePage = size_t{2} << 20;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-size_t page_size() {
+}  // namespace
+
+size_t host_page_size() {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return page;
 }
-}  // namespace
 
 void* map_host_pages(size_t nbytes, bool populate) {
-  size_t len = round_up(nbytes == 0 ? 1 : nbytes, page_size());
+  size_t len = round_up(nbytes == 0 ? 1 : nbytes, host_page_size());
   // Over-reserved so that a 2 MiB-aligned start exists; the ends go back at once.
   size_t reserve = len >= kHugePage ? len + kHugePage : len;
   void* raw = mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -45,7 +46,7 @@ void* map_host_pages(size_t nbytes, bool populate) {
 }
 
 void unmap_host_pages(void* data, size_t nbytes) {
-  munmap(data, round_up(nbytes == 0 ? 1 : nbytes, page_size()));
+  munmap(data, round_up(nbytes == 0 ? 1 : nbytes, host_page_size()));
 }
 
 }  // namespace graphrt

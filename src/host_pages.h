@@ -32,5 +32,7 @@ constexpr size_t kHostMappingMinBytes = size_t{2} << 20;
 // is mapped before this returns, in one call.
 void* map_host_pages(size_t nbytes, bool populate);
 void unmap_host_pages(void* data, size_t nbytes);
+// The system's page size (sysconf, read once).
+size_t host_page_size();
 
 }  // namespace graphrt

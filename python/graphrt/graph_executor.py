@@ -45,7 +45,6 @@ def _warm_up():
     """Makes one host tensor (see the package's import)."""
     if np is not None:
         _host_tensor(np.zeros((1,), np.float32))
-        DLDevice(1, 0)
 
 
 def _devices(device):
