@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graphrt/packed_func.h"
+#include "run_activity.h"
 
 namespace graphrt {
 
@@ -46,10 +47,6 @@ void spin_until(Done done) {
     }
   }
 }
-
-// Threads currently inside an executor's run (see RunScope): each keeps a
-// core busy, so parallel launches leave those cores to them.
-alignas(64) std::atomic<int> g_active_runs{0};
 
 // Sense-reversing barrier shared by the tasks of one launch.
 struct Barrier {
@@ -144,16 +141,16 @@ class alignas(64) Worker {  // one per cache line: workers' mailboxes do not sha
 
   // Spins for a short while (a launch right after another costs no system
   // call), then sleeps until offer() or the destructor. Stops spinning early
-  // when executors' runs occupy every pool thread's core: then no launch
-  // claims a worker (see ThreadPool::launch) and spinning only takes a core
-  // from them.
+  // when executors' runs occupy every pool thread's core (run_activity.h):
+  // then no launch claims a worker (see ThreadPool::launch) and spinning only
+  // takes a core from them.
   Job* wait_for_offer() {
     using clock = std::chrono::steady_clock;
     clock::time_point until = clock::now() + std::chrono::microseconds(200);
     for (int spin = 0;; ++spin) {
       if (Job* job = open_offer()) return job;
       if ((spin & 63) == 63) {
-        if (g_active_runs.load(std::memory_order_relaxed) >= pool_threads_ || clock::now() > until) break;
+        if (run_activity_busy() >= pool_threads_ || clock::now() > until) break;
         // Past the first few microseconds, offer the core to any other runnable
         // thread now and then (sched_yield returns at once when there is none):
         // when other programs hold the other cores, a spinning worker would
@@ -195,7 +192,7 @@ class ThreadPool {
     }
     int wanted = (num_task <= 0 || num_task > threads_) ? threads_ : num_task;
     // Cores already kept busy by other executors' runs are not this launch's to use.
-    int others = g_active_runs.load(std::memory_order_relaxed) - 1;
+    int others = run_activity_busy_others();
     if (others > 0) wanted = std::max(1, std::min(wanted, threads_ - others));
     Worker* claimed[kMaxClaim];
     int helpers = 0;
@@ -250,11 +247,8 @@ std::shared_ptr<ThreadPool> pool() {
 
 }  // namespace
 
-ThreadPoolRunScope::ThreadPoolRunScope() { g_active_runs.fetch_add(1, std::memory_order_relaxed); }
-ThreadPoolRunScope::~ThreadPoolRunScope() { g_active_runs.fetch_sub(1, std::memory_order_relaxed); }
-
 int thread_pool_max_concurrency() { return pool()->threads(); }
-int thread_pool_active_runs() { return g_active_runs.load(std::memory_order_relaxed); }
+int thread_pool_active_runs() { return run_activity_inside(); }
 
 void thread_pool_set_max_concurrency(int n) {
   auto fresh = std::make_shared<ThreadPool>(n > 0 ? n : concurrency_from_env());

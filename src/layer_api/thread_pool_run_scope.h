@@ -5,7 +5,8 @@
 
 namespace graphrt {
 
-// Marks the calling thread as running an executor for the scope's lifetime.
+// Marks the calling thread as running an executor for the scope's lifetime
+// and a moment after (src/run_activity.h).
 // With k such threads, a launch uses at most threads - (k - 1) tasks: the
 // other runs keep their cores busy, and more tasks would only oversubscribe.
 class ThreadPoolRunScope {

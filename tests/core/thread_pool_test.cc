@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -11,6 +12,7 @@
 
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
+#include "run_activity.h"
 #include "thread_pool.h"
 
 extern "C" int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
@@ -249,4 +251,37 @@ TEST(ThreadPool, ProfilingExecutorCountsAsRunning) {
   profiler.join();
   EXPECT_TRUE(seen) << "the profiling executor never counted as running";
   EXPECT_EQ(thread_pool_active_runs(), 0);
+}
+
+// A thread that left its executor's run a moment ago (between runs of a loop)
+// still holds its core: a launch from another thread then uses one task, and
+// does not wake a worker to compete with that thread's next run. Once the
+// moment has passed, the launch uses the worker again.
+TEST(ThreadPool, RunThatJustEndedStillHoldsItsCore) {
+  using clock = std::chrono::steady_clock;
+  ASSERT_EQ(0, graphrt_set_num_threads(2));
+  std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kRunActivityLingerNs));  // earlier tests' runs expire
+  int within_linger = 0;
+  for (int attempt = 0; attempt < 200 && within_linger < 5; ++attempt) {
+    clock::time_point left;
+    std::thread runner([&] {
+      { ThreadPoolRunScope run; }
+      left = clock::now();
+    });
+    runner.join();
+    Counts c;
+    clock::time_point launched = clock::now();
+    ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
+    // Only launches that surely began inside the linger say anything.
+    if (launched - left > std::chrono::nanoseconds(kRunActivityLingerNs / 2)) continue;
+    ++within_linger;
+    EXPECT_EQ(c.num_task.load(), 1) << "a launch right after another thread's run took that thread's core";
+  }
+  EXPECT_GT(within_linger, 0) << "no launch came within the linger in 200 attempts";
+  std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kRunActivityLingerNs));
+  Counts c;
+  ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
+  EXPECT_EQ(c.num_task.load(), 2) << "a run that ended long ago still held a core";
+  EXPECT_EQ(c.calls.load(), 2);
+  graphrt_set_num_threads(0);
 }

@@ -1,0 +1,74 @@
+#include "run_activity.h"
+
+#include <atomic>
+#include <chrono>
+#include <limits>
+
+#include "layer_api/thread_pool_run_scope.h"
+
+namespace graphrt {
+
+namespace {
+
+constexpr int kSlots = 16;
+constexpr std::int64_t kIdle = 0;
+constexpr std::int64_t kInside = std::numeric_limits<std::int64_t>::max();
+
+// Per slot: kIdle, kInside, or the steady-clock time (ns) until which a thread
+// that left its run still counts. Written once per run, read per launch: the
+// slots share two cache lines rather than spreading a launch's reads over 16.
+std::atomic<std::int64_t> g_busy_until[kSlots];
+std::atomic<int> g_inside{0};
+std::atomic<unsigned> g_next_slot{0};
+thread_local int tls_slot = -1;
+thread_local int tls_depth = 0;  // nested scopes (profile calling run) count once
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int own_slot() {
+  if (tls_slot < 0) tls_slot = static_cast<int>(g_next_slot.fetch_add(1, std::memory_order_relaxed) % kSlots);
+  return tls_slot;
+}
+
+int count_busy(int skip_slot) {
+  int busy = 0;
+  std::int64_t now = 0;  // read only when a slot holds a time
+  for (int i = 0; i < kSlots; ++i) {
+    if (i == skip_slot) continue;
+    std::int64_t until = g_busy_until[i].load(std::memory_order_relaxed);
+    if (until == kIdle) continue;
+    if (until == kInside) {
+      ++busy;
+      continue;
+    }
+    if (now == 0) now = now_ns();
+    if (until > now) {
+      ++busy;
+    } else {
+      // Expired: later scans skip it without reading the clock.
+      g_busy_until[i].compare_exchange_strong(until, kIdle, std::memory_order_relaxed);
+    }
+  }
+  return busy;
+}
+
+}  // namespace
+
+ThreadPoolRunScope::ThreadPoolRunScope() {
+  g_inside.fetch_add(1, std::memory_order_relaxed);
+  if (tls_depth++ == 0) g_busy_until[own_slot()].store(kInside, std::memory_order_relaxed);
+}
+
+ThreadPoolRunScope::~ThreadPoolRunScope() {
+  if (--tls_depth == 0) g_busy_until[tls_slot].store(now_ns() + kRunActivityLingerNs, std::memory_order_relaxed);
+  g_inside.fetch_sub(1, std::memory_order_relaxed);
+}
+
+int run_activity_inside() { return g_inside.load(std::memory_order_relaxed); }
+int run_activity_busy_others() { return count_busy(tls_slot); }
+int run_activity_busy() { return count_busy(-1); }
+
+}  // namespace graphrt
