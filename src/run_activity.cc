@@ -18,9 +18,22 @@ constexpr std::int64_t kInside = std::numeric_limits<std::int64_t>::max();
 // that left its run still counts. Written once per run, read per launch: the
 // slots share two cache lines rather than spreading a launch's reads over 16.
 std::atomic<std::int64_t> g_busy_until[kSlots];
+std::atomic<bool> g_slot_owned[kSlots];
 std::atomic<int> g_inside{0};
-std::atomic<unsigned> g_next_slot{0};
-thread_local int tls_slot = -1;
+std::atomic<unsigned> g_next_shared_slot{0};
+
+// A thread's slot: its own while one is free, handed back when the thread
+// ends; beyond kSlots live threads, a shared one.
+struct ThreadSlot {
+  int index = -1;
+  bool owned = false;
+  ~ThreadSlot() {
+    if (!owned) return;
+    g_busy_until[index].store(kIdle, std::memory_order_relaxed);
+    g_slot_owned[index].store(false, std::memory_order_release);
+  }
+};
+thread_local ThreadSlot tls_slot;
 thread_local int tls_depth = 0;  // nested scopes (profile calling run) count once
 
 std::int64_t now_ns() {
@@ -29,8 +42,16 @@ std::int64_t now_ns() {
 }
 
 int own_slot() {
-  if (tls_slot < 0) tls_slot = static_cast<int>(g_next_slot.fetch_add(1, std::memory_order_relaxed) % kSlots);
-  return tls_slot;
+  if (tls_slot.index >= 0) return tls_slot.index;
+  for (int i = 0; i < kSlots; ++i) {
+    if (!g_slot_owned[i].exchange(true, std::memory_order_acquire)) {
+      tls_slot.index = i;
+      tls_slot.owned = true;
+      return i;
+    }
+  }
+  tls_slot.index = static_cast<int>(g_next_shared_slot.fetch_add(1, std::memory_order_relaxed) % kSlots);
+  return tls_slot.index;
 }
 
 int count_busy(int skip_slot) {
@@ -63,12 +84,12 @@ ThreadPoolRunScope::ThreadPoolRunScope() {
 }
 
 ThreadPoolRunScope::~ThreadPoolRunScope() {
-  if (--tls_depth == 0) g_busy_until[tls_slot].store(now_ns() + kRunActivityLingerNs, std::memory_order_relaxed);
+  if (--tls_depth == 0) g_busy_until[tls_slot.index].store(now_ns() + kRunActivityLingerNs, std::memory_order_relaxed);
   g_inside.fetch_sub(1, std::memory_order_relaxed);
 }
 
 int run_activity_inside() { return g_inside.load(std::memory_order_relaxed); }
-int run_activity_busy_others() { return count_busy(tls_slot); }
+int run_activity_busy_others() { return count_busy(tls_slot.index); }
 int run_activity_busy() { return count_busy(-1); }
 
 }  // namespace graphrt

@@ -256,32 +256,47 @@ TEST(ThreadPool, ProfilingExecutorCountsAsRunning) {
 // A thread that left its executor's run a moment ago (between runs of a loop)
 // still holds its core: a launch from another thread then uses one task, and
 // does not wake a worker to compete with that thread's next run. Once the
-// moment has passed, the launch uses the worker again.
+// moment has passed, or the thread has ended, the launch uses the worker again.
 TEST(ThreadPool, RunThatJustEndedStillHoldsItsCore) {
   using clock = std::chrono::steady_clock;
   ASSERT_EQ(0, graphrt_set_num_threads(2));
   std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kRunActivityLingerNs));  // earlier tests' runs expire
+  std::atomic<int> runs_done{0}, launches_done{0};
+  std::atomic<bool> finish{false};
+  clock::time_point left;
   int within_linger = 0;
-  for (int attempt = 0; attempt < 200 && within_linger < 5; ++attempt) {
-    clock::time_point left;
-    std::thread runner([&] {
+  std::thread runner([&] {
+    for (int r = 1; r <= 200; ++r) {
       { ThreadPoolRunScope run; }
       left = clock::now();
-    });
-    runner.join();
+      runs_done.store(r);
+      while (launches_done.load() < r) std::this_thread::yield();
+    }
+    while (!finish.load()) std::this_thread::yield();
+    { ThreadPoolRunScope run; }
+    left = clock::now();
+  });
+  for (int r = 1; r <= 200; ++r) {
+    while (runs_done.load() < r) std::this_thread::yield();
     Counts c;
     clock::time_point launched = clock::now();
     ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
     // Only launches that surely began inside the linger say anything.
-    if (launched - left > std::chrono::nanoseconds(kRunActivityLingerNs / 2)) continue;
-    ++within_linger;
-    EXPECT_EQ(c.num_task.load(), 1) << "a launch right after another thread's run took that thread's core";
+    if (launched - left <= std::chrono::nanoseconds(kRunActivityLingerNs / 2)) {
+      ++within_linger;
+      EXPECT_EQ(c.num_task.load(), 1) << "a launch right after another thread's run took that thread's core";
+    }
+    launches_done.store(r);
   }
-  EXPECT_GT(within_linger, 0) << "no launch came within the linger in 200 attempts";
   std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kRunActivityLingerNs));
-  Counts c;
-  ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
-  EXPECT_EQ(c.num_task.load(), 2) << "a run that ended long ago still held a core";
-  EXPECT_EQ(c.calls.load(), 2);
+  Counts late;
+  ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &late, 0));
+  EXPECT_EQ(late.num_task.load(), 2) << "a run that ended long ago still held a core";
+  finish = true;
+  runner.join();  // its last run ended just before it did
+  Counts after_exit;
+  ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &after_exit, 0));
+  EXPECT_EQ(after_exit.num_task.load(), 2) << "a thread that ended still held a core";
+  EXPECT_GT(within_linger, 0) << "no launch came within the linger in 200 attempts";
   graphrt_set_num_threads(0);
 }
