@@ -27,6 +27,7 @@ struct GraphExecutor::Impl {
   std::vector<DLDevice> devices;
   MemoryPlan plan_kind = MemoryPlan::kTvm;
   size_t active_plan_bytes = 0;
+  std::vector<bool> node_done_in_place;  // per node (empty: none): see in_place_concat.h
   // Per entry: its memory is a bound param's array, shared with the arrays'
   // other holders (whole alias groups). Writes go to an own copy first.
   std::vector<bool> external;
@@ -224,6 +225,7 @@ struct GraphExecutor::Impl {
   void setup_storage(const std::vector<NDArray>& backing) {
     StoragePlan plan = choose_plan();
     active_plan_bytes = plan.total_bytes();
+    node_done_in_place = std::move(plan.node_done_in_place);
     for (const StoragePlan::Buffer& b : plan.buffers) {
       if (!b.used) {
         buffers.emplace_back();
@@ -290,6 +292,7 @@ struct GraphExecutor::Impl {
     for (uint32_t nid = 0; nid < graph.nodes.size(); ++nid) {
       const GraphNode& node = graph.nodes[nid];
       if (node.op != "tvm_op" || node.func_name == "__nop") continue;
+      if (!node_done_in_place.empty() && node_done_in_place[nid]) continue;
       std::vector<DLTensor*> args;
       for (const NodeEntry& in : node.inputs) args.push_back(argument_tensor(graph.entry_id(in), node.flatten_data));
       for (uint32_t i = 0; i < node.num_outputs; ++i)

@@ -6,6 +6,7 @@
 
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
+#include "in_place_concat.h"
 
 namespace graphrt {
 
@@ -103,22 +104,25 @@ struct Interval {
   size_t offset = 0;
 };
 
-std::vector<Interval> group_intervals(const GraphDef& g, const std::vector<uint32_t>& group, int fallback,
+// `root`/`offset`: per entry, the group whose memory it is in and where.
+std::vector<Interval> group_intervals(const GraphDef& g, const std::vector<uint32_t>& root,
+                                      const std::vector<size_t>& offset, int fallback,
                                       const std::vector<bool>& external) {
   size_t n = g.nodes.size();
   std::map<uint32_t, Interval> by_group;
   auto touch = [&](uint32_t entry, size_t nid) {
-    uint32_t root = group[entry];
-    if (!external.empty() && external[root]) return;
-    auto it = by_group.find(root);
+    uint32_t group = root[entry];
+    if (!external.empty() && external[group]) return;
+    auto it = by_group.find(group);
     int type = entry_device_type(g, entry, fallback);
+    size_t end = offset[entry] + entry_bytes(g, entry);
     if (it == by_group.end()) {
-      by_group.emplace(root, Interval{root, entry_bytes(g, entry), nid, nid, type});
+      by_group.emplace(group, Interval{group, end, nid, nid, type});
       return;
     }
     if (it->second.device_type != type)
       throw Error("aliased entries live on different device types").with("entry", std::to_string(entry));
-    it->second.bytes = std::max(it->second.bytes, entry_bytes(g, entry));
+    it->second.bytes = std::max(it->second.bytes, end);
     it->second.first = std::min(it->second.first, nid);
     it->second.last = std::max(it->second.last, nid);
   };
@@ -129,7 +133,7 @@ std::vector<Interval> group_intervals(const GraphDef& g, const std::vector<uint3
   }
   // Inputs, parameters and outputs stay valid outside run(): live throughout.
   auto live_throughout = [&](uint32_t entry) {
-    auto it = by_group.find(group[entry]);
+    auto it = by_group.find(root[entry]);
     if (it == by_group.end()) return;  // external
     it->second.first = 0;
     it->second.last = n;
@@ -169,17 +173,43 @@ size_t place(std::vector<Interval*>& items) {
 }
 }  // namespace
 
+namespace {
+// Per entry: the group whose memory holds it (its alias group's outermost
+// in-place host) and its byte offset there.
+void resolve_placement(const std::vector<uint32_t>& alias_group, const InPlaceConcats& placed,
+                       std::vector<uint32_t>* root, std::vector<size_t>* offset) {
+  size_t entries = alias_group.size();
+  root->resize(entries);
+  offset->assign(entries, 0);
+  for (size_t e = 0; e < entries; ++e) {
+    uint32_t group = alias_group[e];
+    size_t at = 0;
+    while (placed.host[group] != group) {
+      at += placed.offset_in_host[group];
+      group = placed.host[group];
+    }
+    (*root)[e] = group;
+    (*offset)[e] = at;
+  }
+}
+}  // namespace
+
 StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type, const std::vector<bool>& external) {
   std::vector<uint32_t> group = alias_groups(g);
-  std::vector<bool> external_group;
+  InPlaceConcats placed = plan_in_place_concats(g, group, fallback_device_type, external);
+  std::vector<uint32_t> root;
+  std::vector<size_t> offset_in_root;
+  resolve_placement(group, placed, &root, &offset_in_root);
+  std::vector<bool> external_root;
   if (!external.empty()) {
-    // A group is external when its representative is (the caller marks whole groups).
-    external_group.assign(g.num_entries(), false);
+    // Whole alias groups are external (the caller marks them), and no
+    // external group is placed inside another.
+    external_root.assign(g.num_entries(), false);
     for (size_t e = 0; e < external.size(); ++e) {
-      if (external[e]) external_group[group[e]] = true;
+      if (external[e]) external_root[root[e]] = true;
     }
   }
-  std::vector<Interval> intervals = group_intervals(g, group, fallback_device_type, external_group);
+  std::vector<Interval> intervals = group_intervals(g, root, offset_in_root, fallback_device_type, external_root);
   std::map<int, std::vector<Interval*>> by_device;
   for (Interval& iv : intervals) by_device[iv.device_type].push_back(&iv);
   StoragePlan plan;
@@ -189,23 +219,24 @@ StoragePlan plan_liveness(const GraphDef& g, int fallback_device_type, const std
     buffer_of_device[kv.first] = plan.buffers.size();
     plan.buffers.push_back(StoragePlan::Buffer{kv.first, std::max<size_t>(arena, 4)});
   }
-  std::map<uint32_t, const Interval*> of_group;
-  for (const Interval& iv : intervals) of_group[iv.group] = &iv;
+  std::map<uint32_t, const Interval*> of_root;
+  for (const Interval& iv : intervals) of_root[iv.group] = &iv;
   size_t entries = g.num_entries();
   plan.entry_buffer.resize(entries);
   plan.entry_offset.resize(entries);
   // group_intervals touched every entry (each is some node's output), so
-  // every group that is not external has an interval.
+  // every root that is not external has an interval.
   for (size_t e = 0; e < entries; ++e) {
-    if (!external_group.empty() && external_group[group[e]]) {
+    if (!external_root.empty() && external_root[root[e]]) {
       plan.entry_buffer[e] = StoragePlan::kExternal;
       plan.entry_offset[e] = 0;
       continue;
     }
-    const Interval* iv = of_group.at(group[e]);
+    const Interval* iv = of_root.at(root[e]);
     plan.entry_buffer[e] = buffer_of_device.at(iv->device_type);
-    plan.entry_offset[e] = iv->offset;
+    plan.entry_offset[e] = iv->offset + offset_in_root[e];
   }
+  plan.node_done_in_place = std::move(placed.node_done_in_place);
   return plan;
 }
 

@@ -2,7 +2,8 @@
 //
 // TVM's plan trusts the graph's storage_id sharing (one pool per id, sized by
 // its largest entry). The liveness plan recomputes sharing from tensor
-// lifetimes and packs everything into one arena per device type with offsets.
+// lifetimes, places concatenations' inputs inside their outputs where it can,
+// and packs everything into one arena per device type with offsets.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,9 @@ struct StoragePlan {
   std::vector<Buffer> buffers;        // what to allocate
   std::vector<size_t> entry_buffer;   // per entry: index into buffers
   std::vector<size_t> entry_offset;   // per entry: byte offset in its buffer
+  // Per node (empty: none): concatenations the plan did in place
+  // (in_place_concat.h); their kernels need not run.
+  std::vector<bool> node_done_in_place;
   size_t total_bytes() const;  // of the used buffers
 };
 
