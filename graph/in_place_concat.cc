@@ -48,10 +48,16 @@ std::vector<size_t> slice_offsets(const GraphDef& g, const GraphNode& node, uint
   if (axis == out_shape.size()) return {};
   for (size_t d = 0; d < axis; ++d)
     if (out_shape[d] != 1) return {};
+  // Crafted shapes can overflow: such a node is simply left to its kernel
+  // (the planner reports the size itself).
   int64_t inner = 1;
-  for (size_t d = axis + 1; d < out_shape.size(); ++d) inner *= out_shape[d];
+  for (size_t d = axis + 1; d < out_shape.size(); ++d)
+    if (__builtin_mul_overflow(inner, out_shape[d], &inner)) return {};
   if (g.dtype[out].bits % 8 != 0) return {};
-  size_t row_bytes = dtype_bytes(g.dtype[out], inner);
+  size_t row_bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(g.dtype[out].bits / 8) * g.dtype[out].lanes,
+                             static_cast<size_t>(inner), &row_bytes))
+    return {};
   std::vector<size_t> offsets;
   int64_t along = 0;
   for (const NodeEntry& in : node.inputs) {
@@ -60,10 +66,11 @@ std::vector<size_t> slice_offsets(const GraphDef& g, const GraphNode& node, uint
     if (shape.size() != out_shape.size() || !(g.dtype[e] == g.dtype[out]) || shape[axis] <= 0) return {};
     for (size_t d = 0; d < shape.size(); ++d)
       if (d != axis && shape[d] != out_shape[d]) return {};
-    size_t offset = static_cast<size_t>(along) * row_bytes;
-    if (offset % kSliceAlignment != 0) return {};
+    size_t offset = 0;
+    if (__builtin_mul_overflow(static_cast<size_t>(along), row_bytes, &offset) || offset % kSliceAlignment != 0)
+      return {};
     offsets.push_back(offset);
-    along += shape[axis];
+    if (__builtin_add_overflow(along, shape[axis], &along)) return {};
   }
   if (along != out_shape[axis]) return {};
   return offsets;
