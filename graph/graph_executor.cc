@@ -305,6 +305,23 @@ struct GraphExecutor::Impl {
     for (OpCall& op : ops) direct_calls.push_back(op.direct());
   }
 
+  // A profile's rows: every node with a kernel, in node order, those done in
+  // place included (never called); `row_of_op`: per op, its row.
+  std::vector<NodeProfile> profile_rows(std::vector<size_t>* row_of_op) const {
+    std::vector<NodeProfile> rows;
+    size_t next_op = 0;
+    for (uint32_t nid = 0; nid < graph.nodes.size(); ++nid) {
+      if (next_op < ops.size() && ops[next_op].node_id() == nid) {
+        row_of_op->push_back(rows.size());
+        rows.push_back(NodeProfile{ops[next_op].node_name(), ops[next_op].function_name(), 0, 0});
+        ++next_op;
+      } else if (!node_done_in_place.empty() && node_done_in_place[nid]) {
+        rows.push_back(NodeProfile{graph.nodes[nid].name, graph.nodes[nid].func_name, 0, 0, true});
+      }
+    }
+    return rows;
+  }
+
   PackedFunc resolve(uint32_t nid, const GraphNode& node) {
     PackedFunc fn = lib->get_function(node.func_name, true);
     if (fn) return fn;
@@ -637,7 +654,8 @@ ProfileReport GraphExecutor::profile(int runs, int warmup) {
   ProfileReport report;
   report.runs = runs;
   report.warmup = warmup;
-  for (const OpCall& op : impl_->ops) report.nodes.push_back(NodeProfile{op.node_name(), op.function_name(), 0, 0});
+  std::vector<size_t> row_of_op;
+  report.nodes = impl_->profile_rows(&row_of_op);
   clock::time_point origin = clock::now();
   for (int r = 0; r < runs; ++r) {
     for (size_t i = 0; i < impl_->ops.size(); ++i) {
@@ -648,8 +666,8 @@ ProfileReport GraphExecutor::profile(int runs, int warmup) {
       }
       clock::time_point end = clock::now();
       double us = std::chrono::duration<double, std::micro>(end - start).count();
-      report.nodes[i].total_us += us;
-      report.nodes[i].calls += 1;
+      report.nodes[row_of_op[i]].total_us += us;
+      report.nodes[row_of_op[i]].calls += 1;
       report.total_us += us;
       report.events.push_back(ProfileReport::TraceEvent{
           impl_->ops[i].node_name(), impl_->ops[i].function_name(),

@@ -39,7 +39,13 @@ std::string ProfileReport::table() const {
   os << "Per node: mean = time per run, total = over " << runs << " run" << (runs == 1 ? "" : "s");
   if (warmup > 0) os << " (after " << warmup << " warm-up run" << (warmup == 1 ? "" : "s") << ", not counted)";
   os << "\n" << header("node");
-  for (const NodeProfile& n : nodes) os << row(n.node, n.total_us, n.calls, runs, total_us);
+  bool any_in_place = false;
+  for (const NodeProfile& n : nodes) {
+    os << row(n.node, n.total_us, n.calls, runs, total_us);
+    any_in_place = any_in_place || n.done_in_place;
+  }
+  if (any_in_place)
+    os << "(0 calls: a concatenation done in place; the nodes producing its inputs write into its output)\n";
   std::map<std::string, NodeProfile> by_function;
   for (const NodeProfile& n : nodes) {
     NodeProfile& f = by_function[n.function];

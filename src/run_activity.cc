@@ -35,6 +35,12 @@ struct ThreadSlot {
 };
 thread_local ThreadSlot tls_slot;
 thread_local int tls_depth = 0;  // nested scopes (profile calling run) count once
+// Outermost scope entries so far, and what this thread's current run saw of
+// them: a run overlapped another when one was inside as it began or began
+// while it ran.
+std::atomic<std::uint64_t> g_entries{0};
+thread_local std::uint64_t tls_entries_after_mine = 0;
+thread_local bool tls_began_beside_another = false;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -79,12 +85,22 @@ int count_busy(int skip_slot) {
 }  // namespace
 
 ThreadPoolRunScope::ThreadPoolRunScope() {
-  g_inside.fetch_add(1, std::memory_order_relaxed);
-  if (tls_depth++ == 0) g_busy_until[own_slot()].store(kInside, std::memory_order_relaxed);
+  int others_inside = g_inside.fetch_add(1, std::memory_order_relaxed);
+  if (tls_depth++ > 0) return;
+  tls_began_beside_another = others_inside > 0;
+  tls_entries_after_mine = g_entries.fetch_add(1, std::memory_order_relaxed) + 1;
+  g_busy_until[own_slot()].store(kInside, std::memory_order_relaxed);
 }
 
+// Only a run that overlapped another lingers: runs that take turns on
+// different threads (requests handed from thread to thread, one at a time)
+// leave each launch every core.
 ThreadPoolRunScope::~ThreadPoolRunScope() {
-  if (--tls_depth == 0) g_busy_until[tls_slot.index].store(now_ns() + kRunActivityLingerNs, std::memory_order_relaxed);
+  if (--tls_depth == 0) {
+    bool overlapped = tls_began_beside_another || g_entries.load(std::memory_order_relaxed) != tls_entries_after_mine;
+    g_busy_until[tls_slot.index].store(overlapped ? now_ns() + kRunActivityLingerNs : kIdle,
+                                       std::memory_order_relaxed);
+  }
   g_inside.fetch_sub(1, std::memory_order_relaxed);
 }
 

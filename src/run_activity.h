@@ -1,5 +1,6 @@
 // Which threads run executors: inside a ThreadPoolRunScope now, or out of one
-// for less than kRunActivityLingerNs. The thread pool sizes launches by it.
+// for less than kRunActivityLingerNs after a run that overlapped another
+// thread's. The thread pool sizes launches by it.
 //
 // A thread that runs an executor in a loop is out of run() for a few
 // microseconds between runs (its caller's code, Python and the GIL). Counted

@@ -65,6 +65,9 @@ struct NodeProfile {
   std::string function;
   double total_us = 0;
   int64_t calls = 0;
+  // A concatenation the liveness plan did in place: its inputs are written
+  // into its output, and its function is never called (calls stays 0).
+  bool done_in_place = false;
 };
 
 struct ProfileReport {

@@ -253,11 +253,12 @@ TEST(ThreadPool, ProfilingExecutorCountsAsRunning) {
   EXPECT_EQ(thread_pool_active_runs(), 0);
 }
 
-// A thread that left its executor's run a moment ago (between runs of a loop)
-// still holds its core: a launch from another thread then uses one task, and
-// does not wake a worker to compete with that thread's next run. Once the
-// moment has passed, or the thread has ended, the launch uses the worker again.
-TEST(ThreadPool, RunThatJustEndedStillHoldsItsCore) {
+// A thread that left its executor's run a moment ago, while other executors
+// run too (runs of a loop on several threads), still holds its core: a launch
+// from another run then uses one task and does not wake a worker to compete
+// with that thread's next run. Once the moment has passed, or the thread has
+// ended, the launch uses the worker again.
+TEST(ThreadPool, RunThatJustEndedBesideAnotherStillHoldsItsCore) {
   using clock = std::chrono::steady_clock;
   ASSERT_EQ(0, graphrt_set_num_threads(2));
   std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kRunActivityLingerNs));  // earlier tests' runs expire
@@ -274,29 +275,58 @@ TEST(ThreadPool, RunThatJustEndedStillHoldsItsCore) {
     }
     while (!finish.load()) std::this_thread::yield();
     { ThreadPoolRunScope run; }
-    left = clock::now();
   });
-  for (int r = 1; r <= 200; ++r) {
-    while (runs_done.load() < r) std::this_thread::yield();
-    Counts c;
-    clock::time_point launched = clock::now();
-    ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
-    // Only launches that surely began inside the linger say anything.
-    if (launched - left <= std::chrono::nanoseconds(kRunActivityLingerNs / 2)) {
-      ++within_linger;
-      EXPECT_EQ(c.num_task.load(), 1) << "a launch right after another thread's run took that thread's core";
+  {
+    ThreadPoolRunScope this_run;  // the runner's runs overlap this one
+    for (int r = 1; r <= 200; ++r) {
+      while (runs_done.load() < r) std::this_thread::yield();
+      Counts c;
+      clock::time_point launched = clock::now();
+      ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
+      // Only launches that surely began inside the linger say anything.
+      if (launched - left <= std::chrono::nanoseconds(kRunActivityLingerNs / 2)) {
+        ++within_linger;
+        EXPECT_EQ(c.num_task.load(), 1) << "a launch right after another thread's run took that thread's core";
+      }
+      launches_done.store(r);
     }
-    launches_done.store(r);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kRunActivityLingerNs));
+    Counts late;
+    ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &late, 0));
+    EXPECT_EQ(late.num_task.load(), 2) << "a run that ended long ago still held a core";
+    finish = true;
+    runner.join();  // its last run, beside this one, ended just before it did
+    Counts after_exit;
+    ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &after_exit, 0));
+    EXPECT_EQ(after_exit.num_task.load(), 2) << "a thread that ended still held a core";
   }
-  std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kRunActivityLingerNs));
-  Counts late;
-  ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &late, 0));
-  EXPECT_EQ(late.num_task.load(), 2) << "a run that ended long ago still held a core";
-  finish = true;
-  runner.join();  // its last run ended just before it did
-  Counts after_exit;
-  ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &after_exit, 0));
-  EXPECT_EQ(after_exit.num_task.load(), 2) << "a thread that ended still held a core";
   EXPECT_GT(within_linger, 0) << "no launch came within the linger in 200 attempts";
+  graphrt_set_num_threads(0);
+}
+
+// Runs that take turns on different threads (one request at a time, each on
+// whichever thread is free) never overlap: the next run's launches get every
+// core at once, though the thread of the run before is alive and just left.
+TEST(ThreadPool, RunsTakingTurnsOnThreadsKeepEveryCore) {
+  ASSERT_EQ(0, graphrt_set_num_threads(2));
+  std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kRunActivityLingerNs));
+  constexpr int kTurns = 100;
+  std::atomic<int> turn{0};  // even: thread A's run, odd: thread B's
+  std::atomic<int> narrow{0};
+  auto take_turns = [&](int parity) {
+    for (int t = parity; t < kTurns; t += 2) {
+      while (turn.load() != t) std::this_thread::yield();
+      {
+        ThreadPoolRunScope run;
+        Counts c;
+        if (TVMBackendParallelLaunch(count_task, &c, 0) != 0 || c.num_task.load() != 2) ++narrow;
+      }
+      turn.store(t + 1);
+    }
+  };
+  std::thread a(take_turns, 0), b(take_turns, 1);
+  a.join();
+  b.join();
+  EXPECT_EQ(narrow.load(), 0) << "launches right after a run that overlapped nothing left a core idle";
   graphrt_set_num_threads(0);
 }
