@@ -171,9 +171,7 @@ size_t place(std::vector<Interval*>& items) {
   }
   return arena;
 }
-}  // namespace
 
-namespace {
 // Per entry: the group whose memory holds it (its alias group's outermost
 // in-place host) and its byte offset there.
 void resolve_placement(const std::vector<uint32_t>& alias_group, const InPlaceConcats& placed,
