@@ -152,7 +152,11 @@ int run(int argc, char** argv) {
     auto ex = make_executor(model, DLDevice{kDLCPU, 0}, "", false);
     graphrt::MemoryReport m = ex->memory_report();
     std::cout << "  tvm plan (storage_id pools): " << m.tvm_plan_bytes << " bytes\n"
-              << "  liveness re-plan (one arena): " << m.liveness_plan_bytes << " bytes\n"
+              << "  liveness re-plan (one arena): " << m.liveness_plan_bytes << " bytes"
+              << (m.liveness_concatenations_in_place > 0
+                      ? " (" + std::to_string(m.liveness_concatenations_in_place) + " concatenations done in place)"
+                      : std::string())
+              << "\n"
               << "  allocated by this executor:   " << m.allocated_bytes << " bytes (active plan: "
               << (m.active == graphrt::MemoryPlan::kLiveness ? "liveness" : "tvm") << ")\n";
   } catch (const std::exception& e) {

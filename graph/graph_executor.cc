@@ -745,9 +745,11 @@ MemoryReport GraphExecutor::memory_report() const {
   MemoryReport r;
   // The plan not in use is computed only here, on request.
   bool tvm_active = impl_->plan_kind == MemoryPlan::kTvm;
-  size_t other = impl_->make_plan(tvm_active ? MemoryPlan::kLiveness : MemoryPlan::kTvm).total_bytes();
-  r.tvm_plan_bytes = tvm_active ? impl_->active_plan_bytes : other;
-  r.liveness_plan_bytes = tvm_active ? other : impl_->active_plan_bytes;
+  StoragePlan other = impl_->make_plan(tvm_active ? MemoryPlan::kLiveness : MemoryPlan::kTvm);
+  r.tvm_plan_bytes = tvm_active ? impl_->active_plan_bytes : other.total_bytes();
+  r.liveness_plan_bytes = tvm_active ? other.total_bytes() : impl_->active_plan_bytes;
+  const std::vector<bool>& in_place = tvm_active ? other.node_done_in_place : impl_->node_done_in_place;
+  r.liveness_concatenations_in_place = static_cast<int>(std::count(in_place.begin(), in_place.end(), true));
   r.active = impl_->plan_kind;
   for (const NDArray& b : impl_->buffers) r.allocated_bytes += b.defined() ? b.nbytes() : 0;
   return r;

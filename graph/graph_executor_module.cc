@@ -168,7 +168,8 @@ const std::map<std::string, Method>& methods() {
          MemoryReport m = ex.memory_report();
          r->set_string("{\"tvm_plan_bytes\":" + std::to_string(m.tvm_plan_bytes) + ",\"liveness_plan_bytes\":" +
                        std::to_string(m.liveness_plan_bytes) + ",\"allocated_bytes\":" +
-                       std::to_string(m.allocated_bytes) + ",\"active\":\"" +
+                       std::to_string(m.allocated_bytes) + ",\"liveness_concatenations_in_place\":" +
+                       std::to_string(m.liveness_concatenations_in_place) + ",\"active\":\"" +
                        memory_plan_name(m.active) + "\"}");
        }},
   };

@@ -57,6 +57,7 @@ struct MemoryReport {
   size_t tvm_plan_bytes = 0;       // sum of TVM's storage pools
   size_t liveness_plan_bytes = 0;  // arena size of the liveness re-plan
   size_t allocated_bytes = 0;      // what this executor actually holds
+  int liveness_concatenations_in_place = 0;  // done in place by the liveness re-plan
   MemoryPlan active = MemoryPlan::kTvm;  // the plan in use (never kAuto)
 };
 

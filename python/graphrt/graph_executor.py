@@ -347,7 +347,9 @@ class GraphModule:
         return self.module["profile_trace"](int(runs), str(path))
 
     def memory_report(self):
-        """{"tvm_plan_bytes", "liveness_plan_bytes", "allocated_bytes", "active"}."""
+        """{"tvm_plan_bytes", "liveness_plan_bytes", "allocated_bytes", "liveness_concatenations_in_place",
+        "active"}: the last but one counts the concatenations the liveness plan does in place (their
+        inputs are written into their output, and the node is not called)."""
         return json.loads(self.module["memory_report"]())
 
     def __getitem__(self, name):

@@ -147,6 +147,12 @@ def test_inspect(case, tmp_path):
     assert "module tree:" in out and "GraphExecutorFactory" in out and "library" in out
     assert "graph:" in out and "operators by function" in out and "memory plan:" in out
     assert "liveness re-plan" in out
+    concats = sum(1 for n in json.load(open(case.path("deploy_graph.json")))["nodes"]
+                  if "concatenate" in n.get("attrs", {}).get("func_name", ""))
+    if concats:  # squeezenet1.1: every one qualifies
+        assert "(%d concatenations done in place)" % concats in out, out
+    else:
+        assert "done in place" not in out, out
     for name, spec in case.info["inputs"].items():
         assert "  %s: (" % name in out
     graph = json.load(open(case.path("deploy_graph.json")))
