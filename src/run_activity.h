@@ -17,8 +17,8 @@ constexpr std::int64_t kRunActivityLingerNs = 100 * 1000;
 
 // Threads inside a ThreadPoolRunScope now.
 int run_activity_inside();
-// Threads inside a scope now or out of one for less than the linger,
-// not counting the calling thread. Beyond 16 live threads that have run
+// Threads inside a scope now, or out of one for less than the linger after a
+// run that overlapped another thread's, not counting the calling thread. Beyond 16 live threads that have run
 // executors, threads share slots and the count can be low.
 int run_activity_busy_others();
 // The same, counting the calling thread too.

@@ -19,21 +19,23 @@ extern "C" int TVMBackendRegisterSystemLibSymbol(const char* name, void* ptr);
 
 namespace {
 
+// A one-output tvm_op node calling `func` on `inputs` ([node, index, version] triples).
+nlohmann::json op_node(const std::string& name, const std::string& func, nlohmann::json inputs) {
+  return nlohmann::json{{"op", "tvm_op"},
+                        {"name", name},
+                        {"inputs", inputs},
+                        {"attrs", {{"func_name", func}, {"num_inputs", std::to_string(inputs.size())},
+                                   {"num_outputs", "1"}, {"flatten_data", "0"}}}};
+}
+
 // x -> a = f(x), b = g(x) -> c = concatenate(a, b) -> y = h(c), all float32.
 // `shape_a`/`shape_b`/`shape_c` are the three tensors' shapes.
 nlohmann::json concat_graph(const std::string& concat_func, nlohmann::json shape_a, nlohmann::json shape_b,
                             nlohmann::json shape_c) {
-  auto op = [](const std::string& name, const std::string& func, nlohmann::json inputs) {
-    return nlohmann::json{{"op", "tvm_op"},
-                          {"name", name},
-                          {"inputs", inputs},
-                          {"attrs", {{"func_name", func}, {"num_inputs", std::to_string(inputs.size())},
-                                     {"num_outputs", "1"}, {"flatten_data", "0"}}}};
-  };
   nlohmann::json g;
   g["nodes"] = {nlohmann::json{{"op", "null"}, {"name", "x"}, {"inputs", nlohmann::json::array()}},
-                op("a", "f", {{0, 0, 0}}), op("b", "g", {{0, 0, 0}}), op("c", concat_func, {{1, 0, 0}, {2, 0, 0}}),
-                op("y", "h", {{3, 0, 0}})};
+                op_node("a", "f", {{0, 0, 0}}), op_node("b", "g", {{0, 0, 0}}), op_node("c", concat_func, {{1, 0, 0}, {2, 0, 0}}),
+                op_node("y", "h", {{3, 0, 0}})};
   g["arg_nodes"] = {0};
   g["heads"] = {{4, 0, 0}};
   g["node_row_ptr"] = {0, 1, 2, 3, 4, 5};
@@ -171,21 +173,14 @@ TEST(InPlaceConcat, SqueezenetConcatenationsCostNothing) {
 // concatenate(concatenate(a, b), d): both done in place, a and b inside the
 // inner output, which sits inside the outer one.
 TEST(InPlaceConcat, NestedConcatenationsNest) {
-  auto op = [](const std::string& name, const std::string& func, nlohmann::json inputs) {
-    return nlohmann::json{{"op", "tvm_op"},
-                          {"name", name},
-                          {"inputs", inputs},
-                          {"attrs", {{"func_name", func}, {"num_inputs", std::to_string(inputs.size())},
-                                     {"num_outputs", "1"}, {"flatten_data", "0"}}}};
-  };
   nlohmann::json g;
   g["nodes"] = {nlohmann::json{{"op", "null"}, {"name", "x"}, {"inputs", nlohmann::json::array()}},
-                op("a", "f", {{0, 0, 0}}),
-                op("b", "g", {{0, 0, 0}}),
-                op("c1", "tvmgen_default_fused_concatenate", {{1, 0, 0}, {2, 0, 0}}),
-                op("d", "h", {{0, 0, 0}}),
-                op("c2", "tvmgen_default_fused_concatenate_1", {{3, 0, 0}, {4, 0, 0}}),
-                op("y", "k", {{5, 0, 0}})};
+                op_node("a", "f", {{0, 0, 0}}),
+                op_node("b", "g", {{0, 0, 0}}),
+                op_node("c1", "tvmgen_default_fused_concatenate", {{1, 0, 0}, {2, 0, 0}}),
+                op_node("d", "h", {{0, 0, 0}}),
+                op_node("c2", "tvmgen_default_fused_concatenate_1", {{3, 0, 0}, {4, 0, 0}}),
+                op_node("y", "k", {{5, 0, 0}})};
   g["arg_nodes"] = {0};
   g["heads"] = {{6, 0, 0}};
   g["node_row_ptr"] = {0, 1, 2, 3, 4, 5, 6, 7};
