@@ -148,6 +148,7 @@ class DsoLibrary : public Library {
             .with("file", path);
       throw Error("dlopen failed: " + why).with("file", path);
     }
+    if (dlinfo(handle_, RTLD_DI_LINKMAP, &link_map_) != 0) link_map_ = nullptr;  // then holds_code is false
   }
   ~DsoLibrary() override {
     if (handle_) dlclose(handle_);
@@ -166,6 +167,11 @@ class DsoLibrary : public Library {
       dl_iterate_phdr(&collect_segments, &query);
     }
     return bytes_in_segments(segments_, at, writable);
+  }
+  bool holds_code(const void* address) const override {
+    Dl_info info;
+    void* object = nullptr;
+    return link_map_ && dladdr1(address, &info, &object, RTLD_DL_LINKMAP) && object == link_map_;
   }
   std::vector<std::string> symbol_names() const override {
     std::call_once(symbols_once_, [this] {
@@ -193,6 +199,7 @@ class DsoLibrary : public Library {
  private:
   std::string path_;
   void* handle_ = nullptr;
+  void* link_map_ = nullptr;  // the dynamic linker's record of this image
   mutable std::mutex segments_mutex_;
   mutable std::vector<LoadedSegment> segments_;
   // The dynamic symbol entry of `name`, or null when dladdr finds none.

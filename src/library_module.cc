@@ -9,6 +9,7 @@
 
 #include "graphrt/binary_loader.h"
 #include "graphrt/runtime.h"
+#include "parallel_split.h"
 
 namespace graphrt {
 
@@ -49,6 +50,16 @@ void require_tvm_library(const Library& library, const LoadOptions& options) {
       .with("file", library.origin());
 }
 }  // namespace
+
+LibraryModuleNode::~LibraryModuleNode() {
+  if (split_launches_allowed_) parallel_split_forget_library(library_.get());
+}
+
+void LibraryModuleNode::allow_split_launches() {
+  if (split_launches_allowed_) return;
+  parallel_split_allow_library(library_.get());
+  split_launches_allowed_ = true;
+}
 
 PackedFunc LibraryModuleNode::find_function(const std::string& name, const Module& self) {
   std::string symbol = name;
@@ -210,6 +221,10 @@ Module load_module_from_library(std::shared_ptr<Library> library, const LoadOpti
   }
   fill_context_functions(*library);
   Module lib_module(make_ref<LibraryModuleNode>(library));
+  // Code TVM generated partitions its parallel loops by any num_task; code
+  // trusted only by the caller's word may expect one task per thread.
+  if (has_tvm_marker(*library))
+    static_cast<LibraryModuleNode*>(lib_module.get())->allow_split_launches();
   auto* blob = static_cast<const uint8_t*>(library->symbol("__tvm_dev_mblob"));
   Module root = lib_module;
   Module ctx = lib_module;

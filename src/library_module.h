@@ -10,13 +10,18 @@ namespace graphrt {
 class LibraryModuleNode : public ModuleNode {
  public:
   explicit LibraryModuleNode(std::shared_ptr<Library> library) : library_(std::move(library)) {}
+  ~LibraryModuleNode() override;
   std::string type_key() const override { return "library"; }
   PackedFunc find_function(const std::string& name, const Module& self) override;
   std::vector<std::string> function_names() const override;
   const std::shared_ptr<Library>& library() const { return library_; }
+  // Lets the thread pool split the parallel work of this library's kernels
+  // (parallel_split.h) for as long as this module lives. For TVM-made code only.
+  void allow_split_launches();
 
  private:
   std::shared_ptr<Library> library_;
+  bool split_launches_allowed_ = false;
 };
 
 // Called by ~ModuleNode for a shared root: drops `root` from the table of

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graphrt/packed_func.h"
+#include "parallel_split.h"
 #include "run_activity.h"
 
 namespace graphrt {
@@ -52,21 +53,35 @@ void spin_until(Done done) {
 struct Barrier {
   std::atomic<int> arrived{0};
   std::atomic<int> phase{0};
+  int threads = 1;  // of the launch: a barrier of more tasks than this is never reached by all
 };
 
 struct Job {
   FTVMParallelLambda flambda = nullptr;
   void* cdata = nullptr;
   TVMParallelGroupEnv env{};
+  int threads = 1;  // tasks beyond this many: see next_task
   // Written while tasks run: each on its own cache line, away from what the
   // tasks only read.
   alignas(64) Barrier barrier;
   alignas(64) std::atomic<int> pending{0};
+  // Tasks past the one per thread (parallel_split.h): taken in turn by
+  // whichever thread is done with its own.
+  alignas(64) std::atomic<int> next_task{0};
   std::mutex error_mutex;
   std::string errors;
 };
 
 thread_local bool tls_in_parallel = false;
+
+void run_task(Job& job, int task_id);
+
+// Runs task `task_id`, then the job's remaining tasks that no thread took yet.
+void run_tasks(Job& job, int task_id) {
+  run_task(job, task_id);
+  if (job.env.num_task == job.threads) return;
+  for (int t; (t = job.next_task.fetch_add(1, std::memory_order_relaxed)) < job.env.num_task;) run_task(job, t);
+}
 
 void run_task(Job& job, int task_id) {
   tls_in_parallel = true;
@@ -125,7 +140,7 @@ class alignas(64) Worker {  // one per cache line: workers' mailboxes do not sha
       if (!job) return;
       Job* offered = job;
       if (!slot_.compare_exchange_strong(offered, running(), std::memory_order_acq_rel)) continue;  // taken back
-      run_task(*job, task_id_);
+      run_tasks(*job, task_id_);
       slot_.store(nullptr, std::memory_order_relaxed);
       claimed_.store(false, std::memory_order_release);
       job->pending.fetch_sub(1, std::memory_order_acq_rel);  // last touch: the job lives on the launcher's stack
@@ -203,19 +218,30 @@ class ThreadPool {
     Job job;
     job.flambda = flambda;
     job.cdata = cdata;
-    job.env.num_task = helpers + 1;  // TVM kernels split their work by num_task
+    job.threads = helpers + 1;
+    // TVM kernels split their work by num_task: one task per thread, or more
+    // where parallel_split.h allows (never when the kernel asked for a number).
+    ParallelSplit split{job.threads, nullptr};
+    if (num_task <= 0 && helpers > 0) split = parallel_split_plan(flambda, job.threads);
+    job.env.num_task = split.tasks;
+    job.next_task.store(job.threads, std::memory_order_relaxed);
+    job.barrier.threads = job.threads;
     job.env.sync_handle = helpers > 0 ? &job.barrier : nullptr;
     job.pending.store(helpers, std::memory_order_relaxed);
+    const auto start = split.entry ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     for (int i = 0; i < helpers; ++i) claimed[i]->offer(&job, i + 1);
-    run_task(job, 0);
+    run_tasks(job, 0);
     // Offers not taken yet: run here rather than wait for a worker to get a core.
     for (int i = helpers - 1; i >= 0; --i) {
       if (claimed[i]->take_back(&job)) {
-        run_task(job, i + 1);
+        run_tasks(job, i + 1);
         job.pending.fetch_sub(1, std::memory_order_relaxed);
       }
     }
     spin_until([&] { return job.pending.load(std::memory_order_acquire) == 0; });
+    if (split.entry)
+      parallel_split_record(split.entry, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             std::chrono::steady_clock::now() - start).count());
     if (!job.errors.empty()) {
       set_last_error(job.errors);
       return -1;
@@ -275,6 +301,12 @@ int thread_pool_launch(FTVMParallelLambda flambda, void* cdata, int num_task) {
 int thread_pool_barrier(int, TVMParallelGroupEnv* penv) {
   if (!penv || penv->num_task <= 1 || !penv->sync_handle) return 0;
   auto* barrier = static_cast<Barrier*>(penv->sync_handle);
+  if (penv->num_task > barrier->threads) {  // a split launch (parallel_split.h): waiting would never end
+    set_last_error("TVMBackendParallelBarrier called by a kernel whose launch has " + std::to_string(penv->num_task) +
+                   " tasks on " + std::to_string(barrier->threads) +
+                   " threads; the kernel's library was not known to call the barrier");
+    return -1;
+  }
   int phase = barrier->phase.load(std::memory_order_acquire);
   if (barrier->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == penv->num_task) {
     barrier->arrived.store(0, std::memory_order_relaxed);

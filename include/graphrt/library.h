@@ -50,6 +50,11 @@ class Library {
   // images themselves answer from their own mapping.
   // With `writable`, only writable segments count.
   virtual size_t mapped_bytes_from(const void* address, bool writable = false) const;
+  // True when `address` lies in this image's own code; false when it does not
+  // or the loader cannot tell. The thread pool gives more tasks than threads
+  // only to parallel kernels of images that answer true (see the core's
+  // parallel_split.h).
+  virtual bool holds_code(const void* address) const { (void)address; return false; }
 };
 
 

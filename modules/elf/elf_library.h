@@ -28,6 +28,7 @@ class ElfLibrary : public graphrt::Library {
   size_t mapped_bytes_from(const void* address, bool writable) const override {
     return image_->readable_bytes_from(address, writable);
   }
+  bool holds_code(const void* address) const override { return image_->is_code(address); }
   const ElfImage& image() const { return *image_; }
 
  private:
