@@ -180,8 +180,10 @@ class DsoLibrary : public Library {
     return symbols_.functions;
   }
   std::vector<std::string> imported_symbol_names() const override {
-    ElfImports imports;
-    with_file_mapping(path_, [&](const uint8_t* data, size_t size) { imports = read_elf_imports(data, size); });
+    int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    ElfImports imports = read_elf_imports_from_fd(fd);
+    close(fd);
     return imports.symbols;
   }
   // From the loaded image's own dynamic symbol entries: no file access.

@@ -1,8 +1,10 @@
 #include "elf_symbol_table.h"
 
 #include <elf.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 namespace graphrt {
 
@@ -61,6 +63,53 @@ ElfImports read_elf_imports(const uint8_t* data, size_t size) {
     }
   }
   return imports;
+}
+
+namespace {
+bool pread_exactly(int fd, uint64_t offset, void* out, size_t n) {
+  auto* at = static_cast<uint8_t*>(out);
+  while (n > 0) {
+    ssize_t got = pread(fd, at, n, static_cast<off_t>(offset));
+    if (got <= 0) return false;
+    at += got, offset += static_cast<uint64_t>(got), n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+}  // namespace
+
+// Copies the ELF header, the section headers and the sections read_elf_imports
+// reads (dynamic symbols, dynamic entries, their string tables) into one
+// compact image whose headers point at the copies, and parses that.
+ElfImports read_elf_imports_from_fd(int fd) {
+  constexpr uint64_t kMaxCopied = uint64_t{64} << 20;  // a hostile size must not allocate without bound
+  Elf64_Ehdr eh;
+  if (!pread_exactly(fd, 0, &eh, sizeof(eh)) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr))
+    return {};
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  if (!pread_exactly(fd, eh.e_shoff, sections.data(), sections.size() * sizeof(Elf64_Shdr))) return {};
+  std::vector<bool> wanted(sections.size(), false);
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (sections[i].sh_type != SHT_DYNSYM && sections[i].sh_type != SHT_DYNAMIC) continue;
+    wanted[i] = true;
+    if (sections[i].sh_link < sections.size()) wanted[sections[i].sh_link] = true;
+  }
+  std::vector<uint8_t> image(sizeof(Elf64_Ehdr) + sections.size() * sizeof(Elf64_Shdr));
+  for (size_t i = 0; i < sections.size(); ++i) {
+    Elf64_Shdr& sh = sections[i];
+    if (!wanted[i] || sh.sh_size > kMaxCopied - image.size()) {
+      sh.sh_type = SHT_NULL, sh.sh_offset = 0, sh.sh_size = 0;
+      continue;
+    }
+    const size_t at = image.size();
+    image.resize(at + sh.sh_size);
+    if (!pread_exactly(fd, sh.sh_offset, image.data() + at, sh.sh_size)) return {};
+    sh.sh_offset = at;
+  }
+  eh.e_shoff = sizeof(Elf64_Ehdr);
+  std::memcpy(image.data(), &eh, sizeof(eh));
+  std::memcpy(image.data() + sizeof(eh), sections.data(), sections.size() * sizeof(Elf64_Shdr));
+  return read_elf_imports(image.data(), image.size());
 }
 
 ElfSymbolTable read_elf_symbol_table(const uint8_t* data, size_t size) {

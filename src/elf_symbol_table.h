@@ -27,5 +27,9 @@ struct ElfImports {
 };
 
 ElfImports read_elf_imports(const uint8_t* data, size_t size);
+// The same from an open file, reading only its headers and the sections the
+// answer needs (a few kilobytes): nothing of the file is mapped, so asking
+// about a loaded library adds nothing to the process's resident memory.
+ElfImports read_elf_imports_from_fd(int fd);
 
 }  // namespace graphrt

@@ -3,7 +3,9 @@
 // Sized by TVM_NUM_THREADS, else OMP_NUM_THREADS, else the number of cores.
 // The calling thread runs task 0 and claims the workers that are idle, so
 // launches from several threads run at once instead of queueing; the kernel
-// splits its work by the num_task it is given. Tasks that no worker has
+// splits its work by the num_task it is given: one task per thread, or, for
+// long kernels that allow it, several that the threads take in turn
+// (parallel_split.h). Tasks that no worker has
 // started by the time task 0 is done are run by the calling thread. Workers
 // spin briefly then sleep (at once while executors' runs hold every core), so
 // a launch right after another one costs no system call.
