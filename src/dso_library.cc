@@ -91,6 +91,15 @@ void with_file_mapping(const std::string& path, Read read) {
   close(fd);
 }
 
+// The imports of the library file at `path` (empty when it will not open).
+ElfImports file_imports(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  ElfImports imports = read_elf_imports_from_fd(fd);
+  close(fd);
+  return imports;
+}
+
 std::string join(const std::vector<std::string>& names) {
   std::string s;
   for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
@@ -103,8 +112,7 @@ std::string join(const std::vector<std::string>& names) {
 // Empty when the answer is uncertain (a needed library that will not open
 // here, e.g. found through the library's own RUNPATH).
 std::vector<std::string> unresolved_imports(const std::string& path) {
-  ElfImports imports;
-  with_file_mapping(path, [&](const uint8_t* data, size_t size) { imports = read_elf_imports(data, size); });
+  const ElfImports imports = file_imports(path);
   std::vector<void*> needed;
   bool complete = true;
   for (const std::string& name : imports.needed) {
@@ -179,13 +187,7 @@ class DsoLibrary : public Library {
     });
     return symbols_.functions;
   }
-  std::vector<std::string> imported_symbol_names() const override {
-    int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return {};
-    ElfImports imports = read_elf_imports_from_fd(fd);
-    close(fd);
-    return imports.symbols;
-  }
+  std::vector<std::string> imported_symbol_names() const override { return file_imports(path_).symbols; }
   // From the loaded image's own dynamic symbol entries: no file access.
   size_t symbol_size(const std::string& name) const override {
     const ElfW(Sym)* entry = symbol_entry(name);

@@ -74,15 +74,6 @@ struct Job {
 
 thread_local bool tls_in_parallel = false;
 
-void run_task(Job& job, int task_id);
-
-// Runs task `task_id`, then the job's remaining tasks that no thread took yet.
-void run_tasks(Job& job, int task_id) {
-  run_task(job, task_id);
-  if (job.env.num_task == job.threads) return;
-  for (int t; (t = job.next_task.fetch_add(1, std::memory_order_relaxed)) < job.env.num_task;) run_task(job, t);
-}
-
 void run_task(Job& job, int task_id) {
   tls_in_parallel = true;
   int rc = job.flambda(task_id, &job.env, job.cdata);
@@ -92,6 +83,13 @@ void run_task(Job& job, int task_id) {
     job.errors += (job.errors.empty() ? "" : "\n") + std::string("Task ") + std::to_string(task_id) +
                   " error: " + last_error();
   }
+}
+
+// Runs task `task_id`, then the job's remaining tasks that no thread took yet.
+void run_tasks(Job& job, int task_id) {
+  run_task(job, task_id);
+  if (job.env.num_task == job.threads) return;
+  for (int t; (t = job.next_task.fetch_add(1, std::memory_order_relaxed)) < job.env.num_task;) run_task(job, t);
 }
 
 // One worker thread with its own mailbox. A launch claims idle workers
