@@ -56,16 +56,23 @@ struct SegmentCollector {
   std::vector<LoadedSegment>* out;
 };
 
+// Called for every loaded object (dozens in a Python process): objects that
+// do not hold the address cost no allocation.
 int collect_segments(dl_phdr_info* info, size_t, void* data) {
   auto* query = static_cast<SegmentCollector*>(data);
-  std::vector<LoadedSegment> object;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
+  auto load_segment = [info](int i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type == PT_LOAD)
-      object.push_back(LoadedSegment{info->dlpi_addr + ph.p_vaddr, ph.p_memsz, (ph.p_flags & PF_W) != 0});
+    return LoadedSegment{info->dlpi_addr + ph.p_vaddr, ph.p_memsz, (ph.p_flags & PF_W) != 0};
+  };
+  bool holds_address = false;
+  for (int i = 0; i < info->dlpi_phnum && !holds_address; ++i) {
+    const LoadedSegment s = load_segment(i);
+    holds_address = info->dlpi_phdr[i].p_type == PT_LOAD && query->address - s.start < s.bytes &&
+                    query->address >= s.start;
   }
-  if (bytes_in_segments(object, query->address, false) == 0) return 0;
-  query->out->insert(query->out->end(), object.begin(), object.end());
+  if (!holds_address) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_LOAD) query->out->push_back(load_segment(i));
   return 1;
 }
 
