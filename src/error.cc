@@ -2,8 +2,29 @@
 
 namespace graphrt {
 
+const char* error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument: return "invalid argument";
+    case ErrorKind::kNotFound: return "not found";
+    case ErrorKind::kOutOfRange: return "out of range";
+    case ErrorKind::kUnsupported: return "unsupported";
+    case ErrorKind::kResourceExhausted: return "resource exhausted";
+    case ErrorKind::kDevice: return "device error";
+    case ErrorKind::kInterrupted: return "interrupted";
+    case ErrorKind::kTypeMismatch: return "type mismatch";
+    case ErrorKind::kFailedPrecondition: return "failed precondition";
+    case ErrorKind::kInternal: break;
+  }
+  return "internal";
+}
+
 Error::Error(std::string message)
     : std::runtime_error(message), message_(std::move(message)) {
+  reformat();
+}
+
+Error::Error(ErrorKind kind, std::string message)
+    : std::runtime_error(message), kind_(kind), message_(std::move(message)) {
   reformat();
 }
 

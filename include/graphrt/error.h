@@ -15,9 +15,34 @@
 
 namespace graphrt GRAPHRT_API {
 
+// What kind of failure an Error is: kept across layers so that the C API can
+// return it as a code, Python can raise the matching built-in exception and a
+// server can answer with the matching status. The values are part of the C
+// ABI (graphrt_* functions return the negated value); -1 stays TVM's generic
+// failure, so the kinds start at 2.
+enum class ErrorKind : int {
+  kInvalidArgument = 2,     // malformed input: a corrupt file, a bad value, a wrong shape
+  kNotFound = 3,            // a file, symbol, function, input or output that does not exist
+  kOutOfRange = 4,          // an index past the end of what it indexes
+  kUnsupported = 5,         // valid input that graphrt does not implement
+  kResourceExhausted = 6,   // memory, budgets and limits
+  kDevice = 7,              // a device or driver failure
+  kInterrupted = 8,         // a run stopped on request
+  kTypeMismatch = 9,        // a value of the wrong type (an argument, a handle)
+  kFailedPrecondition = 10, // a call made in the wrong state
+  kInternal = 11,           // a broken invariant of graphrt itself
+};
+// The kind's stable lower-case name ("not found"); "internal" for unknown values.
+const char* error_kind_name(ErrorKind kind);
+
 class Error : public std::runtime_error {
  public:
+  // A plain message is an invalid-argument error: most of what the runtime
+  // refuses is input it was handed.
   explicit Error(std::string message);
+  Error(ErrorKind kind, std::string message);
+
+  ErrorKind kind() const { return kind_; }
 
   // Adds a context pair ("file", "/x/deploy.so"); returns *this so that a
   // caller can rethrow with more context: `catch (Error& e) { throw e.with(...); }`.
@@ -33,6 +58,7 @@ class Error : public std::runtime_error {
  private:
   void reformat();
 
+  ErrorKind kind_ = ErrorKind::kInvalidArgument;
   std::string message_;
   std::vector<std::pair<std::string, std::string>> context_;
   std::string formatted_;
@@ -43,6 +69,12 @@ class Error : public std::runtime_error {
 #define GRAPHRT_CHECK(condition, message_expr)            \
   do {                                                    \
     if (!(condition)) throw ::graphrt::Error(message_expr); \
+  } while (0)
+
+// As GRAPHRT_CHECK, with a kind.
+#define GRAPHRT_CHECK_KIND(condition, kind, message_expr)              \
+  do {                                                                 \
+    if (!(condition)) throw ::graphrt::Error((kind), (message_expr)); \
   } while (0)
 
 }  // namespace graphrt
