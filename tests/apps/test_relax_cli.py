@@ -88,3 +88,14 @@ def test_run_relax_bad_version_is_one_line_exit_1(tmp_path):
     line = one_line_error(p, "graphrt-run")
     assert p.returncode == 1
     assert "unsupported Relax executable version '9.99'" in line, line
+
+
+def test_inspect_lists_constants_functions_and_code():
+    case = RelaxCase("relax_dynamic_batch")
+    p = run([app("graphrt-inspect"), case.path("deploy_relax.so")])
+    assert p.returncode == 0, p.stderr
+    assert "relax.VMExecutable" in p.stdout
+    assert "float32(64, 32)" in p.stdout, p.stdout  # the first weight, from the constant pool
+    assert "@main(x):" in p.stdout
+    assert "call  vm.builtin.make_shape in: %1, i1, i1, i1 dst: %2" in p.stdout
+    assert "@shape_func packed_func;" in p.stdout
