@@ -16,8 +16,10 @@
 namespace graphrt {
 namespace relax {
 
-// Instructions one call may execute before it stops (0 = unlimited).
-constexpr uint64_t kDefaultInstructionBudget = uint64_t{1} << 32;
+// Instructions one call may execute before it stops (0 = unlimited). Relax
+// code has no loops, so a real model executes a few thousand; a hostile
+// executable recursing through closures is stopped within a second or so.
+constexpr uint64_t kDefaultInstructionBudget = 100000000;
 // Nested VM function calls deeper than this are refused.
 constexpr int kMaxCallDepth = 512;
 

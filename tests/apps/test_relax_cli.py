@@ -99,3 +99,19 @@ def test_inspect_lists_constants_functions_and_code():
     assert "@main(x):" in p.stdout
     assert "call  vm.builtin.make_shape in: %1, i1, i1, i1 dst: %2" in p.stdout
     assert "@shape_func packed_func;" in p.stdout
+
+
+def test_run_relax_unknown_builtin_is_refused_at_load(tmp_path):
+    case = RelaxCase("relax_mlp")
+    data = bytearray(open(case.path("deploy_relax.so"), "rb").read())
+    name = b"vm.builtin.null_value"
+    at = data.find(name)
+    assert at > 0 and data.find(name, at + 1) < 0
+    data[at:at + len(name)] = b"vm.builtin.null_valuX"
+    so = tmp_path / "unknown_builtin.so"
+    so.write_bytes(bytes(data))
+    # Refused while loading, before any input is read: the input file named here does not exist.
+    p = run([app("graphrt-run"), str(so), "--input", "x=%s" % (tmp_path / "absent.npy")])
+    line = one_line_error(p, "graphrt-run")
+    assert p.returncode == 1
+    assert "'vm.builtin.null_valuX'" in line and "function: vm.builtin.null_valuX" in line, line
