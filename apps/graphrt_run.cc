@@ -158,7 +158,7 @@ void print_latency(std::vector<double> ms, int repeat, int warmup) {
 // result is written flattened depth-first, as TVM's output_<i>.npy are.
 int run_relax(const Model& model, const std::vector<std::pair<std::string, std::string>>& given, const Args& args,
               DLDevice dev) {
-  for (const char* flag : {"--profile", "--trace", "--memory-plan", "--cuda-graph", "--random-inputs"})
+  for (const char* flag : {"--trace", "--memory-plan", "--cuda-graph", "--random-inputs"})
     if (args.has(flag)) throw UsageError(std::string(flag) + " is not supported for Relax executables yet");
   if (dev.device_type != kDLCPU) throw UsageError("Relax executables run on the CPU only");
   RelaxFunction fn = open_relax_function(model.root, args.get("--function"));
@@ -195,6 +195,12 @@ int run_relax(const Model& model, const std::vector<std::pair<std::string, std::
   const bool quiet = args.has("--quiet");
   if (!quiet) std::cout << fn.name << " returned " << structure << "\n";
   write_outputs(outputs, args.get("--output-dir"), quiet);
+  if (args.has("--profile")) {
+    graphrt::ArgList profile_args;
+    profile_args.add_string(fn.name);
+    for (const auto& a : inputs) profile_args.add_ndarray(a);
+    std::cout << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
+  }
   return 0;
 }
 

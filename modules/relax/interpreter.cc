@@ -1,6 +1,7 @@
 #include "modules/relax/interpreter.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "modules/relax/packed_convention.h"
@@ -80,6 +81,19 @@ void VirtualMachine::dispatch(int32_t function, const Value* const* args, int nu
   }
 }
 
+void VirtualMachine::set_profiling(bool on) {
+  profiling_ = on;
+  if (on) stats_.assign(linked_->exe->functions.size(), CallStats());
+}
+
+void VirtualMachine::timed_dispatch(int32_t function, const Value* const* args, int num_args, Value* ret) {
+  const auto t0 = std::chrono::steady_clock::now();
+  dispatch(function, args, num_args, ret);
+  CallStats& s = stats_[static_cast<size_t>(function)];
+  ++s.calls;
+  s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 Value VirtualMachine::run(int32_t function, const Value* const* args, int num_args) {
   const FunctionInfo& f = linked_->exe->functions[static_cast<size_t>(function)];
   Frame& frame = push_frame(static_cast<size_t>(f.register_file_size));
@@ -111,7 +125,11 @@ Value VirtualMachine::run_loop(const FunctionInfo& f, Frame& frame) {
           const Operand* ops = operands + in.arg_begin;
           for (uint32_t k = 0; k < in.num_args; ++k) argv[k] = ops[k] >= 0 ? &regs[ops[k]] : &literals[~ops[k]];
           Value result;
-          dispatch(in.func, argv, static_cast<int>(in.num_args), &result);
+          if (profiling_) {
+            timed_dispatch(in.func, argv, static_cast<int>(in.num_args), &result);
+          } else {
+            dispatch(in.func, argv, static_cast<int>(in.num_args), &result);
+          }
           if (in.dst != kDiscard) regs[in.dst] = std::move(result);
           ++pc;
           break;

@@ -38,6 +38,15 @@ class VirtualMachine {
   const Executable& executable() const { return *linked_->exe; }
   const LinkedExecutable& linked() const { return *linked_; }
   StoragePool& pool() { return *pool_; }
+  // Per-callee call counts and wall time while `on` (reset when turned on);
+  // off by default, and then the hot loop does no timing.
+  struct CallStats {
+    uint64_t calls = 0;
+    double seconds = 0;
+  };
+  void set_profiling(bool on);
+  // One entry per function-table index.
+  const std::vector<CallStats>& call_stats() const { return stats_; }
   void set_instruction_budget(uint64_t budget) { budget_ = budget; }
   uint64_t instruction_budget() const { return budget_; }
 
@@ -46,6 +55,7 @@ class VirtualMachine {
   Value run(int32_t function, const Value* const* args, int num_args);
   Value run_loop(const FunctionInfo& f, Frame& frame);
   void dispatch(int32_t function, const Value* const* args, int num_args, Value* ret);
+  void timed_dispatch(int32_t function, const Value* const* args, int num_args, Value* ret);
   Frame& push_frame(size_t registers);
   void pop_frame();
 
@@ -55,6 +65,8 @@ class VirtualMachine {
   int depth_ = 0;
   uint64_t budget_ = kDefaultInstructionBudget;
   uint64_t remaining_ = 0;
+  bool profiling_ = false;
+  std::vector<CallStats> stats_;
 };
 
 }  // namespace relax

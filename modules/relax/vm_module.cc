@@ -1,6 +1,9 @@
 #include "modules/relax/vm_module.h"
 
+#include <chrono>
+
 #include "modules/relax/packed_convention.h"
+#include "modules/relax/profile_report.h"
 
 namespace graphrt {
 namespace relax {
@@ -117,6 +120,22 @@ void VmModuleNode::save_function(const TVMArgs& args) {
   saved_[args.as_string(1)] = std::move(s);
 }
 
+// profile(function, args...): one call with every callee timed; the table as text.
+std::string VmModuleNode::profile(const TVMArgs& args) {
+  require(args, 1, "profile(function, args...)");
+  const std::string fn = args.as_string(0);
+  const std::vector<Value> values = values_from(args, 1, false);
+  struct Off {
+    VirtualMachine& vm;
+    ~Off() { vm.set_profiling(false); }
+  } off{*vm_};
+  vm_->set_profiling(true);
+  const auto t0 = std::chrono::steady_clock::now();
+  invoke(fn, values);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return profile_table(*vm_, seconds);
+}
+
 PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module& self) {
   if (name == "vm_initialization")
     return make_function([this, self](const TVMArgs& args, RetValue*) { initialize(args); }, name);
@@ -158,6 +177,8 @@ PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module
       const std::vector<const Value*> argv = pointers(rest);
       value_to_ret(vm_->call_value(callee, argv.data(), static_cast<int>(argv.size())), ret);
     }, name);
+  if (name == "profile")
+    return make_function([this, self](const TVMArgs& args, RetValue* ret) { ret->set_string(profile(args)); }, name);
   if (name == "set_instruction_budget")
     return make_function([this, self](const TVMArgs& args, RetValue*) {
       require(args, 1, "set_instruction_budget(n)");
@@ -191,7 +212,7 @@ PackedFunc VmModuleNode::find_function(const std::string& name, const Module& se
 std::vector<std::string> VmModuleNode::function_names() const {
   std::vector<std::string> names = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
                                     "get_output_arity", "get_function_arity", "get_function_param_name",
-                                    "save_function", "invoke_closure", "set_instruction_budget"};
+                                    "save_function", "invoke_closure", "profile", "set_instruction_budget"};
   for (const FunctionInfo& f : linked_->exe->functions)
     if (f.kind == FunctionKind::kVMFunc) names.push_back(f.name);
   return names;

@@ -9,7 +9,20 @@ from ._lib import GraphrtError
 from .device import Device, cpu, to_device
 from .module import Module
 
-__all__ = ["VirtualMachine"]
+__all__ = ["VirtualMachine", "ProfileReport"]
+
+
+class ProfileReport:
+    """What VirtualMachine.profile returns: the per-callee table of one call."""
+
+    def __init__(self, text):
+        self._text = text
+
+    def table(self):
+        return self._text
+
+    def __str__(self):
+        return self._text
 
 
 class VirtualMachine:
@@ -94,6 +107,11 @@ class VirtualMachine:
     def get_outputs(self, func_name):
         """The result of the last invoke_stateful(func_name): an NDArray, or a tuple (nested)."""
         return self._get_output(func_name)
+
+    def profile(self, func_name, *args):
+        """Runs func_name(*args) once with every call timed; a report whose table() (and str())
+        lists each kernel, builtin and VM function with its calls, time and share of the call."""
+        return ProfileReport(self.module["profile"](func_name, *args))
 
     def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, cooldown_interval_ms=0,
                        repeats_to_cooldown=1, f_preproc=""):

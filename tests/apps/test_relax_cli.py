@@ -115,3 +115,15 @@ def test_run_relax_unknown_builtin_is_refused_at_load(tmp_path):
     line = one_line_error(p, "graphrt-run")
     assert p.returncode == 1
     assert "'vm.builtin.null_valuX'" in line and "function: vm.builtin.null_valuX" in line, line
+
+
+def test_run_relax_profile_lists_kernels_and_builtins():
+    case = RelaxCase("relax_cnn")
+    p = run([app("graphrt-run"), case.path("deploy_relax.so"), "--input", "x=%s" % case.path("input_x.npy"),
+             "--profile", "--quiet"])
+    assert p.returncode == 0, p.stderr
+    rows = {line.split()[0]: line.split() for line in p.stdout.splitlines() if line.strip()}
+    assert rows["fused_conv2d_add_relu"][1] == "kernel" and rows["fused_conv2d_add_relu"][2] == "1"
+    assert rows["vm.builtin.alloc_tensor"][1] == "builtin"
+    assert int(rows["vm.builtin.null_value"][2]) > 1
+    assert "Total" in rows

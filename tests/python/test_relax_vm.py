@@ -88,3 +88,16 @@ def test_wrong_input_is_a_graphrt_error_naming_the_parameter(lib_ok):
     assert "param=x" in str(e.value) and "shape[1] is 783, expected 784" in str(e.value)
     with pytest.raises(graphrt.GraphrtError, match="takes 1 arguments, 2 given"):
         vm["main"](np.zeros((1, 784), dtype="float32"), np.zeros((1,), dtype="float32"))
+
+
+def test_profile_table_names_every_kernel(lib_ok):
+    case = RelaxCase("relax_transformer_block")
+    vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
+    x = np.load(case.input_sets()[0][1]["x"])
+    report = vm.profile("main", x)
+    table = report.table()
+    for kernel in ("layer_norm", "fused_matmul_add", "softmax", "fused_matmul2_add2_gelu"):
+        assert kernel in table, table
+    assert str(report) == table
+    # Profiling is off again afterwards, and the call still gives TVM's output.
+    _check(vm["main"](x), case.input_sets()[0][2])
