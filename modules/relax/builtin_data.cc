@@ -125,6 +125,54 @@ void invoke_debug_func(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   *ret = args.at(0);
 }
 
+// A value as assert_op's message shows it.
+std::string render(const Value& v) {
+  switch (v.index()) {
+    case kIntValue: return std::to_string(std::get<int64_t>(v));
+    case kFloatValue: return std::to_string(std::get<double>(v));
+    case kStringValue: return *std::get<StringRef>(v);
+    case kTensorValue: {
+      const NDArray& a = std::get<NDArray>(v);
+      return "NDArray" + shape_to_string(a.shape()) + " " + dtype_to_string(a.dtype());
+    }
+    case kShapeValue: return "Shape" + shape_to_string(std::get<Ref<ShapeObj>>(v)->dims);
+    case kTupleValue: {
+      std::string s = "(";
+      for (const Value& item : std::get<Ref<TupleObj>>(v)->items) s += (s.size() > 1 ? ", " : "") + render(item);
+      return s + ")";
+    }
+    default: return value_kind_name(v);
+  }
+}
+
+// relax.run.assert_op(condition, format, args...): fails with the format's
+// "{}" filled by the arguments (or the arguments listed) when the condition
+// (an int or a bool scalar tensor) is false.
+void assert_op(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
+  args.require(2, "(condition, format, args...)");
+  Value truth;
+  const Value* condition[1] = {&args.at(0)};
+  read_if_cond(vm, BuiltinArgs(args.name(), condition, 1), &truth);
+  *ret = std::monostate();
+  if (std::get<int64_t>(truth)) return;
+  const std::string format = args.as_string(1, "format");
+  std::string message;
+  if (format.empty()) {
+    for (int i = 2; i < args.size(); ++i) message += (i > 2 ? ", " : "") + render(args.at(i));
+  } else {
+    int next = 2;
+    for (size_t i = 0; i < format.size(); ++i) {
+      if (format.compare(i, 2, "{}") == 0 && next < args.size()) {
+        message += render(args.at(next++));
+        ++i;
+      } else {
+        message += format[i];
+      }
+    }
+  }
+  throw args.error("Assertion Failed" + (message.empty() ? std::string() : ": " + message));
+}
+
 const BuiltinEntry kDataBuiltins[] = {
     {"vm.builtin.null_value", null_value},
     {"vm.builtin.make_tuple", make_tuple},
@@ -135,6 +183,7 @@ const BuiltinEntry kDataBuiltins[] = {
     {"vm.builtin.call_tir_dyn", call_tir_dyn},
     {"vm.builtin.read_if_cond", read_if_cond},
     {"vm.builtin.invoke_debug_func", invoke_debug_func},
+    {"relax.run.assert_op", assert_op},
 };
 
 }  // namespace

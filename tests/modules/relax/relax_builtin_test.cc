@@ -199,3 +199,27 @@ TEST(RelaxBuiltins, IfTakesBothBranchesOnIntAndTensorConditions) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RelaxBuiltins, AssertOpFailsWithItsFormattedMessage) {
+  Builder b;
+  const int64_t main = b.function("main", FunctionKind::kVMFunc);
+  const int64_t assert_op = b.function("relax.run.assert_op");
+  const int64_t null_value = b.function("vm.builtin.null_value");
+  b.begin(main, {"c", "v"}, 3);
+  b.call(kVoidRegister, assert_op,
+         {reg(0), b.constant(std::make_shared<const std::string>("value {} out of range")), reg(1)});
+  b.call(2, null_value, {});
+  b.ret(2);
+  graphrt::Module vm = b.vm();
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(run(vm, {int64_t{1}, int64_t{5}})));
+  try {
+    run(vm, {int64_t{0}, int64_t{5}});
+    FAIL() << "no error";
+  } catch (const graphrt::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Assertion Failed: value 5 out of range"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
