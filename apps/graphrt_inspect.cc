@@ -7,8 +7,8 @@
 
 #include "common/args.h"
 #include "common/model.h"
+#include "common/relax_model.h"
 #include "common/output_file.h"
-#include "graphrt/regular_file.h"
 #include "graphrt/graph_json.h"
 #include "graphrt/ndarray.h"
 
@@ -96,6 +96,12 @@ int run(int argc, char** argv) {
     std::cout << "model: " << path << "\n\nmodule tree:\n";
     std::vector<const graphrt::ModuleNode*> listed;
     print_tree(root, 0, args.has("--all-functions"), &listed);
+    if (is_relax_executable(root)) {
+      // The executable's own listing: constants (dtype and shape), functions, and the code.
+      std::cout << "\n" << graphrt::call_function(root->require_function("stats"), {}).as_string() << "\n"
+                << graphrt::call_function(root->require_function("as_text"), {}).as_string();
+      return 0;
+    }
     if (root->type_key() != "GraphExecutorFactory" && root->type_key() != "GraphRuntimeFactory") {
       std::cout << "\ngraph: none in this library (root is '" << root->type_key()
                 << "'); pass --graph G.json to inspect a three-file model\n";

@@ -1,4 +1,5 @@
 #include "model.h"
+#include "relax_model.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -40,6 +41,8 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
     }
     return m;
   }
+  m.is_relax = is_relax_executable(m.root);
+  if (m.is_relax) return m;
   if (!m.is_factory)
     throw Error("model root is a '" + m.root->type_key() +
                 "' module, not a GraphExecutorFactory: pass --graph G.json [--params P.params] (three-file form)")
