@@ -18,7 +18,7 @@ namespace {
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw graphrt::Error("cannot open input").with("file", path);
+  if (!in) throw graphrt::Error(graphrt::Error::kind_of_errno(errno), "cannot open input").with("file", path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 

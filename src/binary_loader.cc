@@ -35,7 +35,7 @@ Module load_binary(const std::string& tkey, BlobReader& reader) {
         available += (available.empty() ? "" : ", ") + name.substr(sizeof(kLoaderPrefix) - 1);
     }
     throw reader.error("blob record '" + tkey + "' has no loader registered (available: " + available + ")")
-        .with("tkey", tkey);
+        .with("tkey", tkey).with_kind(ErrorKind::kNotFound);
   }
   size_t start = reader.offset();
   try {
@@ -64,7 +64,7 @@ NDArrayRecord read_ndarray_header(BlobReader& reader) {
   int32_t device_type = reader.read_i32("NDArray device_type");
   reader.read_i32("NDArray device_id");
   if (device_type != kDLCPU)
-    throw reader.error("NDArray record stored on device type " + std::to_string(device_type) + " (must be CPU)");
+    throw reader.error("NDArray record stored on device type " + std::to_string(device_type) + " (must be CPU)").with_kind(ErrorKind::kUnsupported);
   int32_t ndim = reader.read_i32("NDArray ndim");
   if (ndim < 0 || ndim > 64) throw reader.error("NDArray record has bad ndim " + std::to_string(ndim));
   NDArrayRecord record;
@@ -72,7 +72,7 @@ NDArrayRecord read_ndarray_header(BlobReader& reader) {
   record.dtype.bits = reader.read_u8("dtype bits");
   record.dtype.lanes = reader.read_u16("dtype lanes");
   if (record.dtype.lanes != 1 || record.dtype.bits == 0)
-    throw reader.error("NDArray record has unsupported dtype " + dtype_to_string(record.dtype));
+    throw reader.error("NDArray record has unsupported dtype " + dtype_to_string(record.dtype)).with_kind(ErrorKind::kUnsupported);
   record.shape.resize(ndim);
   for (int i = 0; i < ndim; ++i) {
     record.shape[i] = reader.read_i64("NDArray shape");

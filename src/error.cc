@@ -29,8 +29,8 @@ Error::Error(ErrorKind kind, std::string message)
 }
 
 Error& Error::with(const std::string& key, const std::string& value) {
-  for (auto& pair : context_) {
-    if (pair.first == key) return *this;  // innermost context wins
+  for (const auto& pair : context_) {
+    if (pair.first == key && pair.second == value) return *this;
   }
   context_.emplace_back(key, value);
   reformat();
@@ -44,13 +44,24 @@ std::string Error::context_value(const std::string& key) const {
   return "";
 }
 
+// One entry per key, at the place the key first appeared, so that a reader
+// sees "file: lib.o (in model.tar)" rather than the same key twice apart.
 void Error::reformat() {
   formatted_ = message_;
   if (context_.empty()) return;
   formatted_ += " [";
+  bool first = true;
   for (size_t i = 0; i < context_.size(); ++i) {
-    if (i) formatted_ += ", ";
-    formatted_ += context_[i].first + ": " + context_[i].second;
+    const std::string& key = context_[i].first;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = context_[j].first == key;
+    if (seen) continue;
+    if (!first) formatted_ += ", ";
+    first = false;
+    formatted_ += key + ": " + context_[i].second;
+    for (size_t j = i + 1; j < context_.size(); ++j) {
+      if (context_[j].first == key) formatted_ += " (in " + context_[j].second + ")";
+    }
   }
   formatted_ += "]";
 }

@@ -16,7 +16,7 @@ using graphrt::Error;
 
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + what + ": " + std::strerror(errno)).with("file", path);
+  if (!in) throw Error(Error::kind_of_errno(errno), "cannot open " + what + ": " + std::strerror(errno)).with("file", path);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
@@ -33,7 +33,7 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
   if (FILE* probe = std::fopen(path.c_str(), "rb")) {
     std::fclose(probe);
   } else {
-    throw Error(std::string("cannot open model: ") + std::strerror(errno)).with("file", path);
+    throw Error(Error::kind_of_errno(errno), std::string("cannot open model: ") + std::strerror(errno)).with("file", path);
   }
   if (!params_path.empty() && graph_path.empty()) throw UsageError("--params needs --graph (three-file form)");
   Model m;
@@ -81,8 +81,7 @@ DLDevice parse_device(const std::string& text) {
 }
 
 void require_device(DLDevice dev) {
-  std::string why = graphrt::device_unavailable_reason(dev);
-  if (!why.empty()) throw Error("device " + graphrt::device_to_string(dev) + " is not available: " + why);
+  graphrt::check_device_available(dev);
 }
 
 void check_memory_plan_option(const std::string& plan) {

@@ -90,7 +90,7 @@ std::string header_value(const std::string& header, const std::string& key, cons
 
 NpyArray read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open .npy file").with("file", path);
+  if (!in) throw Error(Error::kind_of_errno(errno), "cannot open .npy file").with("file", path);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return parse_npy(bytes, path);
 }

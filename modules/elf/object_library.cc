@@ -15,7 +15,7 @@ constexpr size_t kMaxExportBytes = size_t(1) << 30;
 
 std::vector<uint8_t> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error("cannot open file").with("file", path);
+  if (!in) throw Error(Error::kind_of_errno(errno), "cannot open file").with("file", path);
   const std::streamoff size = in.tellg();
   if (size <= 0 || static_cast<uint64_t>(size) > kMaxExportBytes)
     throw Error("file is empty or larger than " + std::to_string(kMaxExportBytes) + " bytes").with("file", path);

@@ -19,7 +19,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open VM module file").with("file", path);
+  if (!in) throw Error(Error::kind_of_errno(errno), "cannot open VM module file").with("file", path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
