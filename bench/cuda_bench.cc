@@ -120,9 +120,10 @@ int main(int argc, char** argv) {
     else fixtures = a;
   }
   runtime_init();
-  std::string why = cuda_backend::cuda_device_api()->unavailable_reason(DLDevice{kDLCUDA, 0});
-  if (!why.empty()) {
-    std::printf("cuda_bench: no usable CUDA device (%s); nothing to measure\n", why.c_str());
+  try {
+    cuda_backend::cuda_device_api()->check_available(DLDevice{kDLCUDA, 0});
+  } catch (const Error& e) {
+    std::printf("cuda_bench: no usable CUDA device (%s); nothing to measure\n", e.what());
     return 0;
   }
   std::vector<std::string> cases;

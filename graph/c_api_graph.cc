@@ -10,11 +10,11 @@ using namespace graphrt;
 
 extern "C" GRAPHRT_API int graphrt_params_load(const void* data, size_t size, int* count, const char** names,
                                          TVMArrayHandle** arrays) {
-  return c_api_guard([&] {
+  return graphrt_api_guard([&] {
     ParamList params = load_param_dict(std::string(static_cast<const char*>(data), size), "params");
     std::string joined;
     auto* handles = static_cast<TVMArrayHandle*>(std::calloc(params.size() + 1, sizeof(TVMArrayHandle)));
-    if (!handles) throw Error("out of memory");
+    if (!handles) throw Error(ErrorKind::kResourceExhausted, "out of memory");
     for (size_t i = 0; i < params.size(); ++i) {
       joined += params[i].first + "\n";
       handles[i] = params[i].second.release();
@@ -29,7 +29,7 @@ extern "C" GRAPHRT_API void graphrt_free_handle_array(TVMArrayHandle* arrays) { 
 
 extern "C" GRAPHRT_API int graphrt_params_save(int count, const char** names, TVMArrayHandle* arrays, const char** out,
                                          size_t* out_size) {
-  return c_api_guard([&] {
+  return graphrt_api_guard([&] {
     ParamList params;
     for (int i = 0; i < count; ++i) {
       if (!names[i] || !arrays[i]) throw Error("graphrt_params_save: null name or array at " + std::to_string(i));

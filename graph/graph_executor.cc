@@ -72,7 +72,7 @@ struct GraphExecutor::Impl {
       }
       TVMValue ret;
       int ret_code = kTVMNullptr;
-      if (c.fn(c.values, c.codes, c.num_args, &ret, &ret_code, nullptr) != 0) ops[i].fail(last_error());
+      if (c.fn(c.values, c.codes, c.num_args, &ret, &ret_code, nullptr) != 0) ops[i].fail(last_error_as_exception());
     }
   }
 
@@ -87,18 +87,35 @@ struct GraphExecutor::Impl {
     if (device_graph_tried) return;
     device_graph_tried = true;
     std::string why = device_graph_blocker();
-    DeviceAPI* api = why.empty() ? device_api(graph_device) : nullptr;
-    if (api && api->capture_begin(graph_device, &why)) {
-      try {
-        run_ops();
-      } catch (...) {
-        std::string ignored;
-        api->capture_end(graph_device, &ignored);
-        throw;
-      }
-      device_graph = api->capture_end(graph_device, &why);
-    }
+    if (why.empty()) why = capture_one_run(device_api(graph_device));
     if (!device_graph) log_warning("device graph capture unavailable, running node by node: " + why);
+  }
+
+  // Captures one run into device_graph; returns why it could not. A device
+  // that cannot capture is not an error of the run: the caller goes on
+  // node by node. A failing node still fails the run.
+  std::string capture_one_run(DeviceAPI* api) {
+    try {
+      api->capture_begin(graph_device);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    try {
+      run_ops();
+    } catch (...) {
+      try {
+        api->capture_free(graph_device, api->capture_end(graph_device));
+      } catch (const Error&) {
+        // The run's own error is the one to report.
+      }
+      throw;
+    }
+    try {
+      device_graph = api->capture_end(graph_device);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
   }
 
   std::string device_graph_blocker() {
@@ -166,14 +183,14 @@ struct GraphExecutor::Impl {
 
   uint32_t input_entry(int index) const {
     if (index < 0 || static_cast<size_t>(index) >= graph.arg_nodes.size())
-      throw Error("input index " + std::to_string(index) + " out of range (graph has " +
+      throw Error(ErrorKind::kOutOfRange, "input index " + std::to_string(index) + " out of range (graph has " +
                   std::to_string(graph.arg_nodes.size()) + " inputs)");
     return graph.entry_id(graph.arg_nodes[index], 0);
   }
 
   uint32_t output_entry(int index) const {
     if (index < 0 || static_cast<size_t>(index) >= graph.heads.size())
-      throw Error("output index " + std::to_string(index) + " out of range (graph has " +
+      throw Error(ErrorKind::kOutOfRange, "output index " + std::to_string(index) + " out of range (graph has " +
                   std::to_string(graph.heads.size()) + " outputs)");
     return graph.entry_id(graph.heads[index]);
   }
@@ -330,7 +347,7 @@ struct GraphExecutor::Impl {
       for (const std::string& name : m->function_names()) names.push_back(name);
     }
     std::string hint = closest_matches(node.func_name, names, 3);
-    throw Error("graph node " + std::to_string(nid) + " '" + node.name + "' calls function '" + node.func_name +
+    throw Error(ErrorKind::kNotFound, "graph node " + std::to_string(nid) + " '" + node.name + "' calls function '" + node.func_name +
                 "', which the library does not have" + (hint.empty() ? "" : " (did you mean: " + hint + "?)"))
         .with("node", node.name)
         .with("symbol", node.func_name);
@@ -384,11 +401,11 @@ struct GraphExecutor::Impl {
              "; load them with load_params (the model's params file, e.g. deploy_params.params; "
              "graphrt-run --params)" + (data.empty() ? "" : ";");
     if (!data.empty()) msg += " inputs not set: " + join_names(data, 6) + "; set them with set_input";
-    throw Error(msg);
+    throw Error(ErrorKind::kFailedPrecondition, msg);
   }
 
   void check_ran(int output) const {
-    if (!ran) throw Error("output " + std::to_string(output) + " read before run(): it holds no results yet; call run() first");
+    if (!ran) throw Error(ErrorKind::kFailedPrecondition, "output " + std::to_string(output) + " read before run(): it holds no results yet; call run() first");
   }
 
   void build_name_maps() {
@@ -556,7 +573,7 @@ void GraphExecutor::set_input(const std::string& name, const DLTensor* value) {
   if (index < 0) {
     std::vector<int> all(impl_->graph.arg_nodes.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    throw Error("unknown input '" + name + "' (" + impl_->describe_inputs(all, 8) + ")").with("tensor", name);
+    throw Error(ErrorKind::kNotFound, "unknown input '" + name + "' (" + impl_->describe_inputs(all, 8) + ")").with("tensor", name);
   }
   set_input(index, value);
 }
@@ -619,7 +636,7 @@ void GraphExecutor::share_params(const GraphExecutor& other, const std::string& 
     int index = input_index(p.first);
     if (index < 0) continue;
     int other_index = other.input_index(p.first);
-    if (other_index < 0) throw Error("share_params: the other executor has no input '" + p.first + "'").with("param", p.first);
+    if (other_index < 0) throw Error(ErrorKind::kNotFound, "share_params: the other executor has no input '" + p.first + "'").with("param", p.first);
     NDArray theirs = other.get_input(other_index);
     uint32_t entry = impl_->input_entry(index);
     impl_->check_tensor_matches(entry, theirs.handle(), "shared param '" + p.first + "'");
@@ -688,7 +705,7 @@ int GraphExecutor::node_index(const std::string& name) const {
 
 static void check_node(const GraphDef& graph, int node) {
   if (node < 0 || static_cast<size_t>(node) >= graph.nodes.size())
-    throw Error("node index " + std::to_string(node) + " is out of range (the graph has " +
+    throw Error(ErrorKind::kOutOfRange, "node index " + std::to_string(node) + " is out of range (the graph has " +
                 std::to_string(graph.nodes.size()) + " nodes)");
 }
 
@@ -710,7 +727,7 @@ NDArray GraphExecutor::node_output(int node, int index) const {
   check_node(impl_->graph, node);
   const GraphNode& n = impl_->graph.nodes[node];
   if (index < 0 || static_cast<uint32_t>(index) >= n.num_outputs)
-    throw Error("node " + std::to_string(node) + " ('" + n.name + "') has " + std::to_string(n.num_outputs) +
+    throw Error(ErrorKind::kOutOfRange, "node " + std::to_string(node) + " ('" + n.name + "') has " + std::to_string(n.num_outputs) +
                 " outputs, not " + std::to_string(index + 1))
         .with("node", n.name);
   return impl_->entries[impl_->graph.entry_id(node, index)];

@@ -39,7 +39,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
       return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
         std::string wanted = args.as_string(0);
         if (wanted != contents_.module_name)
-          throw Error("debug_create: this factory holds module '" + contents_.module_name + "', not '" + wanted + "'");
+          throw Error(ErrorKind::kNotFound, "debug_create: this factory holds module '" + contents_.module_name + "', not '" + wanted + "'");
         ret->set_module(make_graph_executor_module(create(keep, devices_from_args(args, 1), GraphExecutorOptions())));
       }, name);
     }

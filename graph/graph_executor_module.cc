@@ -27,7 +27,7 @@ int output_index_arg(GraphExecutor& ex, const TVMArgs& args, int i) {
   if (args.code(i) != kTVMStr) return static_cast<int>(args.as_int(i));
   std::string name = args.as_string(i);
   int index = ex.output_index(name);
-  if (index < 0) throw Error("no graph output named '" + name + "'").with("tensor", name);
+  if (index < 0) throw Error(ErrorKind::kNotFound, "no graph output named '" + name + "'").with("tensor", name);
   return index;
 }
 
@@ -46,7 +46,7 @@ int node_arg(GraphExecutor& ex, const TVMArgs& a, int i) {
   if (a.code(i) != kTVMStr) return static_cast<int>(a.as_int(i));
   std::string name = a.as_string(i);
   int index = ex.node_index(name);
-  if (index < 0) throw Error("no graph node named '" + name + "'").with("node", name);
+  if (index < 0) throw Error(ErrorKind::kNotFound, "no graph node named '" + name + "'").with("node", name);
   return index;
 }
 
@@ -73,7 +73,7 @@ const std::map<std::string, Method>& methods() {
       {"set_input_zero_copy", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {
          bool unknown;
          int index = input_index_arg(ex, a, 0, &unknown);
-         if (unknown) throw Error("unknown input '" + a.as_string(0) + "'").with("tensor", a.as_string(0));
+         if (unknown) throw Error(ErrorKind::kNotFound, "unknown input '" + a.as_string(0) + "'").with("tensor", a.as_string(0));
          ex.set_input_zero_copy(index, a.as_tensor(1));
        }},
       {"set_output_zero_copy", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {
@@ -119,7 +119,7 @@ const std::map<std::string, Method>& methods() {
       {"load_params", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) { ex.load_params(a.as_string(0)); }},
       {"share_params", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {
          auto other = graph_executor_of(a.as_module(0));
-         if (!other) throw Error("share_params: argument 0 is not a graph executor module");
+         if (!other) throw Error(ErrorKind::kTypeMismatch, "share_params: argument 0 is not a graph executor module");
          ex.share_params(*other, a.as_string(1));
        }},
       // graphrt: profile(runs) -> text table; profile_trace(runs, path) writes Chrome-trace JSON.

@@ -24,7 +24,7 @@ void OpCall::fail(const std::string& message) const { fail(Error(message)); }
 
 void OpCall::fail(const Error& inner) const {
   // The inner error's context pairs travel on (not flattened into the text).
-  Error outer("node " + std::to_string(node_id_) + " '" + node_name_ + "' (" + function_name_ + ") failed: " +
+  Error outer(inner.kind(), "node " + std::to_string(node_id_) + " '" + node_name_ + "' (" + function_name_ + ") failed: " +
               inner.message());
   for (const auto& kv : inner.context()) outer.with(kv.first, kv.second);
   throw outer.with("node", node_name_).with("symbol", function_name_);
@@ -35,7 +35,7 @@ void OpCall::invoke() {
   if (cfunc_) {
     TVMValue ret;
     int ret_code = kTVMNullptr;
-    if (cfunc_(values_.data(), codes_.data(), n, &ret, &ret_code, nullptr) != 0) fail(last_error());
+    if (cfunc_(values_.data(), codes_.data(), n, &ret, &ret_code, nullptr) != 0) fail(last_error_as_exception());
     return;
   }
   try {

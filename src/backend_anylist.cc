@@ -20,7 +20,7 @@ static_assert(sizeof(AnyListCell) == 16, "TVM's TVMRetValue is a TVMValue and an
 
 AnyListCell& cell(void* anylist, int index) {
   if (!anylist) throw graphrt::Error("anylist call: null list");
-  if (index < 0) throw graphrt::Error("anylist call: negative index " + std::to_string(index));
+  if (index < 0) throw graphrt::Error(graphrt::ErrorKind::kOutOfRange, "anylist call: negative index " + std::to_string(index));
   return static_cast<AnyListCell*>(anylist)[index];
 }
 
@@ -45,7 +45,7 @@ extern "C" GRAPHRT_API int TVMBackendAnyListSetPackedArg(void* anylist, int inde
                                                    int arg_offset) {
   return graphrt::c_api_guard([&] {
     const AnyListCell& c = cell(anylist, index);
-    if (c.type_code == kTVMBytes) throw graphrt::Error("anylist call: bytes cannot be passed as an argument");
+    if (c.type_code == kTVMBytes) throw graphrt::Error(graphrt::ErrorKind::kTypeMismatch, "anylist call: bytes cannot be passed as an argument");
     if (c.type_code == kTVMStr) {
       args[arg_offset].v_str = static_cast<const std::string*>(c.value.v_handle)->c_str();
     } else {

@@ -35,7 +35,7 @@ Module load_binary(const std::string& tkey, BlobReader& reader) {
         available += (available.empty() ? "" : ", ") + name.substr(sizeof(kLoaderPrefix) - 1);
     }
     throw reader.error("blob record '" + tkey + "' has no loader registered (available: " + available + ")")
-        .with("tkey", tkey);
+        .with("tkey", tkey).with_kind(ErrorKind::kNotFound);
   }
   size_t start = reader.offset();
   try {
@@ -64,7 +64,7 @@ NDArrayRecord read_ndarray_header(BlobReader& reader) {
   int32_t device_type = reader.read_i32("NDArray device_type");
   reader.read_i32("NDArray device_id");
   if (device_type != kDLCPU)
-    throw reader.error("NDArray record stored on device type " + std::to_string(device_type) + " (must be CPU)");
+    throw reader.error("NDArray record stored on device type " + std::to_string(device_type) + " (must be CPU)").with_kind(ErrorKind::kUnsupported);
   int32_t ndim = reader.read_i32("NDArray ndim");
   if (ndim < 0 || ndim > 64) throw reader.error("NDArray record has bad ndim " + std::to_string(ndim));
   NDArrayRecord record;
@@ -74,7 +74,7 @@ NDArrayRecord read_ndarray_header(BlobReader& reader) {
   try {
     check_tensor_dtype(record.dtype);
   } catch (Error& e) {
-    throw reader.error("NDArray record: " + std::string(e.message())).with("field", "dtype");
+    throw reader.error("NDArray record: " + std::string(e.message())).with("field", "dtype").with_kind(e.kind());
   }
   record.shape.resize(ndim);
   for (int i = 0; i < ndim; ++i) {

@@ -13,11 +13,11 @@ using namespace graphrt;
 
 namespace {
 ModuleNode* as_module(TVMModuleHandle h) {
-  if (!h) throw Error("null module handle");
+  if (!h) throw Error(ErrorKind::kTypeMismatch, "null module handle");
   return static_cast<ModuleNode*>(h);
 }
 DLTensor* as_array(TVMArrayHandle h) {
-  if (!h) throw Error("null array handle");
+  if (!h) throw Error(ErrorKind::kTypeMismatch, "null array handle");
   return h;
 }
 }  // namespace
@@ -31,7 +31,7 @@ extern "C" GRAPHRT_API int TVMModLoadFromFile(const char* file, const char* form
       fmt = dot == std::string::npos ? "" : path.substr(dot + 1);
     }
     if (fmt != "so" && fmt != "dll" && fmt != "dylib" && fmt != "dso" && fmt != "tar" && fmt != "o")
-      throw Error("cannot load format '" + fmt + "' (graphrt loads shared libraries .so and TVM .tar exports)")
+      throw Error(ErrorKind::kUnsupported, "cannot load format '" + fmt + "' (graphrt loads shared libraries .so and TVM .tar exports)")
           .with("file", path);
     *out = load_module(path).release();
   });
@@ -39,9 +39,9 @@ extern "C" GRAPHRT_API int TVMModLoadFromFile(const char* file, const char* form
 
 extern "C" GRAPHRT_API int graphrt_module_load_with_flags(const char* path, const char* loader, int flags,
                                                     TVMModuleHandle* out) {
-  return c_api_guard([&] {
+  return graphrt_api_guard([&] {
     if (!path) throw Error("null path");
-    if (flags & ~GRAPHRT_LOAD_TRUST_EXPORTS) throw Error("unknown load flags " + std::to_string(flags));
+    if (flags & ~GRAPHRT_LOAD_TRUST_EXPORTS) throw Error(ErrorKind::kUnsupported, "unknown load flags " + std::to_string(flags));
     LoadOptions options;
     if (loader && *loader) options.loader = loader;
     options.trust_exports = (flags & GRAPHRT_LOAD_TRUST_EXPORTS) != 0;
@@ -55,7 +55,7 @@ extern "C" GRAPHRT_API int graphrt_module_load(const char* path, const char* loa
 
 extern "C" GRAPHRT_API int graphrt_module_load_from_memory(const void* data, size_t size, const char* loader,
                                                      TVMModuleHandle* out) {
-  return c_api_guard([&] {
+  return graphrt_api_guard([&] {
     LoadOptions options;
     options.loader = loader && *loader ? loader : "elf";
     *out = load_module_from_memory(static_cast<const uint8_t*>(data), size, options).release();
@@ -81,25 +81,25 @@ extern "C" GRAPHRT_API int TVMModFree(TVMModuleHandle mod) {
 }
 
 extern "C" GRAPHRT_API int graphrt_module_type_key(TVMModuleHandle mod, const char** out) {
-  return c_api_guard([&] { *out = thread_local_string(as_module(mod)->type_key()); });
+  return graphrt_api_guard([&] { *out = thread_local_string(as_module(mod)->type_key()); });
 }
 
 extern "C" GRAPHRT_API int graphrt_module_num_imports(TVMModuleHandle mod, int* out) {
-  return c_api_guard([&] { *out = static_cast<int>(as_module(mod)->imports().size()); });
+  return graphrt_api_guard([&] { *out = static_cast<int>(as_module(mod)->imports().size()); });
 }
 
 extern "C" GRAPHRT_API int graphrt_module_get_import(TVMModuleHandle mod, int index, TVMModuleHandle* out) {
-  return c_api_guard([&] {
+  return graphrt_api_guard([&] {
     const auto& imports = as_module(mod)->imports();
     if (index < 0 || static_cast<size_t>(index) >= imports.size())
-      throw Error("import index " + std::to_string(index) + " out of range (module has " +
+      throw Error(ErrorKind::kOutOfRange, "import index " + std::to_string(index) + " out of range (module has " +
                   std::to_string(imports.size()) + " imports)");
     *out = Module(imports[index]).release();
   });
 }
 
 extern "C" GRAPHRT_API int graphrt_module_function_names(TVMModuleHandle mod, const char** out) {
-  return c_api_guard([&] {
+  return graphrt_api_guard([&] {
     std::string joined;
     for (const std::string& n : as_module(mod)->function_names()) joined += n + "\n";
     *out = thread_local_string(joined);
@@ -107,11 +107,11 @@ extern "C" GRAPHRT_API int graphrt_module_function_names(TVMModuleHandle mod, co
 }
 
 extern "C" GRAPHRT_API int graphrt_module_describe(TVMModuleHandle mod, const char** out) {
-  return c_api_guard([&] { *out = thread_local_string(describe_module_tree(Module(as_module(mod)))); });
+  return graphrt_api_guard([&] { *out = thread_local_string(describe_module_tree(Module(as_module(mod)))); });
 }
 
 extern "C" GRAPHRT_API int graphrt_load_plugin(const char* path) {
-  return c_api_guard([&] { load_plugin(path ? path : ""); });
+  return graphrt_api_guard([&] { load_plugin(path ? path : ""); });
 }
 
 extern "C" GRAPHRT_API int TVMFuncFree(TVMFunctionHandle func) {
@@ -137,7 +137,7 @@ extern "C" GRAPHRT_API int TVMFuncCreateFromCFunc(TVMPackedCFunc func, void* res
       CallbackReturn slot{ret};
       int rc = func(const_cast<TVMValue*>(args.values()), const_cast<int*>(args.codes()), args.size(), &slot,
                     resource.get());
-      if (rc != 0) throw Error(last_error());
+      if (rc != 0) throw last_error_as_exception();
     });
     *out = f.release();
   });
@@ -235,7 +235,7 @@ extern "C" GRAPHRT_API void TVMDLManagedTensorCallDeleter(DLManagedTensor* dlten
 
 extern "C" GRAPHRT_API int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
                                            int dtype_bits, int dtype_lanes, uint64_t byte_offset, TVMArrayHandle* out) {
-  return c_api_guard([&] {
+  return graphrt_api_guard([&] {
     if (ndim < 0 || (ndim > 0 && !shape)) throw Error("graphrt_array_view: bad shape");
     std::vector<int64_t> dims(shape, shape + ndim);
     DLDataType dtype{static_cast<uint8_t>(dtype_code), static_cast<uint8_t>(dtype_bits),
@@ -262,11 +262,27 @@ extern "C" GRAPHRT_API int TVMDeviceCopyDataFromTo(DLTensor* from, DLTensor* to,
   return c_api_guard([&] { copy_tensor(from, to, stream); });
 }
 
+namespace {
+// An unavailable device is this call's answer, not its failure: the reason
+// comes back as text ("" when the device can be used).
+std::string device_unavailable_reason(int device_type, int device_id) {
+  // A device type number nothing registered is not a DLDeviceType value: ask by number first.
+  DeviceAPI* api = device_api_or_null(device_type);
+  if (!api) return "no device API for device type " + std::to_string(device_type) + " in this build";
+  try {
+    api->check_available(DLDevice{static_cast<DLDeviceType>(device_type), device_id});
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return "";
+}
+}  // namespace
+
 // Checked on the int: a device type from C that graphrt has no API for must
 // not become an out-of-range DLDeviceType.
 static DLDevice make_device(int type, int id) {
   if (!device_api_or_null(type == kDLCUDAHost ? kDLCPU : type))
-    throw Error("no device API for device type " + std::to_string(type) + " in this build");
+    throw Error(ErrorKind::kUnsupported, "no device API for device type " + std::to_string(type) + " in this build");
   return DLDevice{static_cast<DLDeviceType>(type), id};
 }
 
@@ -299,27 +315,38 @@ extern "C" GRAPHRT_API int TVMSynchronize(int device_type, int device_id, TVMStr
 }
 
 extern "C" GRAPHRT_API int graphrt_device_available(int device_type, int device_id, int* available, const char** reason) {
-  return c_api_guard([&] {
-    // A device type number nothing registered is not a DLDeviceType value: ask by number first.
-    std::string why = device_api_or_null(device_type)
-                          ? device_unavailable_reason(DLDevice{static_cast<DLDeviceType>(device_type), device_id})
-                          : "no device API for device type " + std::to_string(device_type) + " in this build";
+  return graphrt_api_guard([&] {
+    std::string why = device_unavailable_reason(device_type, device_id);
     *available = why.empty() ? 1 : 0;
     if (reason) *reason = thread_local_string(why);
   });
 }
 
 extern "C" GRAPHRT_API int graphrt_set_num_threads(int n) {
-  return c_api_guard([&] { set_num_threads(n); });
+  return graphrt_api_guard([&] { set_num_threads(n); });
 }
 
 extern "C" GRAPHRT_API int graphrt_get_num_threads(int* out) {
-  return c_api_guard([&] { *out = num_threads(); });
+  return graphrt_api_guard([&] { *out = num_threads(); });
 }
 
 extern "C" GRAPHRT_API int graphrt_init(void) {
-  return c_api_guard([] { runtime_init(); });
+  return graphrt_api_guard([] { runtime_init(); });
 }
+
+// The C names of the kinds are the enum's values.
+static_assert(GRAPHRT_ERROR_INVALID_ARGUMENT == static_cast<int>(ErrorKind::kInvalidArgument), "kind code");
+static_assert(GRAPHRT_ERROR_NOT_FOUND == static_cast<int>(ErrorKind::kNotFound), "kind code");
+static_assert(GRAPHRT_ERROR_OUT_OF_RANGE == static_cast<int>(ErrorKind::kOutOfRange), "kind code");
+static_assert(GRAPHRT_ERROR_UNSUPPORTED == static_cast<int>(ErrorKind::kUnsupported), "kind code");
+static_assert(GRAPHRT_ERROR_RESOURCE_EXHAUSTED == static_cast<int>(ErrorKind::kResourceExhausted), "kind code");
+static_assert(GRAPHRT_ERROR_DEVICE == static_cast<int>(ErrorKind::kDevice), "kind code");
+static_assert(GRAPHRT_ERROR_INTERRUPTED == static_cast<int>(ErrorKind::kInterrupted), "kind code");
+static_assert(GRAPHRT_ERROR_TYPE_MISMATCH == static_cast<int>(ErrorKind::kTypeMismatch), "kind code");
+static_assert(GRAPHRT_ERROR_FAILED_PRECONDITION == static_cast<int>(ErrorKind::kFailedPrecondition), "kind code");
+static_assert(GRAPHRT_ERROR_INTERNAL == static_cast<int>(ErrorKind::kInternal), "kind code");
+
+extern "C" GRAPHRT_API int graphrt_last_error_kind(void) { return static_cast<int>(last_error_kind()); }
 
 extern "C" GRAPHRT_API const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM ABI v0.16-v0.18)"; }
 
@@ -347,7 +374,7 @@ extern "C" GRAPHRT_API int TVMCbArgToReturn(TVMValue* value, int* code) {
         break;
       }
       case kTVMStr: case kTVMBytes:
-        throw Error(std::string("TVMCbArgToReturn: a ") + type_code_name(*code) +
+        throw Error(ErrorKind::kTypeMismatch, std::string("TVMCbArgToReturn: a ") + type_code_name(*code) +
                     " argument cannot become a return value in place; return a copy with TVMCFuncSetReturn");
       default: break;  // plain values are their own return value
     }
@@ -358,13 +385,13 @@ extern "C" GRAPHRT_API int TVMByteArrayFree(TVMByteArray* arr) {
   return c_api_guard([&] {
     // graphrt hands out only the per-thread byte array; nothing to free.
     if (arr && !is_returned_byte_array(arr))
-      throw Error("TVMByteArrayFree: not a byte array returned by TVMFuncCall on this thread");
+      throw Error(ErrorKind::kTypeMismatch, "TVMByteArrayFree: not a byte array returned by TVMFuncCall on this thread");
   });
 }
 
 extern "C" GRAPHRT_API int TVMObjectGetTypeIndex(TVMObjectHandle obj, unsigned* out_tindex) {
   return c_api_guard([&] {
-    if (!obj) throw Error("TVMObjectGetTypeIndex: null object handle");
+    if (!obj) throw Error(ErrorKind::kTypeMismatch, "TVMObjectGetTypeIndex: null object handle");
     *out_tindex = object_type_index(*static_cast<Object*>(obj));
   });
 }
@@ -397,7 +424,7 @@ extern "C" GRAPHRT_API int TVMDeviceAllocDataSpaceWithScope(DLDevice dev, int nd
                                                       const char* mem_scope, void** out_data) {
   return c_api_guard([&] {
     if (mem_scope && std::strcmp(mem_scope, "global") != 0)
-      throw Error(std::string("memory scope '") + mem_scope + "' is not supported (graphrt allocates \"global\" only)")
+      throw Error(ErrorKind::kUnsupported, std::string("memory scope '") + mem_scope + "' is not supported (graphrt allocates \"global\" only)")
           .with("device", device_to_string(dev));
     if (ndim < 0 || (ndim > 0 && !shape)) throw Error("TVMDeviceAllocDataSpaceWithScope: bad shape");
     *out_data = device_api(dev)->alloc(dev, dtype_bytes(dtype, shape_numel(shape, ndim)), 64);  // NDArray::empty's alignment (DLPack's recommendation)

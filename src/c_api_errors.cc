@@ -21,4 +21,4 @@ extern "C" GRAPHRT_API const char* TVMGetLastBacktrace(void) { return nullptr; }
 
 // The one function of the C API that throws: TVM defines it as the way C++
 // callers turn a failed C call back into an exception.
-extern "C" GRAPHRT_API void TVMThrowLastError(void) { throw Error(last_error()); }
+extern "C" GRAPHRT_API void TVMThrowLastError(void) { throw last_error_as_exception(); }

@@ -10,6 +10,9 @@
 
 namespace graphrt {
 
+// A message set through TVM's C ABI (TVMAPISetLastError): its kind is read
+// from a TVM-style class prefix ("IndexError: ..."), else invalid argument.
+void set_last_error_from_tvm(const std::string& message);
 // The calling thread's Python exception object (TVM's Python-error calls);
 // set_last_error forgets it.
 void set_last_python_error(void* py_object, const std::string& message);

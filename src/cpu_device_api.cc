@@ -29,7 +29,7 @@ void* CpuDeviceAPI::alloc(DLDevice, size_t nbytes, size_t alignment) {
   if (size == 0) size = alignment;
   void* p = nullptr;
   if (posix_memalign(&p, alignment, size) != 0 || !p)
-    throw Error("out of host memory allocating " + std::to_string(nbytes) + " bytes");
+    throw Error(ErrorKind::kResourceExhausted, "out of host memory allocating " + std::to_string(nbytes) + " bytes");
   return p;
 }
 

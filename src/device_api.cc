@@ -27,18 +27,19 @@ void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api) {
 
 DeviceAPI* device_api_or_null(int device_type) { return runtime().device_api_or_null(device_type); }
 
-std::string device_unavailable_reason(DLDevice dev) {
-  DeviceAPI* api = device_api_or_null(dev.device_type);
-  return api ? api->unavailable_reason(dev)
-             : "no device API for device type " + std::to_string(static_cast<int>(dev.device_type)) + " in this build";
-}
+void check_device_available(DLDevice dev) { device_api(dev); }
 
 DeviceAPI* device_api(DLDevice dev) {
   int type = dev.device_type == kDLCUDAHost ? kDLCPU : dev.device_type;
   DeviceAPI* api = device_api_or_null(type);
-  if (!api) throw Error("no device API for " + device_to_string(dev) + " in this build");
-  std::string why = api->unavailable_reason(dev);
-  if (!why.empty()) throw Error("device " + device_to_string(dev) + " is unavailable: " + why);
+  if (!api) throw Error(ErrorKind::kUnsupported, "no device API for " + device_to_string(dev) + " in this build");
+  try {
+    api->check_available(dev);
+  } catch (const Error& e) {
+    Error outer(e.kind(), "device " + device_to_string(dev) + " is unavailable: " + e.message());
+    for (const auto& pair : e.context()) outer.with(pair.first, pair.second);
+    throw outer;
+  }
   return api;
 }
 

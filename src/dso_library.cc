@@ -158,7 +158,7 @@ class DsoLibrary : public Library {
       const std::string why = error ? error : "unknown error";
       const std::vector<std::string> missing = unresolved_imports(path);
       if (!missing.empty())
-        throw Error("the library imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
+        throw Error(ErrorKind::kNotFound, "the library imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
                     " that neither graphrt nor the libraries it links define: " + join(missing))
             .with("file", path);
       throw Error("dlopen failed: " + why).with("file", path);
@@ -231,7 +231,7 @@ Runtime::Tables& loader_table() { return runtime().tables(); }
 
 std::shared_ptr<Library> dlopen_loader(const LibrarySource& source, const FileHead& file) {
   if (source.path.empty())
-    throw Error("the dlopen loader cannot load from memory; use the \"elf\" loader");
+    throw Error(ErrorKind::kUnsupported, "the dlopen loader cannot load from memory; use the \"elf\" loader");
   return std::make_shared<DsoLibrary>(source.path, file);
 }
 
@@ -343,7 +343,7 @@ std::shared_ptr<Library> load_library(const std::string& requested, const Librar
   if (!fn) {
     std::string names;
     for (const std::string& n : library_loader_names()) names += (names.empty() ? "" : ", ") + n;
-    throw Error("unknown library loader '" + loader + "' (available: " + names + ")");
+    throw Error(ErrorKind::kNotFound, "unknown library loader '" + loader + "' (available: " + names + ")");
   }
   return fn(source);
 }

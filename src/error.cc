@@ -19,14 +19,25 @@ const char* error_kind_name(ErrorKind kind) {
 }
 
 namespace {
-// "message [key: value, key: value]": the one line a user reads.
+// "message [key: value, key: value]", the one line a user reads: one entry
+// per key, at the place the key first appeared, so that a reader sees
+// "file: lib.o (in model.tar)" rather than the same key twice apart.
 std::string format_error(const std::string& message, const std::vector<std::pair<std::string, std::string>>& context) {
   std::string formatted = message;
   if (context.empty()) return formatted;
   formatted += " [";
+  bool first = true;
   for (size_t i = 0; i < context.size(); ++i) {
-    if (i) formatted += ", ";
-    formatted += context[i].first + ": " + context[i].second;
+    const std::string& key = context[i].first;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = context[j].first == key;
+    if (seen) continue;
+    if (!first) formatted += ", ";
+    first = false;
+    formatted += key + ": " + context[i].second;
+    for (size_t j = i + 1; j < context.size(); ++j) {
+      if (context[j].first == key) formatted += " (in " + context[j].second + ")";
+    }
   }
   return formatted + "]";
 }
@@ -36,8 +47,8 @@ Error::Error(ErrorKind kind, std::string message)
     : std::runtime_error(message), kind_(kind), message_(std::move(message)), formatted_(message_) {}
 
 Error& Error::with(const std::string& key, const std::string& value) {
-  for (auto& pair : context_) {
-    if (pair.first == key) return *this;  // innermost context wins
+  for (const auto& pair : context_) {
+    if (pair.first == key && pair.second == value) return *this;
   }
   context_.emplace_back(key, value);
   formatted_ = format_error(message_, context_);

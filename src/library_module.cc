@@ -206,7 +206,7 @@ static void write_pointer_slot(const Library& library, const std::string& name, 
   void* slot = library.symbol(name);
   if (!slot) return;
   if (library.mapped_bytes_from(slot, true) < sizeof(value))
-    throw Error("pointer variable is not in a writable segment of the image").with("symbol", name)
+    throw Error(ErrorKind::kInternal, "pointer variable is not in a writable segment of the image").with("symbol", name)
         .with("file", library.origin());
   if (std::memcmp(slot, &value, sizeof(value)) != 0) std::memcpy(slot, &value, sizeof(value));
 }

@@ -58,7 +58,7 @@ PackedFunc ModuleNode::require_function(const std::string& name) {
   std::vector<std::string> names;
   collect_names(this, &names);
   std::string hint = closest_matches(name, names, 3);
-  throw Error("function '" + name + "' not found in module '" + type_key() + "' or its imports" +
+  throw Error(ErrorKind::kNotFound, "function '" + name + "' not found in module '" + type_key() + "' or its imports" +
               (hint.empty() ? "" : " (did you mean: " + hint + "?)"))
       .with("symbol", name);
 }
@@ -74,7 +74,7 @@ FunctionNode* ModuleNode::get_func_from_env(const std::string& name) {
   }
   if (!f) f = registry_get(name);
   if (!f)
-    throw Error("cannot find function '" + name + "' in the imported modules or global registry").with("symbol", name);
+    throw Error(ErrorKind::kNotFound, "cannot find function '" + name + "' in the imported modules or global registry").with("symbol", name);
   env_cache_[name] = f;  // generated code caches the raw handle forever
   return f.get();
 }

@@ -59,7 +59,7 @@ NDArray NDArray::empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDe
 NDArray NDArray::view(const std::vector<int64_t>& shape, DLDataType dtype, uint64_t byte_offset) const {
   size_t need = dtype_bytes(dtype, shape_numel(shape.data(), static_cast<int>(shape.size())));
   if (byte_offset > nbytes() || need > nbytes() - byte_offset)
-    throw Error("view of " + std::to_string(need) + " bytes at offset " + std::to_string(byte_offset) +
+    throw Error(ErrorKind::kOutOfRange, "view of " + std::to_string(need) + " bytes at offset " + std::to_string(byte_offset) +
                 " does not fit in an array of " + std::to_string(nbytes()) + " bytes");
   NDArray v(new_node(shape, dtype, device()));
   v.node_->storage = node_->storage;
@@ -101,7 +101,7 @@ struct DLPackExport {
 }  // namespace
 
 DLManagedTensor* NDArray::to_dlpack() const {
-  if (!node_) throw Error("to_dlpack: undefined array");
+  if (!node_) throw Error(ErrorKind::kFailedPrecondition, "to_dlpack: undefined array");
   auto holder = std::make_unique<DLPackExport>();
   holder->owner = *this;
   holder->managed.dl_tensor = node_->dl;
@@ -182,7 +182,7 @@ void copy_tensor(const DLTensor* from, DLTensor* to, void* stream) {
                 std::to_string(n_to) + " bytes " + shape_to_string(to->shape, to->ndim) + " " +
                 dtype_to_string(to->dtype));
   if (!tensor_is_contiguous(from) || !tensor_is_contiguous(to))
-    throw Error("copy of non-contiguous tensors is not supported");
+    throw Error(ErrorKind::kUnsupported, "copy of non-contiguous tensors is not supported");
   if (n_from == 0) return;
   int from_type = from->device.device_type;
   int to_type = to->device.device_type;
@@ -195,7 +195,7 @@ void copy_tensor(const DLTensor* from, DLTensor* to, void* stream) {
     return;
   }
   if (!from_host && !to_host && from_type != to_type)
-    throw Error("copy between " + device_to_string(from->device) + " and " + device_to_string(to->device) +
+    throw Error(ErrorKind::kUnsupported, "copy between " + device_to_string(from->device) + " and " + device_to_string(to->device) +
                 " is not supported (one side must be the host or both the same device type)");
   DLDevice dev = from_host ? to->device : from->device;
   device_api(dev)->copy(from, to, stream);

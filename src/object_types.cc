@@ -32,7 +32,7 @@ TypeTable& type_table() {
 
 void check_index(const TypeTable& table, uint32_t index) {
   if (index >= table.keys.size())
-    throw Error("unknown object type index " + std::to_string(index) + " (known: 0.." +
+    throw Error(ErrorKind::kNotFound, "unknown object type index " + std::to_string(index) + " (known: 0.." +
                 std::to_string(table.keys.size() - 1) + ")");
 }
 }  // namespace
@@ -51,7 +51,7 @@ uint32_t object_type_index_of_key(const std::string& key) {
   TypeTable& table = type_table();
   std::lock_guard<std::mutex> lock(table.mutex);
   int64_t index = table.find(key);
-  if (index < 0) throw Error("unknown object type key '" + key + "'");
+  if (index < 0) throw Error(ErrorKind::kNotFound, "unknown object type key '" + key + "'");
   return static_cast<uint32_t>(index);
 }
 

@@ -1,5 +1,7 @@
 #include "graphrt/packed_func.h"
 
+#include <cstring>
+
 #include "c_api_support.h"
 #include "graphrt/module.h"
 
@@ -31,6 +33,7 @@ const char* type_code_name(int code) {
 namespace {
 struct LastError {
   std::string message;
+  ErrorKind kind = ErrorKind::kInvalidArgument;
   void* python_error = nullptr;  // set by TVMAPISetLastPythonError, not owned
 };
 LastError& last_error_storage() {
@@ -42,14 +45,37 @@ TVMByteArray& returned_bytes() {
   thread_local TVMByteArray bytes;
   return bytes;
 }
+// TVM code reports errors as "<Python exception class>: message" and TVM's
+// bindings pick the class from that prefix; the same prefix picks the kind.
+// Kernels' own messages ("Assert fail: ...") have none: input they reject.
+ErrorKind kind_from_tvm_prefix(const std::string& message) {
+  static const std::pair<const char*, ErrorKind> prefixes[] = {
+      {"ValueError: ", ErrorKind::kInvalidArgument},
+      {"KeyError: ", ErrorKind::kNotFound},
+      {"AttributeError: ", ErrorKind::kNotFound},
+      {"FileNotFoundError: ", ErrorKind::kNotFound},
+      {"IndexError: ", ErrorKind::kOutOfRange},
+      {"NotImplementedError: ", ErrorKind::kUnsupported},
+      {"MemoryError: ", ErrorKind::kResourceExhausted},
+      {"TypeError: ", ErrorKind::kTypeMismatch},
+      {"InternalError: ", ErrorKind::kInternal},
+  };
+  for (const auto& p : prefixes) {
+    if (message.compare(0, std::strlen(p.first), p.first) == 0) return p.second;
+  }
+  return ErrorKind::kInvalidArgument;
+}
 }  // namespace
 const std::string& last_error() { return last_error_storage().message; }
-void set_last_error(const std::string& message) {
+ErrorKind last_error_kind() { return last_error_storage().kind; }
+void set_last_error_from_tvm(const std::string& message) { set_last_error(message, kind_from_tvm_prefix(message)); }
+void set_last_error(const std::string& message, ErrorKind kind) {
   last_error_storage().message = message;
+  last_error_storage().kind = kind;
   last_error_storage().python_error = nullptr;
 }
 void set_last_python_error(void* py_object, const std::string& message) {
-  last_error_storage().message = message;
+  set_last_error_from_tvm(message);
   last_error_storage().python_error = py_object;
 }
 void* last_python_error() { return last_error_storage().python_error; }
@@ -58,12 +84,12 @@ bool is_returned_byte_array(const TVMByteArray* bytes) { return bytes == &return
 // ---- TVMArgs ----
 void TVMArgs::expect(int i, std::initializer_list<int> codes, const char* what) const {
   if (i < 0 || i >= size_)
-    throw Error("argument " + std::to_string(i) + " missing: expected " + what + ", call has " +
+    throw Error(ErrorKind::kTypeMismatch, "argument " + std::to_string(i) + " missing: expected " + what + ", call has " +
                 std::to_string(size_) + " arguments");
   for (int c : codes) {
     if (codes_[i] == c) return;
   }
-  throw Error("argument " + std::to_string(i) + ": expected " + what + ", got " + type_code_name(codes_[i]) +
+  throw Error(ErrorKind::kTypeMismatch, "argument " + std::to_string(i) + ": expected " + what + ", got " + type_code_name(codes_[i]) +
               " (type code " + std::to_string(codes_[i]) + ")");
 }
 
@@ -291,7 +317,7 @@ void FunctionNode::call(const TVMArgs& args, RetValue* ret) const {
   int ret_code = kTVMNullptr;
   int rc = cfunc_(const_cast<TVMValue*>(args.values()), const_cast<int*>(args.codes()), args.size(), &ret_value,
                   &ret_code, nullptr);
-  if (rc != 0) throw Error(last_error()).with("function", name_);
+  if (rc != 0) throw last_error_as_exception().with("function", name_);
   switch (ret_code) {
     case kTVMArgInt: ret->set_int(ret_value.v_int64); break;
     case kTVMArgBool: ret->set_bool(ret_value.v_int64 != 0); break;
@@ -352,7 +378,7 @@ ArgList& ArgList::add_module(const Module& m) {
 }
 
 RetValue call_function(const PackedFunc& f, const ArgList& args) {
-  if (!f) throw Error("call of a null function");
+  if (!f) throw Error(ErrorKind::kFailedPrecondition, "call of a null function");
   RetValue ret;
   f->call(args.args(), &ret);
   return ret;

@@ -25,7 +25,7 @@ const char* special_file_kind(mode_t mode) {
 Error open_error(const std::string& what, const std::string& path, int err) {
   if (err == ENOENT || err == ENOTDIR)
     return Error(ErrorKind::kNotFound, "cannot open " + what + ": no such file").with("file", path);
-  return Error("cannot open " + what + ": " + std::strerror(err)).with("file", path);
+  return Error(Error::kind_of_errno(err), "cannot open " + what + ": " + std::strerror(err)).with("file", path);
 }
 
 }  // namespace

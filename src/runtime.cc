@@ -1,6 +1,7 @@
 // The Runtime: created once, with the core's registrations and then those of
 // the layers above it (register_layers_above_core), each given the runtime.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <ios>
 #include <mutex>
@@ -70,16 +71,17 @@ void load_plugin(const std::string& path) {
   void* handle = dlopen(dlopen_path(path).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();
-    throw Error(std::string("cannot load plugin: ") + (why ? why : "dlopen failed")).with("file", path);
+    const int missing = access(dlopen_path(path).c_str(), F_OK) == 0 ? 0 : errno;
+    throw Error(Error::kind_of_errno(missing), std::string("cannot load plugin: ") + (why ? why : "dlopen failed")).with("file", path);
   }
   using InitFn = int (*)();
   auto init = reinterpret_cast<InitFn>(dlsym(handle, "graphrt_plugin_init"));
   if (!init) {
     dlclose(handle);
-    throw Error("plugin has no graphrt_plugin_init function").with("file", path).with("symbol", "graphrt_plugin_init");
+    throw Error(ErrorKind::kNotFound, "plugin has no graphrt_plugin_init function").with("file", path).with("symbol", "graphrt_plugin_init");
   }
   // Plugins stay loaded: their handlers and functions are now in the registries.
-  if (init() != 0) throw Error("graphrt_plugin_init failed: " + last_error()).with("file", path);
+  if (init() != 0) throw Error(last_error_kind(), "graphrt_plugin_init failed: " + last_error()).with("file", path);
 }
 
 }  // namespace graphrt

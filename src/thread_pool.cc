@@ -70,6 +70,7 @@ struct Job {
   alignas(64) std::atomic<int> next_task{0};
   std::mutex error_mutex;
   std::string errors;
+  ErrorKind error_kind = ErrorKind::kInvalidArgument;  // the first failed task's
 };
 
 thread_local bool tls_in_parallel = false;
@@ -80,6 +81,7 @@ void run_task(Job& job, int task_id) {
   tls_in_parallel = false;
   if (rc != 0) {
     std::lock_guard<std::mutex> lock(job.error_mutex);
+    if (job.errors.empty()) job.error_kind = last_error_kind();
     job.errors += (job.errors.empty() ? "" : "\n") + std::string("Task ") + std::to_string(task_id) +
                   " error: " + last_error();
   }
@@ -200,7 +202,8 @@ class ThreadPool {
 
   int launch(FTVMParallelLambda flambda, void* cdata, int num_task) {
     if (tls_in_parallel) {
-      set_last_error("nested TVMBackendParallelLaunch inside a parallel task is not supported");
+      set_last_error("nested TVMBackendParallelLaunch inside a parallel task is not supported",
+                     ErrorKind::kUnsupported);
       return -1;
     }
     int wanted = (num_task <= 0 || num_task > threads_) ? threads_ : num_task;
@@ -241,7 +244,7 @@ class ThreadPool {
       parallel_split_record(split.entry, std::chrono::duration_cast<std::chrono::nanoseconds>(
                                              std::chrono::steady_clock::now() - start).count());
     if (!job.errors.empty()) {
-      set_last_error(job.errors);
+      set_last_error(job.errors, job.error_kind);
       return -1;
     }
     return 0;
@@ -290,7 +293,7 @@ int thread_pool_launch(FTVMParallelLambda flambda, void* cdata, int num_task) {
   if (p->threads() == 1 || num_task == 1) {
     TVMParallelGroupEnv env{nullptr, 1};
     int rc = flambda(0, &env, cdata);
-    if (rc != 0) set_last_error("Task 0 error: " + last_error());
+    if (rc != 0) set_last_error("Task 0 error: " + last_error(), last_error_kind());
     return rc == 0 ? 0 : -1;
   }
   return p->launch(flambda, cdata, num_task);
@@ -302,7 +305,8 @@ int thread_pool_barrier(int, TVMParallelGroupEnv* penv) {
   if (penv->num_task > barrier->threads) {  // a split launch (parallel_split.h): waiting would never end
     set_last_error("TVMBackendParallelBarrier called by a kernel whose launch has " + std::to_string(penv->num_task) +
                    " tasks on " + std::to_string(barrier->threads) +
-                   " threads; the kernel's library was not known to call the barrier");
+                   " threads; the kernel's library was not known to call the barrier",
+                   ErrorKind::kInternal);
     return -1;
   }
   int phase = barrier->phase.load(std::memory_order_acquire);

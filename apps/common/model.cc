@@ -76,8 +76,7 @@ DLDevice parse_device(const std::string& text) {
 }
 
 void require_device(DLDevice dev) {
-  std::string why = graphrt::device_unavailable_reason(dev);
-  if (!why.empty()) throw Error("device " + graphrt::device_to_string(dev) + " is not available: " + why);
+  graphrt::check_device_available(dev);
 }
 
 void check_memory_plan_option(const std::string& plan) {

@@ -1,10 +1,12 @@
 /* graphrt's C API: what bindings and other languages use.
  *
- * Every int-returning function returns 0 on success and -1 on failure, with
- * the message from TVMGetLastError() (thread-local). No C++ exception crosses
- * this boundary (TVMThrowLastError, for C++ callers, throws on purpose). TVM's own C API (TVM* functions, TVM's signatures) comes with
- * this header from tvm/runtime/c_runtime_api.h and c_backend_api.h; the
- * graphrt_* functions below are additions. */
+ * Every int-returning function returns 0 on success. On failure the graphrt_*
+ * functions below return the negated error kind (-GRAPHRT_ERROR_NOT_FOUND,
+ * ...), while TVM's own functions (TVM*, TVM's signatures, from
+ * tvm/runtime/c_runtime_api.h and c_backend_api.h) keep TVM's -1. After any
+ * failure, TVMGetLastError() gives the message and graphrt_last_error_kind()
+ * the kind (both thread-local). No C++ exception crosses this boundary
+ * (TVMThrowLastError, for C++ callers, throws on purpose). */
 #ifndef GRAPHRT_C_API_H_
 #define GRAPHRT_C_API_H_
 
@@ -14,6 +16,27 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- errors ---- */
+/* What kind of failure the last one was (graphrt::ErrorKind's values). */
+#define GRAPHRT_ERROR_INVALID_ARGUMENT 2     /* malformed input: a corrupt file, a bad value or shape */
+#define GRAPHRT_ERROR_NOT_FOUND 3            /* a file, symbol, function, input or output that does not exist */
+#define GRAPHRT_ERROR_OUT_OF_RANGE 4         /* an index past the end of what it indexes */
+#define GRAPHRT_ERROR_UNSUPPORTED 5          /* valid input that graphrt does not implement */
+#define GRAPHRT_ERROR_RESOURCE_EXHAUSTED 6   /* memory, budgets and limits */
+#define GRAPHRT_ERROR_DEVICE 7               /* a device or driver failure */
+#define GRAPHRT_ERROR_INTERRUPTED 8          /* a run stopped on request */
+#define GRAPHRT_ERROR_TYPE_MISMATCH 9        /* a value of the wrong type (an argument, a handle) */
+#define GRAPHRT_ERROR_FAILED_PRECONDITION 10 /* a call made in the wrong state */
+#define GRAPHRT_ERROR_INTERNAL 11            /* a broken invariant of graphrt itself */
+/* The kind of the calling thread's last failure, by any function of this
+ * header, TVM's included: as TVMGetLastError(), it is kept until the next
+ * failure (a success does not reset it), so read it right after the call that
+ * failed. An error set with TVMAPISetLastError is an invalid argument unless
+ * its message starts with a TVM-style class prefix ("IndexError: ",
+ * "KeyError: ", "TypeError: ", ...); before any failure it is
+ * GRAPHRT_ERROR_INVALID_ARGUMENT. */
+GRAPHRT_API int graphrt_last_error_kind(void);
 
 /* ---- modules ---- */
 /* loader: "dlopen" (default when NULL) or "elf" (embedded loader, no dlopen). */

@@ -4,6 +4,7 @@
 // register_device_api. The graph executor reaches devices only through here.
 #pragma once
 
+#include "graphrt/error.h"
 #include "graphrt/export.h"
 
 #include <dlpack/dlpack.h>
@@ -16,8 +17,10 @@ namespace graphrt GRAPHRT_API {
 class DeviceAPI {
  public:
   virtual ~DeviceAPI() = default;
-  // Why the device cannot be used, or "" when it can.
-  virtual std::string unavailable_reason(DLDevice dev) { (void)dev; return ""; }
+  // Returns when `dev` can be used; otherwise throws graphrt::Error saying
+  // why: kDevice when the driver is missing or failed, kOutOfRange for a
+  // device id past the devices present.
+  virtual void check_available(DLDevice dev) { (void)dev; }
   virtual void* alloc(DLDevice dev, size_t nbytes, size_t alignment) = 0;
   virtual void free(DLDevice dev, void* ptr) = 0;
   // Copies between two contiguous tensors of equal byte size; at least one
@@ -33,29 +36,27 @@ class DeviceAPI {
 
   // Whole-graph capture (CUDA graphs): record the work issued on the current
   // stream between capture_begin and capture_end, then replay it with
-  // capture_launch. Each returns false/nullptr with *why set when the device
-  // cannot capture; the graph executor then runs node by node.
-  virtual bool capture_begin(DLDevice dev, std::string* why) {
+  // capture_launch. capture_begin and capture_end throw graphrt::Error when
+  // the device cannot capture (kUnsupported, kFailedPrecondition) or its
+  // driver fails (kDevice); the graph executor then runs node by node.
+  virtual void capture_begin(DLDevice dev) {
     (void)dev;
-    *why = "graph capture is not supported on this device";
-    return false;
+    throw Error(ErrorKind::kUnsupported, "graph capture is not supported on this device");
   }
-  virtual void* capture_end(DLDevice dev, std::string* why) {
+  virtual void* capture_end(DLDevice dev) {
     (void)dev;
-    *why = "graph capture is not supported on this device";
-    return nullptr;
+    throw Error(ErrorKind::kUnsupported, "graph capture is not supported on this device");
   }
   virtual void capture_launch(DLDevice dev, void* graph) { (void)dev; (void)graph; }
   virtual void capture_free(DLDevice dev, void* graph) { (void)dev; (void)graph; }
 };
 
 void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api);
-// The API for `dev`; throws an Error saying why when it is missing or the
-// device is unavailable.
+// The API for `dev`; throws an Error saying why when it is missing
+// (kUnsupported) or the device is unavailable (the device API's kind).
 DeviceAPI* device_api(DLDevice dev);
 DeviceAPI* device_api_or_null(int device_type);
-// Why `dev` cannot be used ("" when it can): no device API in this build, or
-// the device API's own reason (no driver, no such device, ...).
-std::string device_unavailable_reason(DLDevice dev);
+// Returns when `dev` can be used; throws as device_api does otherwise.
+void check_device_available(DLDevice dev);
 
 }  // namespace graphrt

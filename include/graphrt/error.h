@@ -8,6 +8,7 @@
 
 #include "graphrt/export.h"
 
+#include <cerrno>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -43,14 +44,35 @@ class Error : public std::runtime_error {
   Error(ErrorKind kind, std::string message);
 
   ErrorKind kind() const { return kind_; }
+  // The kind of a failed system call's errno: a missing path is "not found",
+  // exhausted memory or descriptors "resource exhausted", the rest (0
+  // included) the input's fault.
+  static ErrorKind kind_of_errno(int err) {
+    switch (err) {
+      case ENOENT: case ENOTDIR: return ErrorKind::kNotFound;
+      case ENOMEM: case EMFILE: case ENFILE: case ENOSPC: return ErrorKind::kResourceExhausted;
+      default: return ErrorKind::kInvalidArgument;
+    }
+  }
+  // Gives the error another kind: for helpers that build one context (a
+  // reader's file and offset) for failures of several kinds.
+  Error& with_kind(ErrorKind kind) {
+    kind_ = kind;
+    return *this;
+  }
 
   // Adds a context pair ("file", "/x/deploy.so"); returns *this so that a
   // caller can rethrow with more context: `catch (Error& e) { throw e.with(...); }`.
+  // The kind is kept. A key already present keeps its (inner) value and gains
+  // the outer one after it: "file: lib.o (in model.tar)". The same value twice
+  // is kept once.
   Error& with(const std::string& key, const std::string& value);
 
   const std::string& message() const { return message_; }
+  // Every pair in the order added (innermost first); a repeated key appears
+  // once per distinct value.
   const std::vector<std::pair<std::string, std::string>>& context() const { return context_; }
-  // The value for a context key, or "" when absent.
+  // The innermost value for a context key, or "" when absent.
   std::string context_value(const std::string& key) const {
     for (const auto& pair : context_) {
       if (pair.first == key) return pair.second;

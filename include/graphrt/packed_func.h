@@ -155,8 +155,14 @@ class ArgList {
 
 RetValue call_function(const PackedFunc& f, const ArgList& args);
 
-// The calling thread's last error message (TVMGetLastError semantics).
+// The calling thread's last error message (TVMGetLastError semantics) and
+// kind. Both stay until the thread's next failure: a success clears neither.
 const std::string& last_error();
-void set_last_error(const std::string& message);
+ErrorKind last_error_kind();
+void set_last_error(const std::string& message, ErrorKind kind = ErrorKind::kInvalidArgument);
+// The last error as an exception of its kind: what a C++ caller throws when
+// a C call it made returned non-zero. Static: each user keeps its own copy,
+// so that it never joins libgraphrt's exported names.
+static inline Error last_error_as_exception() { return Error(last_error_kind(), last_error()); }
 
 }  // namespace graphrt

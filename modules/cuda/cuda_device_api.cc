@@ -120,16 +120,16 @@ int CudaDeviceAPI::device_count() {
   return init_error_.empty() ? device_count_ : 0;
 }
 
-std::string CudaDeviceAPI::unavailable_reason(DLDevice dev) {
+void CudaDeviceAPI::check_available(DLDevice dev) {
   ensure_init();
-  if (!init_error_.empty()) return init_error_;
+  if (!init_error_.empty()) throw Error(ErrorKind::kDevice, init_error_);
   if (dev.device_id < 0 || dev.device_id >= device_count_)
-    return "no CUDA device " + std::to_string(dev.device_id) + " (" + std::to_string(device_count_) + " devices)";
-  return "";
+    throw Error(ErrorKind::kOutOfRange,
+                "no CUDA device " + std::to_string(dev.device_id) + " (" + std::to_string(device_count_) + " devices)");
 }
 
 void CudaDeviceAPI::check(CUresult r, const std::string& what) {
-  if (r != CUDA_SUCCESS) throw Error(what + ": " + driver_.describe(r));
+  if (r != CUDA_SUCCESS) throw Error(ErrorKind::kDevice, what + ": " + driver_.describe(r));
 }
 
 int CudaDeviceAPI::current_device() const { return tls.device; }
@@ -147,8 +147,11 @@ void CudaDeviceAPI::activate(int device_id) {
   CUcontext ctx = (device_id >= 0 && device_id < kMaxCudaDevices) ? contexts_[device_id].load(std::memory_order_acquire)
                                                                   : nullptr;
   if (!ctx) {
-    std::string why = unavailable_reason(DLDevice{kDLCUDA, device_id});
-    if (!why.empty()) throw Error("device " + dev_name(device_id) + " is unavailable: " + why);
+    try {
+      check_available(DLDevice{kDLCUDA, device_id});
+    } catch (const Error& e) {
+      throw Error(e.kind(), "device " + dev_name(device_id) + " is unavailable: " + e.message());
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     ctx = contexts_[device_id].load();
     if (!ctx) {
@@ -246,7 +249,7 @@ CudaDeviceAPI::PoolStats CudaDeviceAPI::pool_stats(int device_id) {
 
 void* CudaDeviceAPI::alloc(DLDevice dev, size_t nbytes, size_t alignment) {
   if (alignment > 256)
-    throw Error("CUDA allocations are 256-byte aligned; " + std::to_string(alignment) + " was requested")
+    throw Error(ErrorKind::kUnsupported, "CUDA allocations are 256-byte aligned; " + std::to_string(alignment) + " was requested")
         .with("device", dev_name(dev.device_id));
   activate(dev.device_id);
   return pool_alloc(dev.device_id, nbytes);
@@ -304,7 +307,7 @@ void CudaDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
     check(driver_.cuMemcpyDtoHAsync(dst, dptr(src), n, s), "cuMemcpyDtoHAsync of " + std::to_string(n) + " bytes from " + dev_name(id));
     check(driver_.cuStreamSynchronize(s), "cuStreamSynchronize after a device-to-host copy");
   } else {
-    throw Error("CUDA copy between " + device_to_string(from->device) + " and " + device_to_string(to->device));
+    throw Error(ErrorKind::kUnsupported, "CUDA copy between " + device_to_string(from->device) + " and " + device_to_string(to->device));
   }
 }
 
@@ -314,7 +317,7 @@ void CudaDeviceAPI::synchronize(DLDevice dev, void* stream) {
 }
 
 void CudaDeviceAPI::set_stream(DLDevice dev, void* stream) {
-  if (dev.device_id < 0 || dev.device_id >= kMaxCudaDevices) throw Error("bad CUDA device id " + std::to_string(dev.device_id));
+  if (dev.device_id < 0 || dev.device_id >= kMaxCudaDevices) throw Error(ErrorKind::kOutOfRange, "bad CUDA device id " + std::to_string(dev.device_id));
   tls.streams[dev.device_id] = static_cast<CUstream>(stream);
 }
 
@@ -340,46 +343,35 @@ void CudaDeviceAPI::free_stream(DLDevice dev, void* stream) {
 // that copies and later node-by-node runs use) becomes the thread's current
 // stream while capturing, and replays are launched on it.
 
-bool CudaDeviceAPI::capture_begin(DLDevice dev, std::string* why) {
-  try {
-    int id = dev.device_id;
-    activate(id);
-    if (tls.capture) {
-      *why = "a CUDA graph capture is already in progress on this thread";
-      return false;
+void CudaDeviceAPI::capture_begin(DLDevice dev) {
+  int id = dev.device_id;
+  activate(id);
+  if (tls.capture) throw Error(ErrorKind::kFailedPrecondition, "a CUDA graph capture is already in progress on this thread");
+  auto rec = std::make_unique<CaptureRecord>();
+  rec->device = id;
+  rec->stream = tls.streams[id];
+  if (!rec->stream) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!capture_streams_[id])
+        check(driver_.cuStreamCreate(&capture_streams_[id], CU_STREAM_DEFAULT), "cuStreamCreate (capture stream)");
+      rec->stream = capture_streams_[id];
     }
-    auto rec = std::make_unique<CaptureRecord>();
-    rec->device = id;
-    rec->stream = tls.streams[id];
-    if (!rec->stream) {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!capture_streams_[id])
-          check(driver_.cuStreamCreate(&capture_streams_[id], CU_STREAM_DEFAULT), "cuStreamCreate (capture stream)");
-        rec->stream = capture_streams_[id];
-      }
-      rec->swapped_stream = true;
-      tls.streams[id] = rec->stream;
-    }
-    CUresult r = driver_.cuStreamBeginCapture(rec->stream, CU_STREAM_CAPTURE_MODE_RELAXED);
-    if (r != CUDA_SUCCESS) {
-      if (rec->swapped_stream) tls.streams[id] = nullptr;
-      *why = "cuStreamBeginCapture: " + driver_.describe(r);
-      return false;
-    }
-    tls.capture = rec.release();
-    return true;
-  } catch (const Error& e) {
-    *why = e.what();
-    return false;
+    rec->swapped_stream = true;
+    tls.streams[id] = rec->stream;
   }
+  CUresult r = driver_.cuStreamBeginCapture(rec->stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+  if (r != CUDA_SUCCESS) {
+    if (rec->swapped_stream) tls.streams[id] = nullptr;
+    throw Error(ErrorKind::kDevice, "cuStreamBeginCapture: " + driver_.describe(r));
+  }
+  tls.capture = rec.release();
 }
 
-void* CudaDeviceAPI::capture_end(DLDevice dev, std::string* why) {
-  if (!tls.capture || tls.capture->device != dev.device_id) {
-    *why = "no CUDA graph capture in progress on this thread for " + dev_name(dev.device_id);
-    return nullptr;
-  }
+void* CudaDeviceAPI::capture_end(DLDevice dev) {
+  if (!tls.capture || tls.capture->device != dev.device_id)
+    throw Error(ErrorKind::kFailedPrecondition,
+                "no CUDA graph capture in progress on this thread for " + dev_name(dev.device_id));
   std::unique_ptr<CaptureRecord> rec(tls.capture);
   tls.capture = nullptr;
   if (rec->swapped_stream) tls.streams[rec->device] = nullptr;
@@ -390,16 +382,14 @@ void* CudaDeviceAPI::capture_end(DLDevice dev, std::string* why) {
   CUresult r = driver_.cuStreamEndCapture(rec->stream, &graph);
   if (r != CUDA_SUCCESS || !graph) {
     give_back_workspaces();
-    *why = "cuStreamEndCapture: " + driver_.describe(r);
-    return nullptr;
+    throw Error(ErrorKind::kDevice, "cuStreamEndCapture: " + driver_.describe(r));
   }
   CUgraphExec exec = nullptr;
   r = driver_.cuGraphInstantiateWithFlags(&exec, graph, 0);
   driver_.cuGraphDestroy(graph);
   if (r != CUDA_SUCCESS) {
     give_back_workspaces();
-    *why = "cuGraphInstantiateWithFlags: " + driver_.describe(r);
-    return nullptr;
+    throw Error(ErrorKind::kDevice, "cuGraphInstantiateWithFlags: " + driver_.describe(r));
   }
   auto* captured = new CapturedGraph();
   captured->device = rec->device;

@@ -28,7 +28,7 @@ class CudaDeviceAPI : public DeviceAPI {
   explicit CudaDeviceAPI(std::string driver_path = default_driver_path());
   ~CudaDeviceAPI() override;
 
-  std::string unavailable_reason(DLDevice dev) override;
+  void check_available(DLDevice dev) override;
   void* alloc(DLDevice dev, size_t nbytes, size_t alignment) override;
   void free(DLDevice dev, void* ptr) override;
   void copy(const DLTensor* from, DLTensor* to, void* stream) override;
@@ -39,8 +39,8 @@ class CudaDeviceAPI : public DeviceAPI {
   void* create_stream(DLDevice dev) override;
   void free_stream(DLDevice dev, void* stream) override;
   void set_device(DLDevice dev) override;
-  bool capture_begin(DLDevice dev, std::string* why) override;
-  void* capture_end(DLDevice dev, std::string* why) override;
+  void capture_begin(DLDevice dev) override;
+  void* capture_end(DLDevice dev) override;
   void capture_launch(DLDevice dev, void* graph) override;
   void capture_free(DLDevice dev, void* graph) override;
 

@@ -41,7 +41,7 @@ void apply_tag(DynamicInfo* d, const Elf64_Dyn& e) {
     case DT_FINI_ARRAY: set_table(&d->fini_array, v); break;
     case DT_FINI_ARRAYSZ: d->fini_array.size = v; break;
     case DT_NEEDED: d->needed.push_back(v); break;
-    case DT_TEXTREL: throw Error("text relocations (DT_TEXTREL) are not supported");
+    case DT_TEXTREL: throw Error(ErrorKind::kUnsupported, "text relocations (DT_TEXTREL) are not supported");
     default: break;
   }
 }

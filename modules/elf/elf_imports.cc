@@ -140,7 +140,7 @@ std::vector<uint64_t> resolve_symbols(const SymbolTable& symbols, uint64_t bias,
     // C++ code (mangled _Z names: libstdc++, operator new) needs the system loader: say so.
     bool cxx = false;
     for (const std::string& n : missing) cxx |= n.compare(0, 2, "_Z") == 0 || n.compare(0, 6, "__cxa_") == 0;
-    throw Error("image imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
+    throw Error(ErrorKind::kNotFound, "image imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
                 " that the runtime does not provide: " + names +
                 (cxx ? " (C++ runtime symbols outside the ELF loader's allow-list of what TVM's C and C++ codegen "
                        "import; load this library with the default dlopen loader, e.g. graphrt-run --loader dlopen)"

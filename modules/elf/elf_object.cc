@@ -28,7 +28,7 @@ Elf64_Ehdr read_header(const uint8_t* data, size_t size) {
     throw object_error("not a little-endian ELF64 file");
   if (eh.e_type != ET_REL) throw object_error("not a relocatable object (e_type != ET_REL)");
   if (eh.e_machine != EM_X86_64)
-    throw object_error("machine " + std::to_string(eh.e_machine) + " is not supported for linking (x86_64 only)");
+    throw object_error("machine " + std::to_string(eh.e_machine) + " is not supported for linking (x86_64 only)").with_kind(ErrorKind::kUnsupported);
   if (eh.e_shentsize != sizeof(Elf64_Shdr)) throw object_error("bad e_shentsize");
   if (eh.e_shnum == 0 || eh.e_shnum >= SHN_LORESERVE) throw object_error("bad e_shnum (extended numbering is not supported)");
   if (!range_in(eh.e_shoff, uint64_t(eh.e_shnum) * sizeof(Elf64_Shdr), size))
@@ -97,8 +97,8 @@ void read_symbols(ElfObject* obj, uint32_t symtab_index) {
     const bool special = sym.shndx == SHN_UNDEF || sym.shndx == SHN_ABS || sym.shndx == SHN_COMMON;
     if (!special && sym.shndx >= obj->sections.size())
       throw object_error("symbol '" + sym.name + "' has section index " + std::to_string(sym.shndx) + " out of range");
-    if (sym.type == STT_TLS) throw object_error("thread-local symbol '" + sym.name + "' is not supported");
-    if (sym.type == STT_GNU_IFUNC) throw object_error("IFUNC symbol '" + sym.name + "' is not supported");
+    if (sym.type == STT_TLS) throw object_error("thread-local symbol '" + sym.name + "' is not supported").with_kind(ErrorKind::kUnsupported);
+    if (sym.type == STT_GNU_IFUNC) throw object_error("IFUNC symbol '" + sym.name + "' is not supported").with_kind(ErrorKind::kUnsupported);
     obj->symbols.push_back(sym);
   }
 }
@@ -108,7 +108,7 @@ void read_relocations(ElfObject* obj, uint32_t index, uint32_t symtab_index) {
   const std::string where = "relocation section '" + rs.name + "'";
   if (rs.info >= obj->sections.size()) throw object_error(where + " patches a section out of range");
   if (!(obj->sections[rs.info].flags & SHF_ALLOC)) return;  // debug info: never loaded
-  if (rs.type == SHT_REL) throw object_error(where + ": SHT_REL is not supported on x86_64 (RELA only)");
+  if (rs.type == SHT_REL) throw object_error(where + ": SHT_REL is not supported on x86_64 (RELA only)").with_kind(ErrorKind::kUnsupported);
   if (rs.link != symtab_index) throw object_error(where + " does not use the symbol table");
   if (rs.size % sizeof(Elf64_Rela) != 0) throw object_error(where + " size is not a multiple of 24");
   ObjectRelocations out;
@@ -171,7 +171,7 @@ ElfObject parse_object(const uint8_t* data, size_t size, const std::string& name
         if (symtab != 0) throw object_error("more than one symbol table");
         symtab = i;
       }
-      if (obj.sections[i].type == SHT_SYMTAB_SHNDX) throw object_error("SHT_SYMTAB_SHNDX is not supported");
+      if (obj.sections[i].type == SHT_SYMTAB_SHNDX) throw object_error("SHT_SYMTAB_SHNDX is not supported").with_kind(ErrorKind::kUnsupported);
     }
     if (symtab != 0) read_symbols(&obj, symtab);
     for (uint32_t i = 0; i < obj.sections.size(); ++i) {
@@ -183,7 +183,7 @@ ElfObject parse_object(const uint8_t* data, size_t size, const std::string& name
         if (symtab == 0) throw object_error("section group without a symbol table");
         read_group(&obj, i);
       } else if ((s.flags & SHF_ALLOC) && (s.flags & SHF_TLS)) {
-        throw object_error("thread-local section '" + s.name + "' is not supported");
+        throw object_error("thread-local section '" + s.name + "' is not supported").with_kind(ErrorKind::kUnsupported);
       }
     }
   } catch (Error& e) {

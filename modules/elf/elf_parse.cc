@@ -60,11 +60,11 @@ void check_ident(const Elf64_Ehdr& eh) {
 void check_machine(const Elf64_Ehdr& eh, const LoadOptions& options) {
   if (eh.e_type != ET_DYN) throw header_error("not a shared object (e_type != ET_DYN)", offsetof(Elf64_Ehdr, e_type));
   const bool known = eh.e_machine == EM_X86_64 || eh.e_machine == EM_AARCH64;
-  if (!known) throw header_error("unsupported machine " + std::to_string(eh.e_machine), offsetof(Elf64_Ehdr, e_machine));
+  if (!known) throw header_error("unsupported machine " + std::to_string(eh.e_machine), offsetof(Elf64_Ehdr, e_machine)).with_kind(ErrorKind::kUnsupported);
   // Executing code built for another architecture is impossible; relocating it is not.
   if (options.execute && eh.e_machine != host_machine())
     throw header_error("machine " + std::to_string(eh.e_machine) + " cannot execute on this host (use execute=false)",
-                       offsetof(Elf64_Ehdr, e_machine));
+                       offsetof(Elf64_Ehdr, e_machine)).with_kind(ErrorKind::kUnsupported);
 }
 
 void check_phdr_table(const Elf64_Ehdr& eh, size_t size) {
@@ -114,7 +114,7 @@ void check_layout(ParsedElf* out, const LoadOptions& options) {
   for (const Segment& s : out->loads) last_end = std::max(last_end, s.vaddr + s.memsz);
   out->vaddr_max = (last_end + page - 1) & ~(page - 1);
   if (out->vaddr_max - out->vaddr_min > options.max_image_size)
-    throw header_error("image address range " + hex(out->vaddr_max - out->vaddr_min) + " exceeds the limit", 0);
+    throw header_error("image address range " + hex(out->vaddr_max - out->vaddr_min) + " exceeds the limit", 0).with_kind(ErrorKind::kResourceExhausted);
 }
 
 }  // namespace
@@ -143,7 +143,7 @@ ParsedElf parse_elf(const uint8_t* data, size_t size, const LoadOptions& options
     } else if (ph.p_type == PT_GNU_RELRO) {
       out.relro.push_back(to_segment(ph));
     } else if (ph.p_type == PT_TLS) {
-      throw header_error("thread-local storage (PT_TLS) is not supported", at);
+      throw header_error("thread-local storage (PT_TLS) is not supported", at).with_kind(ErrorKind::kUnsupported);
     }
   }
   if (!have_dynamic || out.dynamic.memsz < sizeof(Elf64_Dyn)) throw header_error("no PT_DYNAMIC segment", 0);

@@ -9,12 +9,13 @@ namespace elf {
 
 uint64_t RelocContext::S(const Relocation& r) const {
   if (r.sym >= symbol_values_.size())
-    throw Error("relocation symbol index out of range").with("symbol_index", std::to_string(r.sym));
+    throw Error(ErrorKind::kOutOfRange, "relocation symbol index out of range").with("symbol_index", std::to_string(r.sym));
   return symbol_values_[r.sym];
 }
 
 Error unsupported_reloc(uint16_t machine, uint32_t type) {
-  return Error("unsupported relocation type " + reloc_type_name(machine, type)).with("reloc_type", std::to_string(type));
+  return Error(ErrorKind::kUnsupported, "unsupported relocation type " + reloc_type_name(machine, type))
+      .with("reloc_type", std::to_string(type));
 }
 
 std::string reloc_type_name(uint16_t machine, uint32_t type) {

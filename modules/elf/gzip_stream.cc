@@ -63,7 +63,7 @@ std::vector<uint8_t> gunzip(const uint8_t* data, size_t size, size_t max_output,
     const size_t offered = zs.avail_in;
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
-      if (out.size() >= max_output) throw gzip_error("expands beyond " + std::to_string(max_output) + " bytes", origin);
+      if (out.size() >= max_output) throw gzip_error("expands beyond " + std::to_string(max_output) + " bytes", origin).with_kind(ErrorKind::kResourceExhausted);
       const size_t before = out.size();
       out.resize(std::min(max_output, before + chunk));
       zs.next_out = out.data() + before;

@@ -64,9 +64,9 @@ IreeExecutableLibrary::IreeExecutableLibrary(std::shared_ptr<ElfImage> image) : 
   try {
     if (!image_->executable()) throw lib_error("image was loaded relocate-only and cannot run");
     void* query = image_->symbol(kIreeQuerySymbol);
-    if (query == nullptr || !image_->is_code(query)) throw lib_error("no query function").with("symbol", kIreeQuerySymbol);
+    if (query == nullptr || !image_->is_code(query)) throw lib_error("no query function").with("symbol", kIreeQuerySymbol).with_kind(ErrorKind::kNotFound);
     const void* library = reinterpret_cast<QueryFn>(query)(kIreeLibraryVersion, &environment_);
-    if (library == nullptr) throw lib_error("library does not support ABI version 6");
+    if (library == nullptr) throw lib_error("library does not support ABI version 6").with_kind(ErrorKind::kUnsupported);
     read_library(library);
   } catch (Error& e) {
     throw e.with("file", image_->origin());
@@ -96,7 +96,7 @@ void IreeExecutableLibrary::read_library(const void* library) {
   const auto* header = read_field<const uint8_t*>(lib, lib::kHeader);
   if (!image_->is_readable(header, hdr::kSize)) throw lib_error("header outside the image");
   version_ = read_field<uint32_t>(header, hdr::kVersion);
-  if (version_ != kIreeLibraryVersion) throw lib_error("unsupported version " + std::to_string(version_));
+  if (version_ != kIreeLibraryVersion) throw lib_error("unsupported version " + std::to_string(version_)).with_kind(ErrorKind::kUnsupported);
   name_ = checked_string(read_field<const char*>(header, hdr::kName));
   if (read_field<int32_t>(header, hdr::kSanitizer) != 0) throw lib_error("library was built with a sanitizer");
   check_imports(lib);
@@ -113,7 +113,7 @@ void IreeExecutableLibrary::check_imports(const uint8_t* lib) {
     const char* symbol = checked_string(read_field<const char*>(symbols, i * sizeof(char*)));
     // No import provider exists yet: optional imports ("?name") stay NULL,
     // which the library must handle; required ones cannot be satisfied.
-    if (symbol[0] != '?') throw lib_error("library requires an import graphrt does not provide").with("symbol", symbol);
+    if (symbol[0] != '?') throw lib_error("library requires an import graphrt does not provide").with("symbol", symbol).with_kind(ErrorKind::kNotFound);
   }
   environment_.import_thunk = &import_thunk;
   environment_.import_funcs = import_funcs_.data();
@@ -144,7 +144,7 @@ void IreeExecutableLibrary::read_exports(const uint8_t* lib) {
 }
 
 const IreeExportInfo& IreeExecutableLibrary::export_info(size_t ordinal) const {
-  if (ordinal >= exports_.size()) throw lib_error("export ordinal out of range").with("ordinal", std::to_string(ordinal));
+  if (ordinal >= exports_.size()) throw lib_error("export ordinal out of range").with("ordinal", std::to_string(ordinal)).with_kind(ErrorKind::kOutOfRange);
   return exports_[ordinal];
 }
 

@@ -195,7 +195,7 @@ void Linker::resolve_externals(std::vector<std::string>* imports) {
         throw member_error("unresolved symbol '" + s.name +
                                "' (defined in no member of the export and not in graphrt's import table)",
                            obj)
-            .with("symbol", s.name);
+            .with("symbol", s.name).with_kind(ErrorKind::kNotFound);
     }
   }
 }
@@ -218,7 +218,7 @@ void Linker::plan_got_and_stubs() {
 
 uint64_t Linker::advance(uint64_t offset, uint64_t by, const std::string& what) const {
   if (by > options_.max_image_size || offset + by > options_.max_image_size)
-    throw Error("linked image exceeds the size limit of " + std::to_string(options_.max_image_size) + " bytes at " + what);
+    throw Error(ErrorKind::kResourceExhausted, "linked image exceeds the size limit of " + std::to_string(options_.max_image_size) + " bytes at " + what);
   return offset + by;
 }
 

@@ -121,13 +121,13 @@ std::vector<TarMember> read_tar(const uint8_t* data, size_t size, const std::str
       } else if (type == 'g' || type == '5') {
         // global pax header, directory: nothing to load
       } else if (type == '0' || type == '\0' || type == '7') {
-        if (members.size() >= kMaxMembers) throw tar_error("more than " + std::to_string(kMaxMembers) + " members", name, pos);
+        if (members.size() >= kMaxMembers) throw tar_error("more than " + std::to_string(kMaxMembers) + " members", name, pos).with_kind(ErrorKind::kResourceExhausted);
         if (name.empty()) throw tar_error("member without a name", name, pos);
         members.push_back(TarMember{name, data + body, static_cast<size_t>(member_size)});
       } else {
         throw tar_error(std::string("unsupported entry type '") + (type >= 32 && type < 127 ? std::string(1, type) : std::to_string(int(type))) +
                             "' (only regular files and directories)",
-                        name, pos);
+                        name, pos).with_kind(ErrorKind::kUnsupported);
       }
       if (padded > size - body) throw tar_error("member padding runs past the end of the archive", name, pos);
       pos = body + padded;

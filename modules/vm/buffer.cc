@@ -16,14 +16,14 @@ std::shared_ptr<Buffer> Buffer::clone_of(const Buffer& other) {
 uint8_t* Buffer::range(int64_t offset, int64_t length) {
   const int64_t size = static_cast<int64_t>(bytes_.size());
   if (offset < 0 || length < 0 || offset > size || length > size - offset) {
-    throw Error("buffer access out of range: offset " + std::to_string(offset) + " length " +
+    throw Error(ErrorKind::kOutOfRange, "buffer access out of range: offset " + std::to_string(offset) + " length " +
                 std::to_string(length) + " in a buffer of " + std::to_string(size) + " bytes");
   }
   return bytes_.data() + offset;
 }
 
 uint8_t* Buffer::writable_range(int64_t offset, int64_t length) {
-  GRAPHRT_CHECK(!read_only_, "write to a read-only (rodata) buffer");
+  GRAPHRT_CHECK_KIND(!read_only_, ErrorKind::kFailedPrecondition, "write to a read-only (rodata) buffer");
   return range(offset, length);
 }
 

@@ -57,7 +57,7 @@ void Context::check_dependencies(const VmModule& module) const {
     const Entry* found = find(dep.name);
     if (!found) {
       if (dep.optional) continue;
-      throw Error("required module '" + dep.name + "' is not registered").with("module", module.name());
+      throw Error(ErrorKind::kNotFound, "required module '" + dep.name + "' is not registered").with("module", module.name());
     }
     if (found->module->version() < dep.min_version) {
       throw Error("required module '" + dep.name + "' version mismatch; have " +
@@ -79,11 +79,11 @@ void Context::link_imports(const VmModule& module, ModuleState& state) const {
       const int ordinal = target ? target->module->lookup_export(names.second) : -1;
       if (ordinal < 0) {
         if (decl.optional) continue;
-        throw Error("import not found");
+        throw Error(ErrorKind::kNotFound, "import not found");
       }
       const std::string& have = target->module->exports()[static_cast<size_t>(ordinal)].signature;
       if (canonical_signature(have) != canonical_signature(decl.signature)) {
-        throw Error("import signature mismatch: importer expects " + canonical_signature(decl.signature) +
+        throw Error(ErrorKind::kTypeMismatch, "import signature mismatch: importer expects " + canonical_signature(decl.signature) +
                     " but the export is " + canonical_signature(have));
       }
       state.imports[i] = FunctionRef{target->module.get(), target->state.get(), static_cast<uint32_t>(ordinal)};
@@ -123,7 +123,7 @@ FunctionRef Context::resolve(const std::string& full_name) const {
   const auto names = split_full_name(full_name);
   const Entry* entry = find(names.first);
   const int ordinal = entry ? entry->module->lookup_export(names.second) : -1;
-  if (ordinal < 0) throw Error("VM function not found").with("function", full_name);
+  if (ordinal < 0) throw Error(ErrorKind::kNotFound, "VM function not found").with("function", full_name);
   return FunctionRef{entry->module.get(), entry->state.get(), static_cast<uint32_t>(ordinal)};
 }
 

@@ -165,7 +165,7 @@ std::string quote_string(const std::string& bytes) {
 }
 
 std::string disassemble_instruction(const ModuleDef& def, uint32_t function, uint32_t pc) {
-  GRAPHRT_CHECK(function < def.functions.size(), "disassemble_instruction: function ordinal out of range");
+  GRAPHRT_CHECK_KIND(function < def.functions.size(), ErrorKind::kOutOfRange, "disassemble_instruction: function ordinal out of range");
   std::ostringstream os;
   FunctionPrinter(def, def.functions[function], os).print_one(pc);
   // The printer indents instructions and ends each line; one line is wanted.

@@ -78,7 +78,7 @@ class VmProgramModuleNode : public VmHostModuleNode {
   // cycle. Generated kernels are called through their code address, which
   // stays mapped while the context lives; other functions are looked up per call.
   Kernel resolve_kernel(const std::string& name) {
-    if (!context_) throw Error("VM kernel call '" + name + "': the VM module is not part of a library's module tree");
+    if (!context_) throw Error(ErrorKind::kFailedPrecondition, "VM kernel call '" + name + "': the VM module is not part of a library's module tree");
     graphrt::PackedFunc f = context_->get_function(name, true);
     if (!f) return Kernel();
     if (TVMBackendPackedCFunc code = f->backend_c_func()) {
@@ -89,7 +89,7 @@ class VmProgramModuleNode : public VmHostModuleNode {
         TVMValue ret;
         int ret_code = kTVMNullptr;
         if (code(values.data(), codes.data(), static_cast<int>(values.size()), &ret, &ret_code, nullptr) != 0)
-          throw Error(last_error()).with("symbol", name);
+          throw last_error_as_exception().with("symbol", name);
       };
     }
     graphrt::ModuleNode* context = context_;
@@ -154,7 +154,7 @@ const ExportDecl& VmHostModuleNode::find_export(const std::string& name) {
   const auto names = split_full_name(full);
   const VmModule* module = context().find_module(names.first);
   const int ordinal = module ? module->lookup_export(names.second) : -1;
-  if (ordinal < 0) throw Error("VM function not found").with("function", full);
+  if (ordinal < 0) throw Error(ErrorKind::kNotFound, "VM function not found").with("function", full);
   return module->exports()[static_cast<size_t>(ordinal)];
 }
 

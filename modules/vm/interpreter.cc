@@ -1,6 +1,7 @@
 #include "modules/vm/interpreter.h"
 
 #include <cmath>
+#include <new>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -85,12 +86,12 @@ inline To bitcast(From v) {
 // --- typed ref access.
 List& as_list(const VmRef& ref) {
   List* list = ref_as<List>(ref);
-  if (!list) throw Error(ref ? "ref is not a list" : "null list ref");
+  if (!list) throw Error(ErrorKind::kTypeMismatch, ref ? "ref is not a list" : "null list ref");
   return *list;
 }
 Buffer& as_buffer(const VmRef& ref) {
   Buffer* buffer = ref_as<Buffer>(ref);
-  if (!buffer) throw Error(ref ? "ref is not a buffer" : "null buffer ref");
+  if (!buffer) throw Error(ErrorKind::kTypeMismatch, ref ? "ref is not a buffer" : "null buffer ref");
   return *buffer;
 }
 template <typename T>
@@ -103,7 +104,7 @@ void buffer_store(const VmRef& ref, int64_t offset, T value) {
 }
 VmRef buffer_alloc(int64_t length) {
   if (length < 0 || length > limits().max_buffer_bytes) {
-    throw Error("buffer.alloc length " + std::to_string(length) + " out of range");
+    throw Error(ErrorKind::kResourceExhausted, "buffer.alloc length " + std::to_string(length) + " out of range");
   }
   return std::make_shared<Buffer>(static_cast<size_t>(length));
 }
@@ -146,7 +147,7 @@ Value read_value(const Banks& b, ValueType type, uint16_t reg) {
 
 void write_value(const Banks& b, ValueType type, uint16_t reg, Value& v) {
   if (v.type != type) {
-    throw Error(std::string("callee returned ") + value_type_name(v.type) + " where " + value_type_name(type) +
+    throw Error(ErrorKind::kTypeMismatch, std::string("callee returned ") + value_type_name(v.type) + " where " + value_type_name(type) +
                 " was expected");
   }
   switch (type) {
@@ -195,7 +196,7 @@ void enter_internal(Stack& s, const BytecodeModule& module, uint32_t callee, con
 
 void write_results(Stack& s, const uint8_t* result_regs, uint16_t count, const std::vector<ValueType>& types,
                    std::vector<Value>& out) {
-  if (out.size() != count) throw Error("callee returned the wrong number of results");
+  if (out.size() != count) throw Error(ErrorKind::kTypeMismatch, "callee returned the wrong number of results");
   const Banks b = banks_of(s);
   for (uint16_t k = 0; k < count; ++k) write_value(b, types[k], rd<uint16_t>(result_regs + 2 * k), out[k]);
 }
@@ -240,7 +241,7 @@ void call_import_variadic(Stack& s, const BytecodeModule& module, ModuleState& s
 void enter_entry(Stack& s, const BytecodeModule& module, uint32_t function, const std::vector<Value>& args) {
   push_bytecode_frame(s, module, function);
   const FunctionInfo& info = module.function_info(function);
-  if (args.size() != info.arg_types.size()) throw Error("wrong number of arguments");
+  if (args.size() != info.arg_types.size()) throw Error(ErrorKind::kTypeMismatch, "wrong number of arguments");
   const Banks b = banks_of(s);
   for (size_t k = 0; k < args.size(); ++k) {
     Value v = args[k];
@@ -599,8 +600,12 @@ void run(Stack& stack, const BytecodeModule& module, ModuleState& state, size_t 
   } catch (Error& e) {
     annotate(e, module, fn, pc);
     throw;
+  } catch (const std::bad_alloc&) {
+    Error wrapped(ErrorKind::kResourceExhausted, "out of memory");
+    annotate(wrapped, module, fn, pc);
+    throw wrapped;
   } catch (const std::exception& e) {
-    Error wrapped(e.what());
+    Error wrapped(ErrorKind::kInternal, e.what());
     annotate(wrapped, module, fn, pc);
     throw wrapped;
   }

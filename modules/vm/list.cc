@@ -10,21 +10,21 @@ namespace vm {
 
 void List::resize(int64_t size) {
   if (size < 0 || size > limits().max_list_size) {
-    throw Error("list size " + std::to_string(size) + " out of range");
+    throw Error(ErrorKind::kResourceExhausted, "list size " + std::to_string(size) + " out of range");
   }
   items_.resize(static_cast<size_t>(size));
 }
 
 void List::reserve(int64_t capacity) {
   if (capacity < 0 || capacity > limits().max_list_size) {
-    throw Error("list capacity " + std::to_string(capacity) + " out of range");
+    throw Error(ErrorKind::kResourceExhausted, "list capacity " + std::to_string(capacity) + " out of range");
   }
   items_.reserve(static_cast<size_t>(capacity));
 }
 
 void List::check_index(int64_t index) const {
   if (index < 0 || index >= size()) {
-    throw Error("list index " + std::to_string(index) + " out of range (size " +
+    throw Error(ErrorKind::kOutOfRange, "list index " + std::to_string(index) + " out of range (size " +
                 std::to_string(size()) + ")");
   }
 }
@@ -33,7 +33,7 @@ const Value& List::get(int64_t index, ValueType expected) const {
   check_index(index);
   const Value& v = items_[static_cast<size_t>(index)];
   if (v.type != expected) {
-    throw Error(std::string("list element ") + std::to_string(index) + " is " +
+    throw Error(ErrorKind::kTypeMismatch, std::string("list element ") + std::to_string(index) + " is " +
                 value_type_name(v.type) + ", not " + value_type_name(expected));
   }
   return v;

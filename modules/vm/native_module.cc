@@ -7,7 +7,7 @@ namespace graphrt {
 namespace vm {
 
 std::vector<Value> NativeCall::call_import(size_t index, const std::vector<Value>& args) {
-  GRAPHRT_CHECK(index < state_.imports.size(), "native module import index out of range");
+  GRAPHRT_CHECK_KIND(index < state_.imports.size(), ErrorKind::kOutOfRange, "native module import index out of range");
   std::vector<Value> results;
   invoke_function(stack_, state_.imports[index], args, &results);
   return results;

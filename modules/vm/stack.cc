@@ -25,7 +25,7 @@ Stack::Stack()
 
 Frame& Stack::push(FrameType type, const VmModule* module, uint32_t function) {
   if (frames_.size() >= static_cast<size_t>(limits().max_stack_depth)) {
-    throw Error("VM stack overflow").with("depth", std::to_string(frames_.size()));
+    throw Error(ErrorKind::kResourceExhausted, "VM stack overflow").with("depth", std::to_string(frames_.size()));
   }
   Frame frame;
   frame.type = type;
@@ -63,11 +63,11 @@ std::string Stack::backtrace() const {
 
 void Stack::throw_stopped() const {
   if (budget_ == 0) {
-    throw Error("VM instruction budget exhausted (" + std::to_string(initial_budget_) +
+    throw Error(ErrorKind::kResourceExhausted, "VM instruction budget exhausted (" + std::to_string(initial_budget_) +
                 " branches and calls; raise it with GRAPHRT_VM_BUDGET or the host's budget option)")
         .with("budget", std::to_string(initial_budget_));
   }
-  throw Error("VM invocation interrupted");
+  throw Error(ErrorKind::kInterrupted, "VM invocation interrupted");
 }
 
 int VmModule::lookup_export(const std::string& name) const {
@@ -80,7 +80,7 @@ int VmModule::lookup_export(const std::string& name) const {
 
 void invoke_function(Stack& stack, const FunctionRef& fn, const std::vector<Value>& args,
                    std::vector<Value>* results) {
-  GRAPHRT_CHECK(fn.resolved(), "call of an unresolved (optional) import");
+  GRAPHRT_CHECK_KIND(fn.resolved(), ErrorKind::kNotFound, "call of an unresolved (optional) import");
   fn.module->call(stack, *fn.state, fn.ordinal, args, results);
 }
 

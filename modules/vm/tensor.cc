@@ -21,13 +21,13 @@ int64_t Tensor::element_count() {
 
 void* Tensor::element(int64_t index) {
   DLTensor* t = dl();
-  GRAPHRT_CHECK(t->device.device_type == kDLCPU, "tensor element access needs a host (CPU) tensor");
+  GRAPHRT_CHECK_KIND(t->device.device_type == kDLCPU, ErrorKind::kUnsupported, "tensor element access needs a host (CPU) tensor");
   if (index < 0 || index >= element_count()) {
-    throw Error("tensor element index " + std::to_string(index) + " out of range");
+    throw Error(ErrorKind::kOutOfRange, "tensor element index " + std::to_string(index) + " out of range");
   }
   // Element access assumes a compact row-major layout; strided tensors are
   // rejected rather than read wrongly.
-  GRAPHRT_CHECK(t->strides == nullptr, "tensor element access on a strided tensor");
+  GRAPHRT_CHECK_KIND(t->strides == nullptr, ErrorKind::kUnsupported, "tensor element access on a strided tensor");
   return static_cast<uint8_t*>(t->data) + t->byte_offset + index * dtype_bytes(t->dtype);
 }
 

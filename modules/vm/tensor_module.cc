@@ -12,12 +12,12 @@ namespace {
 
 Tensor& as_tensor(const VmRef& ref) {
   Tensor* t = ref_as<Tensor>(ref);
-  if (!t) throw Error(ref ? "ref is not a tensor" : "null tensor ref");
+  if (!t) throw Error(ErrorKind::kTypeMismatch, ref ? "ref is not a tensor" : "null tensor ref");
   return *t;
 }
 
 [[noreturn]] void unsupported(DLDataType dtype) {
-  throw Error("unsupported tensor dtype for element access: code " + std::to_string(dtype.code) + " bits " +
+  throw Error(ErrorKind::kUnsupported, "unsupported tensor dtype for element access: code " + std::to_string(dtype.code) + " bits " +
               std::to_string(dtype.bits));
 }
 
@@ -82,7 +82,7 @@ void tensor_alloc(NativeCall& c) {
 void tensor_dim(NativeCall& c) {
   DLTensor* t = as_tensor(c.ref(0)).dl();
   const int32_t axis = c.i32(1);
-  if (axis < 0 || axis >= t->ndim) throw Error("tensor.dim: axis " + std::to_string(axis) + " out of range");
+  if (axis < 0 || axis >= t->ndim) throw Error(ErrorKind::kOutOfRange, "tensor.dim: axis " + std::to_string(axis) + " out of range");
   c.ret_i64(t->shape[axis]);
 }
 

@@ -19,9 +19,9 @@ class KernelCache {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cache_.find(name);
     if (it != cache_.end()) return it->second;
-    GRAPHRT_CHECK(resolver_ != nullptr, "tvm.call: no TVM module tree is attached to this VM");
+    GRAPHRT_CHECK_KIND(resolver_ != nullptr, ErrorKind::kFailedPrecondition, "tvm.call: no TVM module tree is attached to this VM");
     Kernel kernel = resolver_(name);
-    if (!kernel) throw Error("tvm.call: kernel not found").with("kernel", name);
+    if (!kernel) throw Error(ErrorKind::kNotFound, "tvm.call: kernel not found").with("kernel", name);
     cache_[name] = kernel;
     return kernel;
   }
@@ -34,12 +34,12 @@ class KernelCache {
 
 void call_kernel(KernelCache& cache, NativeCall& c) {
   const Buffer* name = ref_as<Buffer>(c.ref(0));
-  GRAPHRT_CHECK(name != nullptr, "tvm.call: the kernel name must be a buffer");
+  GRAPHRT_CHECK_KIND(name != nullptr, ErrorKind::kTypeMismatch, "tvm.call: the kernel name must be a buffer");
   const int32_t count = c.i32(1);
   std::vector<DLTensor*> tensors;
   for (int32_t k = 0; k < count; ++k) {
     Tensor* t = ref_as<Tensor>(c.ref(2 + static_cast<size_t>(k)));
-    if (!t) throw Error("tvm.call: argument " + std::to_string(k) + " is not a tensor");
+    if (!t) throw Error(ErrorKind::kTypeMismatch, "tvm.call: argument " + std::to_string(k) + " is not a tensor");
     tensors.push_back(t->dl());
   }
   cache.get(name->as_string())(tensors);

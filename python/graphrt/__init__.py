@@ -12,7 +12,11 @@ own names:
     gmod.run()
     y = gmod.get_output(0).numpy()
 """
-from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, find_library, library_path
+from .error import (GraphrtError, GraphrtTypeError, FunctionNotFoundError, InvalidArgumentError, NotFoundError,
+                    NameNotFoundError, MissingFileError, OutOfRangeError, UnsupportedError, ResourceExhaustedError,
+                    DeviceError, RunInterruptedError, TypeMismatchError, FailedPreconditionError, InternalError)
+from . import error
+from ._lib import find_library, library_path
 from .device import Device, cpu, cuda, gpu, device, opencl, cl, vulkan, metal, mtl, vpi, rocm, ext_dev
 from .module import (Module, Function, Object, load_module, load_module_from_memory, get_global_func,
                      list_global_func_names, load_plugin, BenchmarkResult)
@@ -43,7 +47,7 @@ try:
 except GraphrtError:
     pass
 
-TVMError = GraphrtError  # for code written against tvm
+TVMError = GraphrtError  # for code written against tvm (tvm.TVMError, tvm.error.*: see error.py)
 PackedFunc = Function
 
 
@@ -85,7 +89,10 @@ def get_num_threads():
     return out.value
 
 
-__all__ = ["GraphrtError", "GraphrtTypeError", "FunctionNotFoundError", "Device", "cpu", "cuda", "gpu", "device",
+__all__ = ["GraphrtError", "GraphrtTypeError", "FunctionNotFoundError", "InvalidArgumentError", "NotFoundError",
+           "NameNotFoundError", "MissingFileError", "OutOfRangeError", "UnsupportedError", "ResourceExhaustedError",
+           "DeviceError", "RunInterruptedError", "TypeMismatchError", "FailedPreconditionError", "InternalError",
+           "error", "Device", "cpu", "cuda", "gpu", "device",
            "Module", "Function", "NDArray", "nd", "from_dlpack", "load_module", "load_module_from_memory", "get_global_func",
            "list_global_func_names", "graph_executor", "save_param_dict", "load_param_dict", "version",
            "set_num_threads", "get_num_threads", "find_library", "library_path", "runtime", "contrib", "TVMError",

@@ -4,17 +4,7 @@ import ctypes.util
 import os
 import threading
 
-
-class GraphrtError(RuntimeError):
-    """An error reported by graphrt (its message is TVMGetLastError()) or by these bindings."""
-
-
-class GraphrtTypeError(GraphrtError, TypeError):
-    """A Python value of a type graphrt cannot take."""
-
-
-class FunctionNotFoundError(GraphrtError, AttributeError):
-    """A module (or the registry) has no function of that name."""
+from .error import GraphrtError, GraphrtTypeError, FunctionNotFoundError, error_for_kind
 
 
 # ---- C structures (tvm_abi.h / dlpack.h) ----
@@ -111,6 +101,7 @@ _p = ctypes.POINTER
 # name: (restype, [argtypes])
 _SIGNATURES = {
     "TVMGetLastError": (_cp, []),
+    "graphrt_last_error_kind": (_int, []),
     "TVMAPISetLastError": (None, [_cp]),
     "TVMModLoadFromFile": (_int, [_cp, _cp, _p(_vp)]),
     "TVMModImport": (_int, [_vp, _vp]),
@@ -245,17 +236,30 @@ def last_error():
     return msg.decode("utf-8", "replace") if msg else "unknown graphrt error"
 
 
-def check(rc):
-    """Raise GraphrtError with graphrt's last error when a C API call failed."""
+def last_error_kind():
+    """The kind code of the calling thread's last failure (0 from a library without kinds)."""
+    f = getattr(lib(), "graphrt_last_error_kind", None)
+    return f() if f is not None else 0
+
+
+def last_exception(path=None):
+    """The exception for the C call that just failed: its class from graphrt_last_error_kind()
+    (see error.py), its message from TVMGetLastError(). `path`: the file the call was given."""
+    return error_for_kind(last_error_kind(), last_error(), path)
+
+
+def check(rc, path=None):
+    """Raise graphrt's last error, as the class of its kind, when a C API call failed."""
     if rc != 0:
-        raise GraphrtError(last_error())
+        raise last_exception(path)
 
 
-def call(name, *args):
+def call(name, *args, path=None):
+    """Calls C function `name`; raises its error when it fails. `path`: the file it is given."""
     f = getattr(lib(), name, None)
     if f is None:
         raise GraphrtError("this libgraphrt (%s) has no C function %s" % (_LIB_PATH, name))
-    check(f(*args))
+    check(f(*args), path)
 
 
 def c_str(s):

@@ -5,6 +5,7 @@ import json
 
 from . import _lib
 from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, DLTensor, DLDevice, DLDataType, shape_array
+from .error import NameNotFoundError
 from .device import Device, to_device
 from .module import Module, get_global_func, BenchmarkResult
 from .ndarray import NDArray
@@ -236,7 +237,7 @@ class GraphModule:
         if inputs:
             self.set_input(**inputs)
         if self._run_call() != 0:
-            raise GraphrtError(_lib.last_error())
+            raise _lib.last_exception()
 
     def set_input_zero_copy(self, key, value):
         """Makes the graph read input `key` (name or index) straight from `value`'s memory, with
@@ -259,7 +260,7 @@ class GraphModule:
     def get_input(self, index, out=None):
         v = self._get_input(index)
         if v is None:
-            raise GraphrtError("no graph input named '%s'" % (index,))
+            raise NameNotFoundError("no graph input named '%s'" % (index,))
         if out is not None:
             return v.copyto(out)
         return v

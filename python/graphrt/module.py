@@ -201,7 +201,7 @@ class Function(_OwnedHandle):
         ret_code = ctypes.c_int(_lib.kNull)
         rc = _lib.lib().TVMFuncCall(self._h(), values, codes, n, ctypes.byref(ret), ctypes.byref(ret_code))
         if rc != 0:
-            raise GraphrtError(_lib.last_error())
+            raise _lib.last_exception()
         if ret_code.value == _lib.kNull:
             return None
         return _return_value(ret, ret_code.value)
@@ -378,7 +378,7 @@ def load_module(path, loader="dlopen", trust_exports=False):
     out = ctypes.c_void_p()
     flags = _LOAD_TRUST_EXPORTS if trust_exports else 0
     _lib.call("graphrt_module_load_with_flags", _lib.c_str(path), _lib.c_str(loader or "dlopen"), flags,
-              ctypes.byref(out))
+              ctypes.byref(out), path=path)
     return Module(out)
 
 
@@ -434,4 +434,4 @@ def num_threads():
 
 
 def load_plugin(path):
-    _lib.call("graphrt_load_plugin", _lib.c_str(os.fspath(path)))
+    _lib.call("graphrt_load_plugin", _lib.c_str(os.fspath(path)), path=os.fspath(path))

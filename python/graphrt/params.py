@@ -5,6 +5,7 @@ import stat
 
 from . import _lib
 from ._lib import GraphrtError, GraphrtTypeError
+from .error import InvalidArgumentError
 from .ndarray import NDArray
 from . import ndarray as nd
 
@@ -70,7 +71,7 @@ def _read_regular_file(path, what):
             kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
                 "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else \
                 "not a regular file"
-            raise GraphrtError("%s is %s, not a regular file [file: %s]" % (what, kind, path))
+            raise InvalidArgumentError("%s is %s, not a regular file [file: %s]" % (what, kind, path))
         return f.read()
 
 

@@ -22,6 +22,7 @@ item, or one letter for all), e.g. List([1, 2], "i") for bytecode that reads wit
 """
 import os
 
+from . import error as _error
 from .module import Function, Module, Object, get_global_func
 
 try:
@@ -141,7 +142,14 @@ def load(path, *modules):
     are linked before it, in order; dependencies the program declares with a source are
     loaded relative to its directory."""
     paths = [os.fspath(p) for p in (path,) + modules]
-    m = get_global_func("graphrt.vm.load")(*paths)
+    try:
+        m = get_global_func("graphrt.vm.load")(*paths)
+    except _error.NotFoundError as e:
+        # A library module is named "lib.so@create?k=v": its file is the part before '@'.
+        missing = [p for p in paths if not os.path.lexists(p.split("@", 1)[0])]
+        if missing:
+            raise _error.error_for_kind(_error.NOT_FOUND, str(e), missing[0]) from None
+        raise
     out = VMModule(m.handle)
     m.handle = None
     return out

@@ -71,9 +71,9 @@ TEST(NotATvmLibrary, HandWrittenKernelsNeedTrustExports) {
 
 TEST(NotATvmLibrary, CApiFlagOptsIn) {
   TVMModuleHandle mod = nullptr;
-  EXPECT_EQ(-1, graphrt_module_load(GRAPHRT_HAND_WRITTEN_KERNELS, nullptr, &mod));
+  EXPECT_EQ(-GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_module_load(GRAPHRT_HAND_WRITTEN_KERNELS, nullptr, &mod));
   EXPECT_NE(std::string(TVMGetLastError()).find("not a TVM module"), std::string::npos) << TVMGetLastError();
-  EXPECT_EQ(-1, graphrt_module_load_with_flags(GRAPHRT_HAND_WRITTEN_KERNELS, nullptr, 2, &mod));
+  EXPECT_EQ(-GRAPHRT_ERROR_UNSUPPORTED, graphrt_module_load_with_flags(GRAPHRT_HAND_WRITTEN_KERNELS, nullptr, 2, &mod));
   EXPECT_NE(std::string(TVMGetLastError()).find("unknown load flags"), std::string::npos) << TVMGetLastError();
   ASSERT_EQ(0, graphrt_module_load_with_flags(GRAPHRT_HAND_WRITTEN_KERNELS, nullptr, GRAPHRT_LOAD_TRUST_EXPORTS, &mod))
       << TVMGetLastError();

@@ -30,8 +30,8 @@ TEST(Plugin, RegistersHandlerAndFunction) {
 }
 
 TEST(Plugin, MissingPluginAndMissingInitAreErrors) {
-  EXPECT_EQ(-1, graphrt_load_plugin("/no/such/plugin.so"));
+  EXPECT_EQ(-GRAPHRT_ERROR_NOT_FOUND, graphrt_load_plugin("/no/such/plugin.so"));
   EXPECT_NE(std::string(TVMGetLastError()).find("/no/such/plugin.so"), std::string::npos);
-  EXPECT_EQ(-1, graphrt_load_plugin(GRAPHRT_NOT_A_PLUGIN));
+  EXPECT_EQ(-GRAPHRT_ERROR_NOT_FOUND, graphrt_load_plugin(GRAPHRT_NOT_A_PLUGIN));
   EXPECT_NE(std::string(TVMGetLastError()).find("graphrt_plugin_init"), std::string::npos) << TVMGetLastError();
 }

@@ -27,7 +27,9 @@ using Error = ::graphrt::Error;
 class InternalError : public Error {
  public:
   InternalError(const std::string& file, int lineno, const std::string& message)
-      : Error(file + ":" + std::to_string(lineno) + ": " + message), file_(file), lineno_(lineno) {}
+      : Error(::graphrt::ErrorKind::kInternal, file + ":" + std::to_string(lineno) + ": " + message),
+        file_(file),
+        lineno_(lineno) {}
   const std::string& file() const { return file_; }
   int lineno() const { return lineno_; }
 

@@ -110,7 +110,7 @@ class TVMArgs {
   int size() const { return num_args; }
   TVMArgValue operator[](int i) const {
     if (i < 0 || i >= num_args)
-      throw Error("argument index " + std::to_string(i) + " out of range (call has " + std::to_string(num_args) +
+      throw Error(::graphrt::ErrorKind::kOutOfRange, "argument index " + std::to_string(i) + " out of range (call has " + std::to_string(num_args) +
                   " arguments)");
     return TVMArgValue(values[i], type_codes[i]);
   }
@@ -176,7 +176,7 @@ class PackedFunc {
   template <typename... Args>
   TVMRetValue operator()(Args&&... args) const;
   void CallPacked(TVMArgs args, TVMRetValue* rv) const {
-    if (!f_) throw Error("call of a null PackedFunc");
+    if (!f_) throw Error(::graphrt::ErrorKind::kFailedPrecondition, "call of a null PackedFunc");
     f_->call(::graphrt::TVMArgs(args.values, args.type_codes, args.num_args), &rv->graphrt_value());
   }
 
@@ -199,7 +199,7 @@ class Module {
   // Loads a TVM export (format "" picks it from the file's extension).
   static Module LoadFromFile(const std::string& file_name, const std::string& format = "") {
     TVMModuleHandle handle = nullptr;
-    if (TVMModLoadFromFile(file_name.c_str(), format.c_str(), &handle) != 0) throw Error(TVMGetLastError());
+    if (TVMModLoadFromFile(file_name.c_str(), format.c_str(), &handle) != 0) throw ::graphrt::last_error_as_exception();
     return Module(::graphrt::Module::adopt(static_cast<::graphrt::ModuleNode*>(handle)));
   }
 
@@ -231,7 +231,7 @@ class Module {
 
  private:
   ::graphrt::ModuleNode* node() const {
-    if (!m_) throw Error("use of a null Module");
+    if (!m_) throw Error(::graphrt::ErrorKind::kFailedPrecondition, "use of a null Module");
     return m_.get();
   }
   ::graphrt::Module m_;
@@ -381,7 +381,7 @@ class TypedPackedFunc<R(Args...)> {
   TypedPackedFunc(Body body, std::string name = "") {  // NOLINT: implicit as in TVM
     packed_ = PackedFunc([body, name](TVMArgs args, TVMRetValue* rv) {
       if (args.size() != static_cast<int>(sizeof...(Args)))
-        throw Error("function " + (name.empty() ? std::string("<anonymous>") : name) + " expects " +
+        throw Error(::graphrt::ErrorKind::kTypeMismatch, "function " + (name.empty() ? std::string("<anonymous>") : name) + " expects " +
                     std::to_string(sizeof...(Args)) + " arguments, got " + std::to_string(args.size()));
       Invoke(body, args, rv, std::index_sequence_for<Args...>());
     });

@@ -43,22 +43,35 @@ TEST(CudaDriverAbsent, ToolkitStubLibrary) {
   const char* stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
   if (!file_exists(stub)) GTEST_SKIP() << stub << " not present";
   CudaDeviceAPI api(stub);
-  std::string why = api.unavailable_reason(DLDevice{kDLCUDA, 0});
-  EXPECT_FALSE(why.empty());  // the stub answers every call with CUDA_ERROR_STUB_LIBRARY
+  try {
+    api.check_available(DLDevice{kDLCUDA, 0});
+    ADD_FAILURE() << "the stub answers every call with CUDA_ERROR_STUB_LIBRARY";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDevice) << e.what();
+    std::printf("stub driver: %s\n", e.what());
+  }
   EXPECT_EQ(api.device_count(), 0);
-  std::printf("stub driver: %s\n", why.c_str());
 }
 
 TEST(CudaDriverAbsent, DeviceApiSaysWhy) {
   CudaDeviceAPI api("/nonexistent/libcuda.so.1");
-  std::string why = api.unavailable_reason(DLDevice{kDLCUDA, 0});
-  EXPECT_EQ(why.rfind("libcuda.so.1 not found: ", 0), 0u) << why;
+  try {
+    api.check_available(DLDevice{kDLCUDA, 0});
+    ADD_FAILURE() << "a missing driver leaves the device unavailable";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDevice);
+    EXPECT_EQ(e.message().rfind("libcuda.so.1 not found: ", 0), 0u) << e.what();
+  }
   EXPECT_EQ(api.device_count(), 0);
   EXPECT_THROW(api.alloc(DLDevice{kDLCUDA, 0}, 16, 64), Error);
   EXPECT_THROW(api.set_device(DLDevice{kDLCUDA, 0}), Error);
-  std::string capture_why;
-  EXPECT_FALSE(api.capture_begin(DLDevice{kDLCUDA, 0}, &capture_why));
-  EXPECT_NE(capture_why.find("not found"), std::string::npos) << capture_why;
+  try {
+    api.capture_begin(DLDevice{kDLCUDA, 0});
+    ADD_FAILURE() << "capture without a driver";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDevice);
+    EXPECT_NE(std::string(e.what()).find("not found"), std::string::npos) << e.what();
+  }
   api.free(DLDevice{kDLCUDA, 0}, nullptr);  // harmless
 }
 

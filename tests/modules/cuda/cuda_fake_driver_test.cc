@@ -43,8 +43,14 @@ std::string fixture(const std::string& rel) { return graphrt_test::fixture_path(
 TEST(CudaFakeDriver, DeviceApi) {
   ASSERT_EQ(kEnvSet, 0);
   cuda_test::init();
-  ASSERT_EQ(cuda_device_api()->unavailable_reason(DLDevice{kDLCUDA, 0}), "");
-  EXPECT_EQ(cuda_device_api()->unavailable_reason(DLDevice{kDLCUDA, 1}), "no CUDA device 1 (1 devices)");
+  ASSERT_NO_THROW(cuda_device_api()->check_available(DLDevice{kDLCUDA, 0}));
+  try {
+    cuda_device_api()->check_available(DLDevice{kDLCUDA, 1});
+    ADD_FAILURE() << "the fake driver has one device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kOutOfRange);
+    EXPECT_EQ(e.message(), "no CUDA device 1 (1 devices)");
+  }
   EXPECT_EQ(cuda_device_api()->driver().version, 12040);
   NDArray a = NDArray::empty({10}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCUDA, 0});
   float v[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, w[10] = {};

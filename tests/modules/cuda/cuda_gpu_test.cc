@@ -26,7 +26,7 @@ constexpr double kTolerance = 1e-3;  // case.json: expected output is TVM's CPU 
 #define REQUIRE_GPU()                                                                     \
   do {                                                                                    \
     cuda_test::init();                                                                    \
-    std::string why_ = cuda_device_api()->unavailable_reason(DLDevice{kDLCUDA, 0});       \
+    std::string why_ = cuda_test::unavailable_reason(0);                                  \
     if (!why_.empty()) GTEST_SKIP() << "no usable CUDA device: " << why_;                 \
   } while (0)
 
@@ -102,7 +102,7 @@ TEST(CudaGpu, DeviceInfo) {
   d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
   std::printf("driver %s (%s), %d device(s), cuda:0 = %s sm_%d%d\n", format_driver_version(d.version).c_str(),
               d.path.c_str(), cuda_device_api()->device_count(), name, major, minor);
-  std::string why = cuda_device_api()->unavailable_reason(DLDevice{kDLCUDA, cuda_device_api()->device_count()});
+  std::string why = cuda_test::unavailable_reason(cuda_device_api()->device_count());
   EXPECT_NE(why.find("no CUDA device"), std::string::npos) << why;
 }
 

@@ -5,6 +5,7 @@
 
 #include "graphrt/module.h"
 #include "graphrt/runtime.h"
+#include "modules/cuda/cuda_device_api.h"
 #include "modules/cuda/cuda_module.h"
 #include "modules/cuda/register.h"
 
@@ -12,6 +13,16 @@ namespace cuda_test {
 
 // The runtime, with the CUDA back end registered by modules/register_all.cc.
 inline void init() { graphrt::runtime_init(); }
+
+// Why cuda:`device_id` cannot be used, or "" when it can: for skipping tests.
+inline std::string unavailable_reason(int device_id) {
+  try {
+    graphrt::cuda_backend::cuda_device_api()->check_available(DLDevice{kDLCUDA, device_id});
+  } catch (const graphrt::Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // The first module of type "cuda" in the import tree under `root`.
 inline graphrt::cuda_backend::CudaModuleNode* find_cuda_module(const graphrt::Module& root) {
