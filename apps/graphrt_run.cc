@@ -265,10 +265,7 @@ int run(int argc, char** argv) {
     NpyArray a = read_npy(kv.second);
     graphrt::NDArray cur = ex->get_input(index);
     std::vector<int64_t> want(cur.shape().begin(), cur.shape().end());
-    // A bfloat16 input reads a uint16 .npy of its bit patterns (numpy has no bfloat16).
-    const bool bfloat16_bits = cur.dtype().code == kDLBfloat && cur.dtype().bits == 16 && cur.dtype().lanes == 1 &&
-                               a.dtype.code == kDLUInt && a.dtype.bits == 16;
-    if (a.dtype != cur.dtype() && !bfloat16_bits)
+    if (!npy_dtype_fits(a.dtype, cur.dtype()))
       throw Error("input '" + name + "' has dtype " + graphrt::dtype_to_string(a.dtype) + ", the model expects " +
                   graphrt::dtype_to_string(cur.dtype()))
           .with("file", kv.second);

@@ -18,41 +18,31 @@ const char* error_kind_name(ErrorKind kind) {
   return "internal";
 }
 
-Error::Error(std::string message)
-    : std::runtime_error(message), message_(std::move(message)) {
-  reformat();
+namespace {
+// "message [key: value, key: value]": the one line a user reads.
+std::string format_error(const std::string& message, const std::vector<std::pair<std::string, std::string>>& context) {
+  std::string formatted = message;
+  if (context.empty()) return formatted;
+  formatted += " [";
+  for (size_t i = 0; i < context.size(); ++i) {
+    if (i) formatted += ", ";
+    formatted += context[i].first + ": " + context[i].second;
+  }
+  return formatted + "]";
 }
+}  // namespace
 
 Error::Error(ErrorKind kind, std::string message)
-    : std::runtime_error(message), kind_(kind), message_(std::move(message)) {
-  reformat();
-}
+    : std::runtime_error(message), kind_(kind), message_(std::move(message)), formatted_(message_) {}
 
 Error& Error::with(const std::string& key, const std::string& value) {
   for (auto& pair : context_) {
     if (pair.first == key) return *this;  // innermost context wins
   }
   context_.emplace_back(key, value);
-  reformat();
+  formatted_ = format_error(message_, context_);
   return *this;
 }
 
-std::string Error::context_value(const std::string& key) const {
-  for (const auto& pair : context_) {
-    if (pair.first == key) return pair.second;
-  }
-  return "";
-}
-
-void Error::reformat() {
-  formatted_ = message_;
-  if (context_.empty()) return;
-  formatted_ += " [";
-  for (size_t i = 0; i < context_.size(); ++i) {
-    if (i) formatted_ += ", ";
-    formatted_ += context_[i].first + ": " + context_[i].second;
-  }
-  formatted_ += "]";
-}
 
 }  // namespace graphrt

@@ -5,10 +5,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "args.h"
+#include "graphrt/regular_file.h"
 #include "graphrt/device_api.h"
 
 namespace graphrt_apps {
@@ -16,9 +15,7 @@ namespace graphrt_apps {
 using graphrt::Error;
 
 std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + what + ": " + std::strerror(errno)).with("file", path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return graphrt::read_regular_file(path, what);
 }
 
 graphrt::LoadOptions load_options_from_args(const Args& args) {
@@ -31,11 +28,6 @@ graphrt::LoadOptions load_options_from_args(const Args& args) {
 
 Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path) {
-  if (FILE* probe = std::fopen(path.c_str(), "rb")) {
-    std::fclose(probe);
-  } else {
-    throw Error(std::string("cannot open model: ") + std::strerror(errno)).with("file", path);
-  }
   if (!params_path.empty() && graph_path.empty()) throw UsageError("--params needs --graph (three-file form)");
   Model m;
   m.root = graphrt::load_module(path, options);
