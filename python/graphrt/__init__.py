@@ -18,7 +18,7 @@ from .error import (GraphrtError, GraphrtTypeError, FunctionNotFoundError, Inval
 from . import error
 from ._lib import find_library, library_path
 from .device import Device, cpu, cuda, gpu, device, opencl, cl, vulkan, metal, mtl, vpi, rocm, ext_dev
-from .module import (Module, Function, Object, load_module, load_module_from_memory, get_global_func,
+from .module import (Module, Function, Object, Array, load_module, load_module_from_memory, get_global_func,
                      list_global_func_names, load_plugin, BenchmarkResult)
 from .ndarray import NDArray, from_dlpack
 from . import ndarray as nd

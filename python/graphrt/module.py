@@ -47,6 +47,48 @@ class Object:
         return _lib.py_str(key.value)
 
 
+class Array(Object):
+    """TVM's runtime Array, what a Relax function returns for a tuple: a sequence (len, indexing,
+    iteration) whose items (NDArrays, nested Arrays, ...) are read when asked for, as TVM's are."""
+
+    __slots__ = ()
+    _type_index = None
+    _size = None
+    _get_item = None
+
+    @classmethod
+    def _is_array(cls, handle):
+        if cls._type_index is None:
+            index = ctypes.c_uint(0)
+            _lib.call("TVMObjectTypeKey2Index", _lib.c_str("Array"), ctypes.byref(index))
+            cls._type_index = index.value
+            cls._size = get_global_func("runtime.ArraySize")
+            cls._get_item = get_global_func("runtime.ArrayGetItem")
+        index = ctypes.c_uint(0)
+        _lib.call("TVMObjectGetTypeIndex", ctypes.c_void_p(handle), ctypes.byref(index))
+        return index.value == cls._type_index
+
+    def __len__(self):
+        return Array._size(self)
+
+    def __getitem__(self, i):
+        n = len(self)
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(*i.indices(n)))
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("Array index %d out of range (length %d)" % (i, n))
+        return Array._get_item(self, i)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        return "Array(%s)" % ", ".join(repr(x) for x in self)
+
+
 def _put_arg(value, values, codes, i, keep):
     """Converts one Python value into values[i]/codes[i]; `keep` holds temporaries alive."""
     if value is None:
@@ -135,13 +177,10 @@ def _return_value(value, code):
     if code == _lib.kDataType:
         return dtype_to_str(value.v_type)
     if code == _lib.kObjectHandle:
-        obj = Object(value.v_handle)
-        if obj.type_key == "Array":  # a Relax tuple (TVM's Array): a tuple, nested tuples converted too
-            size = get_global_func("runtime.ArraySize")(obj)
-            item = get_global_func("runtime.ArrayGetItem")
-            return tuple(item(obj, i) for i in range(size))
+        if Array._is_array(value.v_handle):  # a Relax tuple (TVM's Array), read lazily as TVM's is
+            return Array(value.v_handle)
         from .vm import _from_vm  # VM lists and results become graphrt.vm.List / tuples
-        return _from_vm(obj)
+        return _from_vm(Object(value.v_handle))
     if code in (_lib.kHandle, _lib.kDLTensorHandle):
         return value.v_handle
     raise GraphrtError("function returned a value of unsupported type code %d" % code)

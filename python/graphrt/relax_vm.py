@@ -3,7 +3,7 @@ what `relax.build(mod, target).export_library(path)` wrote.
 
     lib = graphrt.load_module("deploy_relax.so")
     vm = graphrt.relax.VirtualMachine(lib, graphrt.cpu())
-    out = vm["main"](x)          # NDArrays or numpy arrays in; an NDArray or a (nested) tuple out
+    out = vm["main"](x)          # NDArrays or numpy arrays in; an NDArray or a (nested) Array out
 """
 from ._lib import GraphrtError
 from .device import Device, cpu, to_device
@@ -105,7 +105,7 @@ class VirtualMachine:
         self._invoke_stateful(func_name)
 
     def get_outputs(self, func_name):
-        """The result of the last invoke_stateful(func_name): an NDArray, or a tuple (nested)."""
+        """The result of the last invoke_stateful(func_name): an NDArray, or a (nested) Array."""
         return self._get_output(func_name)
 
     def profile(self, func_name, *args):

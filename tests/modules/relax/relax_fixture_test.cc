@@ -3,6 +3,8 @@
 // vm_initialization, the entry function by name).
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "fixture_cases.h"
 #include "graphrt/runtime.h"
 #include "modules/relax/vm_module.h"
@@ -95,5 +97,37 @@ INSTANTIATE_TEST_SUITE_P(Cases, RelaxFixture, ::testing::ValuesIn([] {
                            std::vector<std::string> c = graphrt_test::relax_cases();
                            return c.empty() ? std::vector<std::string>{"none"} : c;
                          }()));
+
+}  // namespace
+
+namespace {
+
+// Two VMs of one executable, each called from its own thread (TVM's model of
+// concurrency: one VM per thread), both give TVM's outputs every time.
+TEST(RelaxConcurrency, TwoVmsOfOneExecutableOnTwoThreads) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  if (graphrt_test::relax_cases().empty()) GTEST_SKIP() << "Relax fixtures not found";
+  const auto rc = relax_case("relax_transformer_block");
+  graphrt::Module lib = graphrt::load_module(rc.dir + "/deploy_relax.so");
+  const auto inputs = graphrt_test::relax_inputs(rc.sets.front());
+  std::vector<std::string> failures(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        graphrt::Module vm = graphrt_test::relax_vm(lib);
+        for (int i = 0; i < 50 && failures[t].empty(); ++i) {
+          const auto got = graphrt_test::flatten_result(run_entry(vm, rc.entry, inputs));
+          failures[t] = graphrt_test::compare_output(got.at(0), rc.sets.front().outputs.at(0), 0);
+        }
+      } catch (const std::exception& e) {
+        failures[t] = e.what();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+}
 
 }  // namespace
