@@ -39,7 +39,8 @@ class GraphExecutorFactoryNode : public ModuleNode {
       return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
         std::string wanted = args.as_string(0);
         if (wanted != contents_.module_name)
-          throw Error(ErrorKind::kNotFound, "debug_create: this factory holds module '" + contents_.module_name + "', not '" + wanted + "'");
+          throw Error(ErrorKind::kNotFound,
+                      "debug_create: this factory holds module '" + contents_.module_name + "', not '" + wanted + "'");
         ret->set_module(make_graph_executor_module(create(keep, devices_from_args(args, 1), GraphExecutorOptions())));
       }, name);
     }
@@ -72,7 +73,8 @@ class GraphExecutorFactoryNode : public ModuleNode {
   // library's context and its BYOC constants stay the ones in use.
   std::shared_ptr<GraphExecutor> create(const Module& self, const std::vector<DLDevice>& devices,
                                         GraphExecutorOptions options) {
-    if (imports().empty()) throw Error(ErrorKind::kFailedPrecondition, "GraphExecutorFactory has no library module to run");
+    if (imports().empty()) throw Error(ErrorKind::kFailedPrecondition,
+                                       "GraphExecutorFactory has no library module to run");
     options.owner = self;
     // The factory's arrays become the executor's param storage: one copy of
     // the params however many executors are made.

@@ -38,7 +38,8 @@ namespace {
 class FileMapping {
  public:
   explicit FileMapping(const std::string& path) : fd_(open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw Error(Error::kind_of_errno(errno), "cannot open ELF file: " + std::string(std::strerror(errno))).with("file", path);
+    if (fd_ < 0) throw Error(Error::kind_of_errno(errno),
+                             "cannot open ELF file: " + std::string(std::strerror(errno))).with("file", path);
     struct stat st;
     const bool ok = fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
     size_ = ok ? static_cast<size_t>(st.st_size) : 0;

@@ -2,9 +2,10 @@
 import ctypes
 
 from . import _lib
-from ._lib import GraphrtError, GraphrtTypeError
+from ._lib import GraphrtTypeError
 from .ndarray import NDArray
 from . import ndarray as nd
+from . import error as _error
 
 
 def save_param_dict(params):
@@ -54,7 +55,7 @@ def load_param_dict(param_bytes):
     for i, h in enumerate(handles):
         out[name_list[i] if i < len(name_list) else "param%d" % i] = NDArray(ctypes.c_void_p(h))
     if len(out) != count.value:
-        raise GraphrtError("params file repeats a name")
+        raise _error.InvalidArgumentError("params file repeats a name")
     return out
 
 

@@ -163,3 +163,12 @@ def test_tvm_names(lib_ok):
     # Every kind's class is a TVMError: TVM code that catches tvm.TVMError catches them all.
     for kind in range(gerr.INVALID_ARGUMENT, gerr.INTERNAL + 1):
         assert isinstance(gerr.error_for_kind(kind, "x"), graphrt.TVMError), kind
+
+
+def test_bindings_own_checks_have_kinds(lib_ok):
+    # What the Python layer refuses before any C call is classified the same way.
+    with pytest.raises(ValueError) as info:
+        graphrt.device("tpu")
+    assert isinstance(info.value, graphrt.InvalidArgumentError)
+    with pytest.raises(TypeError):
+        graphrt.Device(1, "0")
