@@ -1,6 +1,5 @@
 // graphrt-inspect: module tree, graph summary, memory plans and DOT output of a TVM model.
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -8,6 +7,7 @@
 
 #include "common/args.h"
 #include "common/model.h"
+#include "common/relax_model.h"
 #include "common/output_file.h"
 #include "graphrt/graph_json.h"
 #include "graphrt/ndarray.h"
@@ -23,15 +23,23 @@ const char* kUsage =
     "  --trust-exports  list a library without TVM markers (hand-written kernels): its exported\n"
     "                   functions are then taken as TVM packed functions\n";
 
-void print_tree(const graphrt::Module& m, int depth, bool all_functions) {
+// A module imported by several others (the import tree is a DAG) is listed
+// in full once; a walk per path would be exponential in a crafted file.
+void print_tree(const graphrt::Module& m, int depth, bool all_functions,
+                std::vector<const graphrt::ModuleNode*>* listed) {
   std::string pad(2 * depth, ' ');
+  if (std::find(listed->begin(), listed->end(), m.get()) != listed->end()) {
+    std::cout << pad << "- " << m->type_key() << " (listed above)\n";
+    return;
+  }
+  listed->push_back(m.get());
   std::vector<std::string> names = m->function_names();
   std::cout << pad << "- " << m->type_key() << " (" << names.size() << " function" << (names.size() == 1 ? "" : "s")
             << ", " << m->imports().size() << " import" << (m->imports().size() == 1 ? "" : "s") << ")\n";
   size_t limit = all_functions ? names.size() : std::min<size_t>(names.size(), 12);
   for (size_t i = 0; i < limit; ++i) std::cout << pad << "    " << names[i] << "\n";
   if (limit < names.size()) std::cout << pad << "    ... " << names.size() - limit << " more (--all-functions)\n";
-  for (const graphrt::Module& child : m->imports()) print_tree(child, depth + 1, all_functions);
+  for (const graphrt::Module& child : m->imports()) print_tree(child, depth + 1, all_functions, listed);
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -84,13 +92,16 @@ int run(int argc, char** argv) {
   std::string graph_path = args.get("--graph");
   if (graph_path.empty()) {
     // Not a factory: still print the module tree, then say what is missing.
-    {
-      std::ifstream probe(path, std::ios::binary);
-      if (!probe) throw Error("cannot open model").with("file", path);
-    }
     graphrt::Module root = graphrt::load_module(path, options);
     std::cout << "model: " << path << "\n\nmodule tree:\n";
-    print_tree(root, 0, args.has("--all-functions"));
+    std::vector<const graphrt::ModuleNode*> listed;
+    print_tree(root, 0, args.has("--all-functions"), &listed);
+    if (is_relax_executable(root)) {
+      // The executable's own listing: constants (dtype and shape), functions, and the code.
+      std::cout << "\n" << graphrt::call_function(root->require_function("stats"), {}).as_string() << "\n"
+                << graphrt::call_function(root->require_function("as_text"), {}).as_string();
+      return 0;
+    }
     if (root->type_key() != "GraphExecutorFactory" && root->type_key() != "GraphRuntimeFactory") {
       std::cout << "\ngraph: none in this library (root is '" << root->type_key()
                 << "'); pass --graph G.json to inspect a three-file model\n";
@@ -100,7 +111,8 @@ int run(int argc, char** argv) {
   } else {
     model = load_model(path, options, graph_path, args.get("--params"));
     std::cout << "model: " << path << " + " << graph_path << "\n\nmodule tree:\n";
-    print_tree(model.root, 0, args.has("--all-functions"));
+    std::vector<const graphrt::ModuleNode*> listed;
+    print_tree(model.root, 0, args.has("--all-functions"), &listed);
   }
 
   graphrt::GraphDef g = graphrt::parse_graph_json(model.graph_json);

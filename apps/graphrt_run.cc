@@ -15,6 +15,7 @@
 #include "common/args.h"
 #include "common/model.h"
 #include "common/output_file.h"
+#include "common/relax_model.h"
 #include "common/npy.h"
 #include "graphrt/device_api.h"
 #include "graphrt/runtime.h"
@@ -28,6 +29,7 @@ namespace {
 
 const char* kUsage =
     "usage: graphrt-run MODEL.so [--graph G.json [--params P.params]] [--input NAME=FILE.npy ...]\n"
+    "                   [--function NAME (Relax executables; default main)]\n"
     "                   [--random-inputs SEED] [--output-dir DIR] [--device cpu|cuda[:N]] [--threads N]\n"
     "                   [--repeat N] [--warmup N] [--profile [--trace FILE.json]]\n"
     "                   [--memory-plan auto|tvm|liveness] [--cuda-graph] [--loader dlopen|elf] [--trust-exports]\n"
@@ -123,12 +125,91 @@ void sync(DLDevice dev) {
   if (dev.device_type != kDLCPU) graphrt::device_api(dev)->synchronize(dev, nullptr);
 }
 
+// The outputs of a run, printed and (with --output-dir) written as output_<i>.npy.
+void write_outputs(const std::vector<graphrt::NDArray>& outputs, const std::string& out_dir, bool quiet) {
+  if (!out_dir.empty()) {
+    struct stat st;
+    if (stat(out_dir.c_str(), &st) != 0 && mkdir(out_dir.c_str(), 0755) != 0)
+      throw Error("cannot create output directory").with("dir", out_dir);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    graphrt::NDArray host = outputs[i].copy_to_device(DLDevice{kDLCPU, 0});
+    if (!quiet)
+      std::cout << "output " << i << ": " << graphrt::shape_to_string(host.shape()) << " "
+                << graphrt::dtype_to_string(host.dtype()) << " " << preview(host, 8) << "\n";
+    if (!out_dir.empty()) {
+      std::string path = out_dir + "/output_" + std::to_string(i) + ".npy";
+      write_npy(path, host.dtype(), host.shape(), host->data, host.nbytes());
+    }
+  }
+  if (!out_dir.empty() && !quiet) std::cout << "wrote " << outputs.size() << " output(s) to " << out_dir << "\n";
+}
+
+void print_latency(std::vector<double> ms, int repeat, int warmup) {
+  double mean = 0;
+  for (double v : ms) mean += v;
+  mean /= ms.size();
+  std::printf("latency over %d runs (%d warm-up): mean %.4f ms, p50 %.4f ms, p90 %.4f ms, min %.4f ms, max %.4f ms\n",
+              repeat, warmup, mean, percentile(ms, 0.5), percentile(ms, 0.9), *std::min_element(ms.begin(), ms.end()),
+              *std::max_element(ms.begin(), ms.end()));
+}
+
+// A Relax executable: its function called with the --input arrays in parameter order; a tuple
+// result is written flattened depth-first, as TVM's output_<i>.npy are.
+int run_relax(const Model& model, const std::vector<std::pair<std::string, std::string>>& given, const Args& args,
+              DLDevice dev) {
+  for (const char* flag : {"--trace", "--memory-plan", "--cuda-graph", "--random-inputs"})
+    if (args.has(flag)) throw UsageError(std::string(flag) + " is not supported for Relax executables yet");
+  if (dev.device_type != kDLCPU) throw UsageError("Relax executables run on the CPU only");
+  RelaxFunction fn = open_relax_function(model.root, args.get("--function"));
+  std::vector<graphrt::NDArray> inputs(fn.param_names.size());
+  for (const auto& kv : given) {
+    auto it = std::find(fn.param_names.begin(), fn.param_names.end(), kv.first);
+    if (it == fn.param_names.end())
+      throw Error("unknown input '" + kv.first + "' (" + fn.name + " takes " + join(fn.param_names) + ")");
+    auto& slot = inputs[static_cast<size_t>(it - fn.param_names.begin())];
+    if (slot.defined()) throw UsageError("input '" + kv.first + "' given twice");
+    NpyArray a = read_npy(kv.second);
+    slot = graphrt::NDArray::empty(a.shape, a.dtype, DLDevice{kDLCPU, 0});
+    slot.copy_from_bytes(a.data.data(), a.data.size());
+  }
+  graphrt::ArgList call_args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined())
+      throw Error("input '" + fn.param_names[i] + "' not given (use --input " + fn.param_names[i] + "=FILE.npy)");
+    call_args.add_ndarray(inputs[i]);
+  }
+  graphrt::PackedFunc f = fn.vm->require_function(fn.name);
+  const int repeat = static_cast<int>(args.get_int("--repeat", 0, 0, 1000000));
+  const int warmup = static_cast<int>(args.get_int("--warmup", repeat > 0 ? 1 : 0, 0, 1000000));
+  for (int i = 0; i < warmup; ++i) graphrt::call_function(f, call_args);
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    graphrt::call_function(f, call_args);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (repeat > 0) print_latency(ms, repeat, warmup);
+  std::string structure;
+  const std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::call_function(f, call_args), &structure);
+  const bool quiet = args.has("--quiet");
+  if (!quiet) std::cout << fn.name << " returned " << structure << "\n";
+  write_outputs(outputs, args.get("--output-dir"), quiet);
+  if (args.has("--profile")) {
+    graphrt::ArgList profile_args;
+    profile_args.add_string(fn.name);
+    for (const auto& a : inputs) profile_args.add_ndarray(a);
+    std::cout << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   Args args({{"--graph", true},         {"--params", true},     {"--input", true, true}, {"--random-inputs", true},
              {"--output-dir", true},    {"--device", true},     {"--threads", true},     {"--repeat", true},
              {"--warmup", true},        {"--profile", false},   {"--trace", true},       {"--memory-plan", true},
              {"--cuda-graph", false},   {"--loader", true},     {"--quiet", false},      {"--help", false},
-             {"-h", false},             {"--trust-exports", false}});
+             {"-h", false},             {"--trust-exports", false}, {"--function", true}});
   args.parse(argc, argv);
   if (args.has("--help") || args.has("-h")) {
     std::cout << kUsage;
@@ -162,6 +243,8 @@ int run(int argc, char** argv) {
   if (threads > 0) graphrt::set_num_threads(threads);
   require_device(dev);
   Model model = load_model(args.positional()[0], load_options, args.get("--graph"), args.get("--params"));
+  if (model.is_relax) return run_relax(model, given, args, dev);
+  if (args.has("--function")) throw UsageError("--function applies to Relax executables; this model is a graph");
   auto ex = make_executor(model, dev, plan, args.has("--cuda-graph"));
 
   // Inputs to provide: graph inputs minus bound params.
@@ -182,10 +265,7 @@ int run(int argc, char** argv) {
     NpyArray a = read_npy(kv.second);
     graphrt::NDArray cur = ex->get_input(index);
     std::vector<int64_t> want(cur.shape().begin(), cur.shape().end());
-    // A bfloat16 input reads a uint16 .npy of its bit patterns (numpy has no bfloat16).
-    const bool bfloat16_bits = cur.dtype().code == kDLBfloat && cur.dtype().bits == 16 && cur.dtype().lanes == 1 &&
-                               a.dtype.code == kDLUInt && a.dtype.bits == 16;
-    if (a.dtype != cur.dtype() && !bfloat16_bits)
+    if (!npy_dtype_fits(a.dtype, cur.dtype()))
       throw Error("input '" + name + "' has dtype " + graphrt::dtype_to_string(a.dtype) + ", the model expects " +
                   graphrt::dtype_to_string(cur.dtype()))
           .with("file", kv.second);
@@ -237,34 +317,15 @@ int run(int argc, char** argv) {
       sync(dev);
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    double mean = 0;
-    for (double v : ms) mean += v;
-    mean /= ms.size();
-    std::printf("latency over %d runs (%d warm-up): mean %.4f ms, p50 %.4f ms, p90 %.4f ms, min %.4f ms, max %.4f ms\n",
-                repeat, warmup, mean, percentile(ms, 0.5), percentile(ms, 0.9), *std::min_element(ms.begin(), ms.end()),
-                *std::max_element(ms.begin(), ms.end()));
+    print_latency(ms, repeat, warmup);
   } else if (warmup == 0) {
     ex->run();
     sync(dev);
   }
 
-  if (!out_dir.empty()) {
-    struct stat st;
-    if (stat(out_dir.c_str(), &st) != 0 && mkdir(out_dir.c_str(), 0755) != 0)
-      throw Error("cannot create output directory").with("dir", out_dir);
-  }
-  for (int i = 0; i < ex->num_outputs(); ++i) {
-    graphrt::NDArray out = ex->get_output(i);
-    graphrt::NDArray host = out.copy_to_device(DLDevice{kDLCPU, 0});
-    if (!quiet)
-      std::cout << "output " << i << ": " << graphrt::shape_to_string(host.shape()) << " "
-                << graphrt::dtype_to_string(host.dtype()) << " " << preview(host, 8) << "\n";
-    if (!out_dir.empty()) {
-      std::string path = out_dir + "/output_" + std::to_string(i) + ".npy";
-      write_npy(path, host.dtype(), host.shape(), host->data, host.nbytes());
-    }
-  }
-  if (!out_dir.empty() && !quiet) std::cout << "wrote " << ex->num_outputs() << " output(s) to " << out_dir << "\n";
+  std::vector<graphrt::NDArray> outputs;
+  for (int i = 0; i < ex->num_outputs(); ++i) outputs.push_back(ex->get_output(i));
+  write_outputs(outputs, out_dir, quiet);
 
   if (args.has("--profile")) {
     graphrt::ProfileReport report = ex->profile(std::max(1, repeat), std::max(1, warmup));

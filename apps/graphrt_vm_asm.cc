@@ -4,23 +4,21 @@
 //   graphrt-vm-asm IN.vmasm -o OUT.vmbc
 //   graphrt-vm-asm --dump IN.vmbc
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "common/packed_args.h"
 #include "common/output_file.h"
+#include "graphrt/regular_file.h"
 #include "graphrt/error.h"
 
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw graphrt::Error(graphrt::Error::kind_of_errno(errno), "cannot open input").with("file", path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+// Program texts and bytecode images are small; this bounds what one costs to read.
+constexpr size_t kMaxInputBytes = size_t(256) << 20;
+
+std::string read_all(const std::string& path) { return graphrt::read_regular_file(path, "input", kMaxInputBytes); }
 
 const char kUsage[] =
     "usage: graphrt-vm-asm IN.vmasm -o OUT.vmbc   assemble and verify\n"

@@ -50,10 +50,12 @@ using graphrt_apps::string_arg;
 const char* kUsage =
     "usage: graphrt-vm-run --module=FILE.vmbc|FILE.vmasm|LIB.so[@create][?k=v] [--module=...]\n"
     "                      --function=NAME [--input=VALUE ...] [--output=@FILE.npy|- ...]\n"
-    "                      [--budget=N] [--trace] [--benchmark=N]\n"
+    "                      [--budget=N] [--memory-limit=BYTES] [--trace] [--benchmark=N]\n"
     "  --input   i32=5 | f32=1.5 | 5 | 2x3xf32=1,2,3,4,5,6 | 4xi32=7 (splat) | @file.npy\n"
     "  --output  one per result, in order: @file.npy writes it, - prints it (default)\n"
     "  --budget  branches + calls the call may execute (default GRAPHRT_VM_BUDGET or 100000000)\n"
+    "  --memory-limit  bytes all VM buffers and tensors may hold together\n"
+    "                  (default GRAPHRT_VM_MEMORY_LIMIT or 536870912)\n"
     "  --trace   print every executed instruction to stderr\n"
     "  --benchmark N  run N more times and print timings\n";
 
@@ -431,12 +433,17 @@ void set_budget(const std::string& text, const std::string& source) {
   call_packed(global_function("graphrt.vm.set_instruction_budget"), {string_arg(text), string_arg(source)});
 }
 
+void set_memory_limit(const std::string& text, const std::string& source) {
+  call_packed(global_function("graphrt.vm.set_memory_limit"), {string_arg(text), string_arg(source)});
+}
+
 int run(int argc, char** argv) {
   graphrt_apps::Args args({{"--module", true, true},
                            {"--function", true},
                            {"--input", true, true},
                            {"--output", true, true},
                            {"--budget", true},
+                           {"--memory-limit", true},
                            {"--trace", false},
                            {"--benchmark", true},
                            {"--help", false}});
@@ -449,6 +456,8 @@ int run(int argc, char** argv) {
   // The budget of the modules linked next (the library reads the variable too, but cannot report it).
   if (const char* env = std::getenv("GRAPHRT_VM_BUDGET")) set_budget(env, "GRAPHRT_VM_BUDGET");
   if (args.has("--budget")) set_budget(args.get("--budget"), "--budget");
+  if (const char* env = std::getenv("GRAPHRT_VM_MEMORY_LIMIT")) set_memory_limit(env, "GRAPHRT_VM_MEMORY_LIMIT");
+  if (args.has("--memory-limit")) set_memory_limit(args.get("--memory-limit"), "--memory-limit");
   const graphrt::Module linked = link_modules(args.all("--module"));
   const std::string main_module =
       call_packed(global_function("graphrt.vm.module_name"), {module_arg(linked)}).as_string();

@@ -169,8 +169,8 @@ struct GraphExecutor::Impl {
 
   static bool module_tree_has(const Module& m, const std::string& type_key) {
     if (m->type_key() == type_key) return true;
-    for (const Module& child : m->imports())
-      if (module_tree_has(child, type_key)) return true;
+    for (const ModuleNode* child : imported_modules(*m))
+      if (child->type_key() == type_key) return true;
     return false;
   }
 

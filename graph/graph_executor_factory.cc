@@ -39,8 +39,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
       return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
         std::string wanted = args.as_string(0);
         if (wanted != contents_.module_name)
-          throw Error(ErrorKind::kNotFound,
-                      "debug_create: this factory holds module '" + contents_.module_name + "', not '" + wanted + "'");
+          throw Error(ErrorKind::kNotFound, "debug_create: this factory holds module '" + contents_.module_name + "', not '" + wanted + "'");
         ret->set_module(make_graph_executor_module(create(keep, devices_from_args(args, 1), GraphExecutorOptions())));
       }, name);
     }
@@ -54,7 +53,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
     }
     if (name == "remove_params") {
       return make_function([this, keep](const TVMArgs&, RetValue* ret) {
-        FactoryContents stripped{contents_.graph_json, {}, contents_.module_name};
+        FactoryContents stripped{contents_.graph_json, {}, contents_.module_name, contents_.origin};
         auto node = make_ref<GraphExecutorFactoryNode>(std::move(stripped));
         for (const Module& m : imports()) node->add_import(m);
         ret->set_module(Module(node));
@@ -73,8 +72,12 @@ class GraphExecutorFactoryNode : public ModuleNode {
   // library's context and its BYOC constants stay the ones in use.
   std::shared_ptr<GraphExecutor> create(const Module& self, const std::vector<DLDevice>& devices,
                                         GraphExecutorOptions options) {
-    if (imports().empty()) throw Error(ErrorKind::kFailedPrecondition,
-                                       "GraphExecutorFactory has no library module to run");
+    if (imports().empty()) {
+      Error e("GraphExecutorFactory has no library module to run: the blob's _import_tree gives it no imports");
+      e.with("record", "GraphExecutorFactory").with("field", "_import_tree");
+      if (!contents_.origin.empty()) e.with("file", contents_.origin);
+      throw e;
+    }
     options.owner = self;
     // The factory's arrays become the executor's param storage: one copy of
     // the params however many executors are made.
@@ -96,6 +99,7 @@ Module load_factory(BlobReader& reader) {
   c.params.reserve(names.size());
   for (size_t i = 0; i < names.size(); ++i) c.params.emplace_back(names[i], std::move(arrays[i]));
   c.module_name = reader.read_string("factory module name");
+  c.origin = reader.origin();
   return Module(make_ref<GraphExecutorFactoryNode>(std::move(c)));
 }
 

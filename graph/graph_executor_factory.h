@@ -10,6 +10,7 @@ struct FactoryContents {
   std::string graph_json;
   ParamList params;
   std::string module_name;
+  std::string origin;  // the file the record came from, for errors
 };
 
 // The factory contents of a module tree's root, or null when the root is not

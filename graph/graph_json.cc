@@ -250,6 +250,47 @@ std::vector<T> read_list(JsonCursor& c, const char* what, Read read) {
   return out;
 }
 
+size_t entry_nbytes(const GraphDef& g, uint32_t entry) {
+  const std::vector<int64_t>& shape = g.shape[entry];
+  return dtype_bytes(g.dtype[entry], shape_numel(shape.data(), static_cast<int>(shape.size())));
+}
+
+// Every input node (op null) is an input the caller sets or a param: one
+// that arg_nodes leaves out would never be required, and the run would read
+// whatever its memory held.
+void validate_inputs_listed(const GraphDef& g) {
+  std::vector<bool> listed(g.nodes.size(), false);
+  for (uint32_t a : g.arg_nodes) listed[a] = true;
+  for (size_t nid = 0; nid < g.nodes.size(); ++nid) {
+    if (g.nodes[nid].op == "null" && !listed[nid])
+      throw node_error(g, nid, "is an input (op null) but arg_nodes does not list it").with("attribute", "arg_nodes");
+  }
+}
+
+// A `__nop` node runs nothing: its output is its input under another shape
+// (TVM's in-place reshape). So both must be one tensor: the same storage, the
+// same dtype and the same number of bytes; anything else would hand on
+// memory that no kernel wrote.
+void validate_alias(const GraphDef& g, uint32_t nid) {
+  const GraphNode& node = g.nodes[nid];
+  if (node.inputs.size() != 1 || g.node_row_ptr[nid + 1] - g.node_row_ptr[nid] != 1)
+    throw node_error(g, nid, "__nop (an alias) needs exactly one input and one output").with("attribute", "inputs");
+  const uint32_t in = g.entry_id(node.inputs[0]);
+  const uint32_t out = g.entry_id(nid, 0);
+  if (g.dtype[in] != g.dtype[out])
+    throw node_error(g, nid, "__nop (an alias) has output dtype " + dtype_to_string(g.dtype[out]) +
+                                 " but its input has " + dtype_to_string(g.dtype[in]))
+        .with("attribute", "dltype");
+  if (entry_nbytes(g, in) != entry_nbytes(g, out))
+    throw node_error(g, nid, "__nop (an alias) has output shape " + shape_to_string(g.shape[out]) + " but its input has " +
+                                 shape_to_string(g.shape[in]) + " (a different number of elements)")
+        .with("attribute", "shape");
+  if (g.storage_id[in] != g.storage_id[out])
+    throw node_error(g, nid, "__nop (an alias) has output storage_id " + std::to_string(g.storage_id[out]) +
+                                 " but its input has " + std::to_string(g.storage_id[in]))
+        .with("attribute", "storage_id");
+}
+
 void validate(GraphDef& g) {
   size_t n = g.nodes.size();
   if (g.node_row_ptr.size() != n + 1)
@@ -290,6 +331,11 @@ void validate(GraphDef& g) {
   for (size_t e = 0; e < entries; ++e) {
     if (g.dtype[e].bits == 0 || g.dtype[e].lanes == 0)
       throw Error("graph JSON: entry " + std::to_string(e) + " has dtype void").with("attribute", "dltype");
+    try {
+      check_tensor_dtype(g.dtype[e]);
+    } catch (Error& e2) {
+      throw Error(e2.kind(), "graph JSON: entry " + std::to_string(e) + ": " + e2.message()).with("attribute", "dltype");
+    }
   }
   // Every tensor's byte size must be representable, so that planning and
   // allocation never multiply past 64 bits.
@@ -307,6 +353,10 @@ void validate(GraphDef& g) {
   for (uint32_t a : g.arg_nodes) {
     if (a >= n) throw Error("graph JSON: arg_nodes refers to node " + std::to_string(a) + " of " + std::to_string(n));
     if (g.nodes[a].op != "null") throw node_error(g, a, "listed in arg_nodes but is not an input (op null)");
+  }
+  validate_inputs_listed(g);
+  for (uint32_t nid = 0; nid < n; ++nid) {
+    if (g.nodes[nid].op == "tvm_op" && g.nodes[nid].func_name == "__nop") validate_alias(g, nid);
   }
   for (size_t i = 0; i < g.heads.size(); ++i) {
     const NodeEntry& h = g.heads[i];

@@ -52,17 +52,21 @@ std::vector<uint32_t> alias_groups(const GraphDef& g) {
 StoragePlan plan_tvm(const GraphDef& g, int fallback_device_type, const std::vector<bool>& external) {
   StoragePlan plan;
   size_t entries = g.num_entries();
-  int64_t max_sid = -1;
-  for (int64_t sid : g.storage_id) max_sid = std::max(max_sid, sid);
-  plan.buffers.resize(static_cast<size_t>(max_sid + 1));
+  // One buffer per storage id in use, numbered densely: ids are the file's
+  // word, and a sparse or huge one must not make buffers nothing uses.
+  std::vector<int64_t> used_ids(g.storage_id.begin(), g.storage_id.end());
+  std::sort(used_ids.begin(), used_ids.end());
+  used_ids.erase(std::unique(used_ids.begin(), used_ids.end()), used_ids.end());
+  plan.buffers.resize(used_ids.size());
   std::vector<bool> typed(plan.buffers.size(), false);
   plan.entry_buffer.resize(entries);
   plan.entry_offset.assign(entries, 0);
   for (size_t e = 0; e < entries; ++e) {
-    size_t sid = static_cast<size_t>(g.storage_id[e]);
+    const int64_t storage_id = g.storage_id[e];
+    size_t sid = static_cast<size_t>(std::lower_bound(used_ids.begin(), used_ids.end(), storage_id) - used_ids.begin());
     int type = entry_device_type(g, e, fallback_device_type);
     if (typed[sid] && plan.buffers[sid].device_type != type)
-      throw Error("storage_id " + std::to_string(sid) + " is shared by entries on device types " +
+      throw Error("storage_id " + std::to_string(storage_id) + " is shared by entries on device types " +
                   std::to_string(plan.buffers[sid].device_type) + " and " + std::to_string(type))
           .with("entry", std::to_string(e));
     typed[sid] = true;

@@ -14,6 +14,9 @@
 #ifdef GRAPHRT_WITH_VM
 #include "modules/vm/register.h"
 #endif
+#ifdef GRAPHRT_WITH_RELAX
+#include "modules/relax/register.h"
+#endif
 
 namespace graphrt {
 
@@ -27,6 +30,9 @@ void register_layers_above_core(Runtime& runtime) {
 #endif
 #ifdef GRAPHRT_WITH_VM
   vm::register_backend(runtime);
+#endif
+#ifdef GRAPHRT_WITH_RELAX
+  relax::register_backend(runtime);
 #endif
 }
 

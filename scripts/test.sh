@@ -35,7 +35,7 @@ cmake --build build-tsan -j"$jobs" --target graphrt_stress_test
 # libFuzzer smoke runs where clang++ is installed: each target is built with
 # ASan+UBSan, seeded, and must run clean for a few seconds. One entry per
 # target: name, sources, seed step, run options.
-fuzz_sources_vm_fuzz() { ls modules/vm/*.cc | grep -v -e register.cc -e packed_call.cc -e host_module.cc; echo src/error.cc; }
+fuzz_sources_vm_fuzz() { ls modules/vm/*.cc | grep -v -e register.cc -e packed_call.cc -e host_module.cc; echo src/error.cc src/regular_file.cc; }
 fuzz_seed_vm_fuzz() {
   for f in fuzz/vm_corpus/*.vmasm; do build/apps/graphrt-vm-asm "$f" -o "$1/$(basename "$f" .vmasm).vmbc"; done
 }

@@ -71,8 +71,11 @@ NDArrayRecord read_ndarray_header(BlobReader& reader) {
   record.dtype.code = reader.read_u8("dtype code");
   record.dtype.bits = reader.read_u8("dtype bits");
   record.dtype.lanes = reader.read_u16("dtype lanes");
-  if (record.dtype.lanes != 1 || record.dtype.bits == 0)
-    throw reader.error("NDArray record has unsupported dtype " + dtype_to_string(record.dtype)).with_kind(ErrorKind::kUnsupported);
+  try {
+    check_tensor_dtype(record.dtype);
+  } catch (Error& e) {
+    throw reader.error("NDArray record: " + std::string(e.message())).with("field", "dtype").with_kind(e.kind());
+  }
   record.shape.resize(ndim);
   for (int i = 0; i < ndim; ++i) {
     record.shape[i] = reader.read_i64("NDArray shape");
@@ -87,7 +90,8 @@ NDArrayRecord read_ndarray_header(BlobReader& reader) {
     }
     numel *= static_cast<uint64_t>(d);
   }
-  uint64_t expected = numel * ((record.dtype.bits + 7) / 8);
+  // dtype_bytes cannot overflow here: numel fits in what is left, lanes*bits/8 at most 8 KiB.
+  uint64_t expected = dtype_bytes(record.dtype, static_cast<int64_t>(numel));
   if (data_bytes < 0 || static_cast<uint64_t>(data_bytes) != expected)
     throw reader.error("NDArray record data_byte_size " + std::to_string(data_bytes) + " does not match shape " +
                        shape_to_string(record.shape) + " of " + dtype_to_string(record.dtype) + " (" +
@@ -145,7 +149,7 @@ void write_ndarray_record(BlobWriter& writer, const DLTensor* tensor) {
   writer.write_u16(tensor->dtype.lanes);
   for (int i = 0; i < tensor->ndim; ++i) writer.write_u64(static_cast<uint64_t>(tensor->shape[i]));
   int64_t numel = shape_numel(tensor->shape, tensor->ndim);
-  uint64_t nbytes = static_cast<uint64_t>(numel) * ((tensor->dtype.bits + 7) / 8);
+  uint64_t nbytes = dtype_bytes(tensor->dtype, numel);
   writer.write_u64(nbytes);
   if (tensor->device.device_type == kDLCPU && tensor_is_contiguous(tensor)) {
     writer.write_raw(static_cast<const char*>(tensor->data) + tensor->byte_offset, nbytes);

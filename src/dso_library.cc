@@ -14,6 +14,7 @@
 #include "library_support.h"
 #include "dlopen_path.h"
 #include "elf_symbol_table.h"
+#include "graphrt/regular_file.h"
 #include "graphrt/runtime.h"
 #include "runtime_tables.h"
 #include "graphrt/error.h"
@@ -85,7 +86,7 @@ bool has_elf_magic(const std::vector<uint8_t>& head) {
 // load-failure explanations do, on request.
 template <typename Read>
 void with_file_mapping(const std::string& path, Read read) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;
   struct stat st;
   if (fstat(fd, &st) == 0 && st.st_size > 0) {
@@ -100,7 +101,7 @@ void with_file_mapping(const std::string& path, Read read) {
 
 // The imports of the library file at `path` (empty when it will not open).
 ElfImports file_imports(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return {};
   ElfImports imports = read_elf_imports_from_fd(fd);
   close(fd);
@@ -146,8 +147,7 @@ class DsoLibrary : public Library {
   // first bytes); refusing a non-ELF file here gives a clear message where
   // dlopen would give a vague one.
   DsoLibrary(const std::string& path, const FileHead& file) : path_(path) {
-    if (!file.exists) throw Error(ErrorKind::kNotFound, "no such file").with("file", path);
-    if (!file.regular) throw Error("not a regular file").with("file", path);
+    if (!file.exists || !file.regular) require_regular_file(path, "model library");
     if (!has_elf_magic(file.bytes)) throw Error("not an ELF shared library (bad magic)").with("file", path);
     // RTLD_LOCAL: the exported context variables of two models must not interpose.
     // RTLD_NOW: an import nobody defines fails here, not as exit 127 in the
@@ -287,7 +287,8 @@ FileHead source_head(const LibrarySource& source) {
     file.bytes.assign(source.data, source.data + n);
     return file;
   }
-  int fd = open(source.path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO would wait for a writer; it is refused as not regular instead.
+  int fd = open(source.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   struct stat st;
   if (fd < 0) {
     // An unreadable file that exists (permissions) is still reported by dlopen.

@@ -10,15 +10,20 @@ namespace graphrt {
 
 size_t dtype_bytes(DLDataType dtype, int64_t numel) {
   if (numel < 0) throw Error("negative element count " + std::to_string(numel));
-  const size_t bits = static_cast<size_t>(dtype.bits) * dtype.lanes;
+  // TVM's rule (GetDataSize): every element takes whole bytes, so bool and
+  // int4 take one byte each in every file and kernel of TVM's ABI.
+  const size_t element = (static_cast<size_t>(dtype.bits) * dtype.lanes + 7) / 8;
   size_t total = 0;
-  // Whole-byte elements multiply bytes; sub-byte ones multiply bits then round up.
-  const bool overflow = bits % 8 == 0 ? __builtin_mul_overflow(bits / 8, static_cast<size_t>(numel), &total)
-                                      : __builtin_mul_overflow(bits, static_cast<size_t>(numel), &total) ||
-                                            total > SIZE_MAX - 7;
-  if (overflow)
+  if (__builtin_mul_overflow(element, static_cast<size_t>(numel), &total))
     throw Error(std::to_string(numel) + " elements of " + dtype_to_string(dtype) + " overflow a 64-bit byte count");
-  return bits % 8 == 0 ? total : (total + 7) / 8;
+  return total;
+}
+
+void check_tensor_dtype(DLDataType dtype) {
+  if (dtype.lanes == 0) throw Error(ErrorKind::kUnsupported, "dtype " + dtype_to_string(dtype) + " has 0 lanes");
+  if (dtype.bits == 0 || (dtype.bits & (dtype.bits - 1)) != 0)
+    throw Error(ErrorKind::kUnsupported, "dtype " + dtype_to_string(dtype) + " has " + std::to_string(dtype.bits) +
+                                             " bits, not a power of two");
 }
 
 int64_t shape_numel(const int64_t* shape, int ndim) {

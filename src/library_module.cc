@@ -87,6 +87,36 @@ static Module load_legacy_blob(BlobReader& reader, uint64_t count, const Module&
   return Module(root);
 }
 
+// The first module on a cycle of the import graph given as rows of children
+// (rows[i] = the modules module i imports), or -1 when it is a DAG. TVM's
+// writer numbers modules depth-first, so a module imported by two others may
+// come before one of them: order proves nothing, only a cycle is refused.
+static int64_t module_on_import_cycle(const std::vector<std::vector<uint64_t>>& rows) {
+  enum : uint8_t { kUnseen, kOnPath, kDone };
+  std::vector<uint8_t> state(rows.size(), kUnseen);
+  std::vector<std::pair<size_t, size_t>> stack;  // (module, next child position)
+  for (size_t start = 0; start < rows.size(); ++start) {
+    if (state[start] != kUnseen) continue;
+    stack.emplace_back(start, 0);
+    state[start] = kOnPath;
+    while (!stack.empty()) {
+      auto& top = stack.back();
+      if (top.second == rows[top.first].size()) {
+        state[top.first] = kDone;
+        stack.pop_back();
+        continue;
+      }
+      const uint64_t child = rows[top.first][top.second++];
+      if (state[child] == kOnPath) return static_cast<int64_t>(child);
+      if (state[child] == kUnseen) {
+        state[child] = kOnPath;
+        stack.emplace_back(child, 0);
+      }
+    }
+  }
+  return -1;
+}
+
 static void attach_imports(BlobReader& reader, const std::vector<Module>& modules, const std::vector<uint64_t>& row_ptr,
                            const std::vector<uint64_t>& children) {
   size_t m = modules.size();
@@ -95,19 +125,28 @@ static void attach_imports(BlobReader& reader, const std::vector<Module>& module
                        std::to_string(m) + " modules (expected " + std::to_string(m + 1) + ")");
   if (row_ptr[0] != 0 || row_ptr[m] != children.size())
     throw reader.error("_import_tree row pointers do not span the child list");
+  std::vector<std::vector<uint64_t>> rows(m);
   for (size_t i = 0; i < m; ++i) {
     if (row_ptr[i] > row_ptr[i + 1] || row_ptr[i + 1] > children.size())
       throw reader.error("_import_tree row pointers are not increasing within the child list at module " +
                          std::to_string(i));
     for (uint64_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
-      uint64_t child = children[j];
-      // The serializer numbers children after parents; requiring it rules out cycles.
-      if (child >= m || child <= i)
-        throw reader.error("_import_tree: module " + std::to_string(i) + " imports invalid module index " +
-                           std::to_string(child));
-      modules[i]->add_import(modules[child]);
+      const uint64_t child = children[j];
+      if (child >= m)
+        throw reader.error("_import_tree: module " + std::to_string(i) + " ('" + modules[i]->type_key() +
+                           "') imports module " + std::to_string(child) + ", but the blob has " + std::to_string(m));
+      if (child == i)
+        throw reader.error("_import_tree: module " + std::to_string(i) + " ('" + modules[i]->type_key() +
+                           "') imports itself");
+      rows[i].push_back(child);
     }
   }
+  const int64_t cyclic = module_on_import_cycle(rows);
+  if (cyclic >= 0)
+    throw reader.error("_import_tree: module " + std::to_string(cyclic) + " ('" + modules[cyclic]->type_key() +
+                       "') imports itself through a cycle");
+  for (size_t i = 0; i < m; ++i)
+    for (uint64_t child : rows[i]) modules[i]->add_import(modules[child]);
 }
 
 Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
@@ -156,7 +195,7 @@ Module parse_module_blob(const uint8_t* data, size_t size, const std::string& or
 
 static void attach_environment_to_tree(ModuleNode* node, ModuleNode* ctx) {
   node->attach_environment(ctx);
-  for (const Module& child : node->imports()) attach_environment_to_tree(child.get(), ctx);
+  for (ModuleNode* child : imported_modules(*node)) child->attach_environment(ctx);
 }
 
 // Stores `value` in the image's pointer variable `name`, if it has one. The
@@ -280,14 +319,22 @@ std::string write_module_blob(const std::vector<ModuleBlobRecord>& records,
     body.write_raw(r.payload.data(), r.payload.size());
   }
   std::vector<uint64_t> row_ptr{0}, children;
+  std::vector<std::vector<uint64_t>> rows(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
     for (uint64_t child : i < imports.size() ? imports[i] : std::vector<uint64_t>()) {
       if (child >= records.size() || child == i)
-        throw Error("module blob: record " + std::to_string(i) + " imports invalid record " + std::to_string(child));
+        throw Error("module blob: record " + std::to_string(i) + " ('" + records[i].tkey + "') imports " +
+                    (child == i ? "itself" : "record " + std::to_string(child) + ", which does not exist"));
       children.push_back(child);
+      rows[i].push_back(child);
     }
     row_ptr.push_back(children.size());
   }
+  // The reader refuses cycles: the writer never makes one.
+  const int64_t cyclic = module_on_import_cycle(rows);
+  if (cyclic >= 0)
+    throw Error("module blob: record " + std::to_string(cyclic) + " ('" + records[cyclic].tkey +
+                "') imports itself through a cycle");
   body.write_string("_import_tree");
   body.write_u64(row_ptr.size());
   for (uint64_t v : row_ptr) body.write_u64(v);

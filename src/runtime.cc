@@ -8,6 +8,7 @@
 
 #include "cpu_device_api.h"
 #include "dlopen_path.h"
+#include "graphrt/regular_file.h"
 #include "graphrt/runtime.h"
 #include "layer_api/layer_composition.h"
 #include "runtime_tables.h"
@@ -65,6 +66,8 @@ int num_threads() { return thread_pool_max_concurrency(); }
 
 void load_plugin(const std::string& path) {
   runtime();
+  // dlopen would block on a FIFO and read a device: only regular files go to it.
+  require_regular_file(path, "plugin");
   void* handle = dlopen(dlopen_path(path).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();

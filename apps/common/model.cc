@@ -1,13 +1,13 @@
 #include "model.h"
+#include "relax_model.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "args.h"
+#include "graphrt/regular_file.h"
 #include "graphrt/device_api.h"
 
 namespace graphrt_apps {
@@ -15,9 +15,7 @@ namespace graphrt_apps {
 using graphrt::Error;
 
 std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Error::kind_of_errno(errno), "cannot open " + what + ": " + std::strerror(errno)).with("file", path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return graphrt::read_regular_file(path, what);
 }
 
 graphrt::LoadOptions load_options_from_args(const Args& args) {
@@ -30,11 +28,6 @@ graphrt::LoadOptions load_options_from_args(const Args& args) {
 
 Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path) {
-  if (FILE* probe = std::fopen(path.c_str(), "rb")) {
-    std::fclose(probe);
-  } else {
-    throw Error(Error::kind_of_errno(errno), std::string("cannot open model: ") + std::strerror(errno)).with("file", path);
-  }
   if (!params_path.empty() && graph_path.empty()) throw UsageError("--params needs --graph (three-file form)");
   Model m;
   m.root = graphrt::load_module(path, options);
@@ -48,6 +41,8 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
     }
     return m;
   }
+  m.is_relax = is_relax_executable(m.root);
+  if (m.is_relax) return m;
   if (!m.is_factory)
     throw Error("model root is a '" + m.root->type_key() +
                 "' module, not a GraphExecutorFactory: pass --graph G.json [--params P.params] (three-file form)")

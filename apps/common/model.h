@@ -15,6 +15,7 @@ namespace graphrt_apps {
 struct Model {
   graphrt::Module root;
   bool is_factory = false;           // root is a GraphExecutorFactory
+  bool is_relax = false;             // root is a Relax VM executable (relax.build export)
   bool three_file = false;           // --graph given: kernels + graph JSON + params
   std::string graph_json;            // the factory's, or the --graph file's
   std::string params_bytes;          // --params file (three-file form)
@@ -24,7 +25,8 @@ struct Model {
 std::string read_file(const std::string& path, const std::string& what);
 
 // Loads `path` with `options` (loader "dlopen" | "elf", trust_exports). With `graph_path` the
-// three-file form is used (root = kernels); otherwise the root must be a GraphExecutorFactory.
+// three-file form is used (root = kernels); otherwise the root must be a GraphExecutorFactory
+// or a Relax VM executable.
 Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path);
 

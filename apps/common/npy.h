@@ -27,5 +27,9 @@ void write_npy(const std::string& path, DLDataType dtype, const std::vector<int6
 // bfloat16 is stored as its uint16 bit patterns (TVM's numpy convention).
 std::string npy_descr(DLDataType dtype);
 DLDataType dtype_from_npy_descr(const std::string& descr, const std::string& file);
+// Whether an .npy array of dtype `npy` holds a tensor of dtype `want` as its
+// bytes are (the same dtype; bfloat16 as uint16 bits; int4/uint4/int1 as
+// one-byte ints of the same signedness).
+bool npy_dtype_fits(DLDataType npy, DLDataType want);
 
 }  // namespace graphrt_apps

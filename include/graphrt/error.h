@@ -40,7 +40,7 @@ class Error : public std::runtime_error {
  public:
   // A plain message is an invalid-argument error: most of what the runtime
   // refuses is input it was handed.
-  explicit Error(std::string message);
+  explicit Error(std::string message) : Error(ErrorKind::kInvalidArgument, std::move(message)) {}
   Error(ErrorKind kind, std::string message);
 
   ErrorKind kind() const { return kind_; }
@@ -73,13 +73,16 @@ class Error : public std::runtime_error {
   // once per distinct value.
   const std::vector<std::pair<std::string, std::string>>& context() const { return context_; }
   // The innermost value for a context key, or "" when absent.
-  std::string context_value(const std::string& key) const;
+  std::string context_value(const std::string& key) const {
+    for (const auto& pair : context_) {
+      if (pair.first == key) return pair.second;
+    }
+    return "";
+  }
 
   const char* what() const noexcept override { return formatted_.c_str(); }
 
  private:
-  void reformat();
-
   ErrorKind kind_ = ErrorKind::kInvalidArgument;
   std::string message_;
   std::vector<std::pair<std::string, std::string>> context_;

@@ -80,3 +80,11 @@ Module system_lib(const std::string& prefix = "");
 std::string describe_module_tree(const Module& root);
 
 }  // namespace graphrt
+
+// The library's own (not exported).
+namespace graphrt {
+// Every module `root` imports, directly or not, each once, depth-first.
+// Imports form a DAG (a module may be shared by several importers): walks of
+// the tree use this, so a shared module is never visited once per path.
+std::vector<ModuleNode*> imported_modules(const ModuleNode& root);
+}  // namespace graphrt

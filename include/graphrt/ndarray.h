@@ -19,7 +19,8 @@
 
 namespace graphrt GRAPHRT_API {
 
-// Bytes of `numel` elements of `dtype` (bits*lanes, rounded up to whole bytes).
+// Bytes of `numel` elements of `dtype` by TVM's rule: each element takes
+// bits*lanes rounded up to whole bytes (bool and int4 one byte each).
 // Throws graphrt::Error when the count is negative or the bytes overflow.
 size_t dtype_bytes(DLDataType dtype, int64_t numel);
 // Element count; throws graphrt::Error on a negative dimension or overflow.
@@ -118,4 +119,11 @@ void copy_tensor(const DLTensor* from, DLTensor* to, void* stream = nullptr);
 bool tensor_is_contiguous(const DLTensor* t);
 size_t tensor_nbytes(const DLTensor* t);
 
+}  // namespace graphrt
+
+// The library's own (not exported).
+namespace graphrt {
+// Refuses, naming the dtype, what TVM refuses to hold in a tensor: bits not a
+// power of two, or no lanes.
+void check_tensor_dtype(DLDataType dtype);
 }  // namespace graphrt

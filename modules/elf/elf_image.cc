@@ -16,6 +16,7 @@
 #include "elf_parse.h"
 #include "elf_reloc.h"
 #include "graphrt/error.h"
+#include "graphrt/regular_file.h"
 
 namespace graphrt {
 namespace elf {
@@ -33,36 +34,25 @@ struct ElfImage::State {
 
 namespace {
 
-// Read-only private mapping of a whole file, plus its descriptor (kept open
-// so that segments can be mapped from it); both released on scope exit.
+// Read-only private mapping of a whole regular file, plus its descriptor
+// (kept open so that segments can be mapped from it); both released on scope exit.
 class FileMapping {
  public:
-  explicit FileMapping(const std::string& path) : fd_(open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw Error(Error::kind_of_errno(errno),
-                             "cannot open ELF file: " + std::string(std::strerror(errno))).with("file", path);
-    struct stat st;
-    const bool ok = fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
-    size_ = ok ? static_cast<size_t>(st.st_size) : 0;
-    if (ok && size_ > 0) data_ = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
-    if (!ok || size_ == 0 || data_ == MAP_FAILED) {
-      close(fd_);
-      throw Error("cannot read ELF file (empty, not a regular file, or unmappable)").with("file", path);
-    }
+  explicit FileMapping(const std::string& path) : file_(path, "ELF file") {
+    if (file_.size() > 0) data_ = mmap(nullptr, file_.size(), PROT_READ, MAP_PRIVATE, file_.fd(), 0);
+    if (file_.size() == 0 || data_ == MAP_FAILED)
+      throw Error("cannot read ELF file (empty or unmappable)").with("file", path);
   }
-  ~FileMapping() {
-    munmap(data_, size_);
-    close(fd_);
-  }
+  ~FileMapping() { munmap(data_, file_.size()); }
   FileMapping(const FileMapping&) = delete;
   FileMapping& operator=(const FileMapping&) = delete;
   const uint8_t* data() const { return static_cast<const uint8_t*>(data_); }
-  size_t size() const { return size_; }
-  int fd() const { return fd_; }
+  size_t size() const { return file_.size(); }
+  int fd() const { return file_.fd(); }
 
  private:
-  int fd_;
+  RegularFile file_;
   void* data_ = MAP_FAILED;
-  size_t size_ = 0;
 };
 
 using VoidFn = void (*)();

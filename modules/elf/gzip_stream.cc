@@ -41,6 +41,17 @@ Error gzip_error(const std::string& what, const std::string& origin) {
 
 std::vector<uint8_t> gunzip(const uint8_t* data, size_t size, size_t max_output, const std::string& origin) {
   if (!is_gzip(data, size)) throw gzip_error("bad magic", origin);
+  // A member's trailer declares its size (mod 2^32): the last member alone
+  // declaring more than the bound is refused before anything is inflated.
+  // (A zero there may be padding, not a size: only the bound applies then.)
+  const uint32_t declared = size >= 18 ? static_cast<uint32_t>(data[size - 4]) | static_cast<uint32_t>(data[size - 3]) << 8 |
+                                             static_cast<uint32_t>(data[size - 2]) << 16 |
+                                             static_cast<uint32_t>(data[size - 1]) << 24
+                                       : 0;
+  if (declared > max_output)
+    throw gzip_error("declares " + std::to_string(declared) + " bytes uncompressed, more than the " +
+                         std::to_string(max_output) + " graphrt inflates",
+                     origin);
   Inflater inflater;
   z_stream& zs = inflater.stream();
   std::vector<uint8_t> out;

@@ -9,8 +9,9 @@ namespace elf {
 
 namespace {
 
-// Bounds the decompressed archive.
-constexpr size_t kMaxExportBytes = size_t(1) << 30;
+// What a compressed export may inflate to: well under the memory a load may
+// take, since a 1 MB member can declare (and hold) a thousand times that.
+constexpr size_t kMaxInflatedBytes = size_t(256) << 20;
 
 bool has_suffix(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -49,7 +50,7 @@ std::vector<ElfObject> read_object_export(const uint8_t* data, size_t size, cons
       return objects;
     }
     if (is_gzip(data, size)) {
-      *storage = gunzip(data, size, kMaxExportBytes, origin);
+      *storage = gunzip(data, size, kMaxInflatedBytes, origin);
       data = storage->data();
       size = storage->size();
     }

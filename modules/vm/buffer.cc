@@ -1,9 +1,17 @@
 #include "modules/vm/buffer.h"
 
+#include <cstring>
+
 #include "graphrt/error.h"
 
 namespace graphrt {
 namespace vm {
+
+std::shared_ptr<Buffer> Buffer::clone_of(const Buffer& other) {
+  auto copy = std::make_shared<Buffer>(other.bytes_.size());
+  if (!other.bytes_.empty()) std::memcpy(copy->bytes_.data(), other.bytes_.data(), other.bytes_.size());
+  return copy;
+}
 
 uint8_t* Buffer::range(int64_t offset, int64_t length) {
   const int64_t size = static_cast<int64_t>(bytes_.size());

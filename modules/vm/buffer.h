@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "modules/vm/memory_charge.h"
 #include "modules/vm/ref.h"
 
 namespace graphrt {
@@ -14,7 +16,11 @@ class Buffer : public VmObject {
  public:
   static constexpr ObjectKind kKind = ObjectKind::kBuffer;
   explicit Buffer(std::vector<uint8_t> bytes, bool read_only = false)
-      : bytes_(std::move(bytes)), read_only_(read_only) {}
+      : charge_(static_cast<int64_t>(bytes.size()), "buffer"), bytes_(std::move(bytes)), read_only_(read_only) {}
+  // `length` zero bytes, charged before they are allocated.
+  explicit Buffer(size_t length) : charge_(static_cast<int64_t>(length), "buffer"), bytes_(length) {}
+  // A writable copy of `other`, charged before it is allocated.
+  static std::shared_ptr<Buffer> clone_of(const Buffer& other);
   ObjectKind kind() const override { return kKind; }
 
   std::vector<uint8_t>& bytes() { return bytes_; }
@@ -30,6 +36,7 @@ class Buffer : public VmObject {
   bool read_only() const { return read_only_; }
 
  private:
+  MemoryCharge charge_;  // first: charged before bytes_ allocates
   std::vector<uint8_t> bytes_;
   bool read_only_ = false;
 };

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "graphrt/regular_file.h"
 #include "graphrt/error.h"
 #include "modules/vm/buffer.h"
 #include "modules/vm/limits.h"
@@ -30,6 +31,8 @@ ErrorKind path_kind(const std::string& path) {
 class SharedLibrary {
  public:
   explicit SharedLibrary(const std::string& path) : path_(path) {
+    // dlopen would block on a FIFO and read a device: only regular files go to it.
+    require_regular_file(path, "VM module library");
     // RTLD_LOCAL: each module library keeps its own symbols, as in IREE.
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) throw Error(path_kind(path), std::string("cannot load VM module library: ") + dlerror()).with("file", path);

@@ -214,7 +214,8 @@ graphrt::Module make_context_module(const std::vector<std::string>& specs) {
 
 void interrupt_tree(graphrt::ModuleNode* root) {
   if (auto* vm = dynamic_cast<VmHostModuleNode*>(root)) vm->interrupt();
-  for (const graphrt::Module& m : root->imports()) interrupt_tree(m.get());
+  for (graphrt::ModuleNode* m : imported_modules(*root))
+    if (auto* vm = dynamic_cast<VmHostModuleNode*>(m)) vm->interrupt();
 }
 
 }  // namespace vm

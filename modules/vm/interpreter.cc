@@ -106,7 +106,7 @@ VmRef buffer_alloc(int64_t length) {
   if (length < 0 || length > limits().max_buffer_bytes) {
     throw Error(ErrorKind::kResourceExhausted, "buffer.alloc length " + std::to_string(length) + " out of range");
   }
-  return std::make_shared<Buffer>(std::vector<uint8_t>(static_cast<size_t>(length)));
+  return std::make_shared<Buffer>(static_cast<size_t>(length));
 }
 void buffer_copy(const VmRef& src, int64_t src_off, const VmRef& dst, int64_t dst_off, int64_t len) {
   const uint8_t* from = as_buffer(src).range(src_off, len);
@@ -544,9 +544,20 @@ void run(Stack& stack, const BytecodeModule& module, ModuleState& state, size_t 
       LIST_SET(ListSetRef, REF, from_ref)
 
       // ---- buffers
-      CASE(BufferAlloc) { REF(1) = buffer_alloc(I64(3)); pc += 5; DISPATCH(); }
+      CASE(BufferAlloc) {
+        stack.consume_bytes(I64(3));
+        REF(1) = buffer_alloc(I64(3));
+        pc += 5;
+        DISPATCH();
+      }
       CASE(BufferLength) { I64(1) = static_cast<int64_t>(as_buffer(REF(3)).bytes().size()); pc += 5; DISPATCH(); }
-      CASE(BufferClone) { REF(1) = std::make_shared<Buffer>(as_buffer(REF(3)).bytes()); pc += 5; DISPATCH(); }
+      CASE(BufferClone) {
+        const Buffer& from = as_buffer(REF(3));
+        stack.consume_bytes(static_cast<int64_t>(from.bytes().size()));
+        REF(1) = Buffer::clone_of(from);
+        pc += 5;
+        DISPATCH();
+      }
       CASE(BufferLoadU8) { I32(1) = buffer_load<uint8_t>(REF(3), I64(5)); pc += 7; DISPATCH(); }
       CASE(BufferLoadI32) { I32(1) = buffer_load<int32_t>(REF(3), I64(5)); pc += 7; DISPATCH(); }
       CASE(BufferLoadI64) { I64(1) = buffer_load<int64_t>(REF(3), I64(5)); pc += 7; DISPATCH(); }
@@ -560,11 +571,13 @@ void run(Stack& stack, const BytecodeModule& module, ModuleState& state, size_t 
       CASE(BufferFillI8) {
         const int64_t len = I64(5);
         uint8_t* p = as_buffer(REF(1)).writable_range(I64(3), len);
+        stack.consume_bytes(len);
         if (len > 0) std::memset(p, static_cast<uint8_t>(I32(7)), static_cast<size_t>(len));
         pc += 9;
         DISPATCH();
       }
       CASE(BufferCopy) {
+        stack.consume_bytes(I64(9));
         buffer_copy(REF(1), I64(3), REF(5), I64(7), I64(9));
         pc += 11;
         DISPATCH();

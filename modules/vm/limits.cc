@@ -20,6 +20,12 @@ uint64_t parse_budget(const std::string& text, const std::string& what) {
   return value;
 }
 
+int64_t parse_memory_limit(const std::string& text, const std::string& what) {
+  const uint64_t value = parse_budget(text, what);
+  if (value > static_cast<uint64_t>(INT64_MAX)) throw Error("memory limit is too large").with(what, text);
+  return static_cast<int64_t>(value);
+}
+
 Limits& limits() {
   static Limits instance;
   // A malformed value is ignored here (no way to report it at start-up);
@@ -28,6 +34,12 @@ Limits& limits() {
     if (const char* env = std::getenv("GRAPHRT_VM_BUDGET")) {
       try {
         instance.instruction_budget = parse_budget(env, "GRAPHRT_VM_BUDGET");
+      } catch (const Error&) {
+      }
+    }
+    if (const char* env = std::getenv("GRAPHRT_VM_MEMORY_LIMIT")) {
+      try {
+        instance.max_total_bytes = parse_memory_limit(env, "GRAPHRT_VM_MEMORY_LIMIT");
       } catch (const Error&) {
       }
     }

@@ -24,8 +24,16 @@ struct Limits {
   // `__init`/`__deinit`. The environment variable GRAPHRT_VM_BUDGET overrides
   // the default at start-up; hosts may set it here or per context/program.
   std::atomic<uint64_t> instruction_budget{kDefaultInstructionBudget};
+  // Bytes all live VM buffers and tensors may hold together (memory_charge.h).
+  // GRAPHRT_VM_MEMORY_LIMIT overrides the default at start-up.
+  std::atomic<int64_t> max_total_bytes{kDefaultMaxTotalBytes};
 
   static constexpr uint64_t kDefaultInstructionBudget = 100000000;  // ~0.5 s of a tight loop
+  static constexpr int64_t kDefaultMaxTotalBytes = int64_t{512} << 20;
+  // Bulk work (fills, copies, allocations) costs one budget unit per this
+  // many bytes, about the time of one branch: a loop of large fills ends as
+  // soon as a loop of branches would.
+  static constexpr int64_t kBytesPerBudgetUnit = 64;
 };
 
 // Mutable for hosts and tests; read by allocation sites and new stacks.
@@ -34,6 +42,8 @@ Limits& limits();
 // Parses a budget ("1000000", "1e6" is refused); throws graphrt::Error naming
 // `what` when `text` is not a positive decimal integer.
 uint64_t parse_budget(const std::string& text, const std::string& what);
+// Parses a memory limit in bytes, as parse_budget parses a budget.
+int64_t parse_memory_limit(const std::string& text, const std::string& what);
 
 }  // namespace vm
 }  // namespace graphrt

@@ -1,10 +1,9 @@
 #include "modules/vm/module_loader.h"
 
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "graphrt/error.h"
+#include "graphrt/regular_file.h"
 #include "modules/vm/assembler.h"
 #include "modules/vm/dynamic_module.h"
 #include "modules/vm/module_address.h"
@@ -17,11 +16,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Error::kind_of_errno(errno), "cannot open VM module file").with("file", path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+// Bytecode images and program texts are small; this bounds what one costs to read.
+constexpr size_t kMaxModuleFileBytes = size_t(256) << 20;
 
 }  // namespace
 
@@ -29,7 +25,7 @@ std::shared_ptr<BytecodeModule> load_bytecode_file(const std::string& path) {
   try {
     const bool text = ends_with(path, ".vmasm");
     if (!text && !ends_with(path, ".vmbc")) throw Error("not a VM module file (expected .vmbc or .vmasm)");
-    const std::string bytes = read_file(path);
+    const std::string bytes = read_regular_file(path, "VM module file", kMaxModuleFileBytes);
     if (text) return BytecodeModule::create(assemble(bytes));
     return BytecodeModule::load(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   } catch (Error& e) {

@@ -177,6 +177,20 @@ void register_query_functions(Runtime& runtime) {
     if (n <= 0) throw Error("graphrt.vm.set_instruction_budget: the budget must be positive");
     limits().instruction_budget = static_cast<uint64_t>(n);
   });
+  // graphrt.vm.set_memory_limit(bytes): the total that live VM buffers and
+  // tensors may hold (default from GRAPHRT_VM_MEMORY_LIMIT, else 512 MiB);
+  // strings are read and named as set_instruction_budget reads them.
+  set_function(runtime, "graphrt.vm.set_memory_limit", [](const TVMArgs& args, RetValue*) {
+    require_arguments(args, 1, "graphrt.vm.set_memory_limit(bytes)");
+    if (args.code(0) == kTVMStr) {
+      const std::string source = args.size() > 1 ? args.as_string(1) : "graphrt.vm.set_memory_limit";
+      limits().max_total_bytes = parse_memory_limit(args.as_string(0), source);
+      return;
+    }
+    const int64_t n = args.as_int(0);
+    if (n <= 0) throw Error("graphrt.vm.set_memory_limit: the limit must be positive");
+    limits().max_total_bytes = n;
+  });
 }
 
 }  // namespace

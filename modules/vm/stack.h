@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "modules/vm/interrupt.h"
+#include "modules/vm/limits.h"
 #include "modules/vm/ref.h"
 
 namespace graphrt {
@@ -61,6 +62,17 @@ class Stack {
   void consume_budget() {
     if (budget_ == 0 || interrupt_->load(std::memory_order_relaxed) != start_epoch_) throw_stopped();
     --budget_;
+  }
+  // Bulk work: one unit per Limits::kBytesPerBudgetUnit bytes (at least one),
+  // so one instruction that fills a large buffer costs what its work does.
+  void consume_bytes(int64_t bytes) {
+    const uint64_t units = bytes > 0 ? static_cast<uint64_t>(bytes / Limits::kBytesPerBudgetUnit) + 1 : 1;
+    if (budget_ < units) {
+      budget_ = 0;
+      throw_stopped();
+    }
+    consume_budget();  // the interrupt check, and one of the units
+    budget_ -= units - 1;
   }
 
   Frame& push(FrameType type, const VmModule* module, uint32_t function);

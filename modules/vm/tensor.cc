@@ -40,6 +40,7 @@ OwnedTensor::OwnedTensor(std::vector<int64_t> shape, DLDataType dtype) : shape_(
     }
     bytes *= d;
   }
+  charge_.charge(bytes, "tensor");
   storage_.assign(static_cast<size_t>(bytes), 0);
   tensor_.data = storage_.data();
   tensor_.device = DLDevice{kDLCPU, 0};

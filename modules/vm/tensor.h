@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "modules/vm/memory_charge.h"
 #include "modules/vm/ref.h"
 
 namespace graphrt {
@@ -38,6 +39,7 @@ class OwnedTensor : public Tensor {
 
  private:
   std::vector<int64_t> shape_;
+  MemoryCharge charge_;  // charged before storage_ allocates
   std::vector<uint8_t> storage_;
   DLTensor tensor_{};
 };

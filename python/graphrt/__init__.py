@@ -24,6 +24,8 @@ from .ndarray import NDArray, from_dlpack
 from . import ndarray as nd
 from . import graph_executor
 from . import vm
+from . import relax_vm
+from . import relax
 from . import runtime
 from . import contrib
 from .params import save_param_dict, load_param_dict, save_param_dict_to_file, load_param_dict_from_file

@@ -23,7 +23,8 @@ _PLANS = ("tvm", "liveness", "auto")
 _DIRECT_DTYPES = {} if np is None else {
     np.dtype(name): code_bits for name, code_bits in (
         ("float32", (2, 32)), ("float64", (2, 64)), ("float16", (2, 16)), ("int8", (0, 8)), ("int16", (0, 16)),
-        ("int32", (0, 32)), ("int64", (0, 64)), ("uint8", (1, 8)), ("uint32", (1, 32)), ("uint64", (1, 64)))}
+        ("int32", (0, 32)), ("int64", (0, 64)), ("uint8", (1, 8)), ("uint32", (1, 32)), ("uint64", (1, 64)),
+        ("bool", (1, 1)))}
 
 
 def _host_tensor(value):

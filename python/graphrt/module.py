@@ -136,8 +136,13 @@ def _return_value(value, code):
     if code == _lib.kDataType:
         return dtype_to_str(value.v_type)
     if code == _lib.kObjectHandle:
+        obj = Object(value.v_handle)
+        if obj.type_key == "Array":  # a Relax tuple (TVM's Array): a tuple, nested tuples converted too
+            size = get_global_func("runtime.ArraySize")(obj)
+            item = get_global_func("runtime.ArrayGetItem")
+            return tuple(item(obj, i) for i in range(size))
         from .vm import _from_vm  # VM lists and results become graphrt.vm.List / tuples
-        return _from_vm(Object(value.v_handle))
+        return _from_vm(obj)
     if code in (_lib.kHandle, _lib.kDLTensorHandle):
         return value.v_handle
     raise _error.UnsupportedError("function returned a value of unsupported type code %d" % code)

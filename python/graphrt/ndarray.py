@@ -65,6 +65,10 @@ def _numpy_dtype(dtype_str):
         return np.dtype("bool")
     if dtype_str in ("bfloat16",):
         return np.dtype("uint16")  # raw bits, as TVM's NDArray.numpy() gives them; numpy has no bfloat16
+    if dtype_str in ("int1", "int2", "int4"):
+        return np.dtype("int8")  # one byte per element, as TVM's tensors hold them
+    if dtype_str in ("uint2", "uint4"):
+        return np.dtype("uint8")
     try:
         return np.dtype(dtype_str)
     except TypeError:

@@ -1,11 +1,13 @@
 """TVM's save_param_dict format, through graphrt_params_save / graphrt_params_load."""
 import ctypes
+import os
+import stat
 
 from . import _lib
 from ._lib import GraphrtTypeError
+from .error import InvalidArgumentError
 from .ndarray import NDArray
 from . import ndarray as nd
-from . import error as _error
 
 
 def save_param_dict(params):
@@ -55,13 +57,26 @@ def load_param_dict(param_bytes):
     for i, h in enumerate(handles):
         out[name_list[i] if i < len(name_list) else "param%d" % i] = NDArray(ctypes.c_void_p(h))
     if len(out) != count.value:
-        raise _error.InvalidArgumentError("params file repeats a name")
+        raise InvalidArgumentError("params file repeats a name")
     return out
 
 
+def _read_regular_file(path, what):
+    """The bytes of the regular file at `path`: opened without blocking (a FIFO would wait for a
+    writer) and refused, naming it, when it is a directory, FIFO, device or socket."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else \
+                "not a regular file"
+            raise InvalidArgumentError("%s is %s, not a regular file [file: %s]" % (what, kind, path))
+        return f.read()
+
+
 def load_param_dict_from_file(path):
-    with open(path, "rb") as f:
-        return load_param_dict(f.read())
+    return load_param_dict(_read_regular_file(path, "params file"))
 
 
 def save_param_dict_to_file(params, path):

@@ -73,7 +73,7 @@ def test_unknown_input_lists_data_inputs_before_params():
 
 def test_cannot_open_model_gives_the_reason(tmp_path):
     p = run([app("graphrt-run"), str(tmp_path / "missing.so")])
-    assert "cannot open model: No such file or directory" in one_line_error(p, "graphrt-run")
+    assert "cannot open model library: no such file" in one_line_error(p, "graphrt-run")
     unreadable = tmp_path / "dir.so"
     unreadable.mkdir()
     p = run([app("graphrt-run"), str(unreadable)])

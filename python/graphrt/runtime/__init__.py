@@ -8,7 +8,7 @@ from ..module import (Module, Function, Object, BenchmarkResult, load_module, en
                       get_global_func)
 from ..ndarray import NDArray
 from ..params import save_param_dict, load_param_dict, save_param_dict_to_file, load_param_dict_from_file
-from .. import ndarray, module, params
+from .. import ndarray, module, params, relax_vm
 
 PackedFunc = Function
 
@@ -19,11 +19,11 @@ def system_lib(symbol_prefix=""):
 
 
 # `import tvm.runtime.ndarray` and friends name the same modules as the attributes.
-for _name, _mod in (("ndarray", ndarray), ("module", module), ("params", params)):
+for _name, _mod in (("ndarray", ndarray), ("module", module), ("params", params), ("relax_vm", relax_vm)):
     sys.modules.setdefault(__name__ + "." + _name, _mod)
 del _name, _mod
 
 __all__ = ["TVMError", "Device", "device", "cpu", "cuda", "gpu", "opencl", "cl", "vulkan", "metal", "mtl", "vpi",
            "rocm", "ext_dev", "Module", "PackedFunc", "Object", "BenchmarkResult", "NDArray", "load_module",
            "enabled", "num_threads", "system_lib", "save_param_dict", "load_param_dict", "save_param_dict_to_file",
-           "load_param_dict_from_file", "ndarray", "module", "params"]
+           "load_param_dict_from_file", "ndarray", "module", "params", "relax_vm"]

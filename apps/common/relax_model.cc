@@ -1,0 +1,100 @@
+#include "relax_model.h"
+
+#include <algorithm>
+
+#include "graphrt/registry.h"
+
+namespace graphrt_apps {
+
+using graphrt::Error;
+
+bool is_relax_executable(const graphrt::Module& root) {
+  const std::string key = root->type_key();
+  return key == "relax.VMExecutable" || key == "relax.Executable";
+}
+
+namespace {
+
+const std::vector<std::string> kVmInterface = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
+                                               "get_output_arity", "get_function_arity", "get_function_param_name",
+                                               "save_function", "invoke_closure", "profile", "set_instruction_budget"};
+
+std::vector<std::string> vm_functions(const graphrt::Module& vm) {
+  std::vector<std::string> out;
+  for (const std::string& n : vm->function_names())
+    if (std::find(kVmInterface.begin(), kVmInterface.end(), n) == kVmInterface.end()) out.push_back(n);
+  return out;
+}
+
+std::string pick_function(const graphrt::Module& vm, const std::string& requested) {
+  const std::vector<std::string> names = vm_functions(vm);
+  if (!requested.empty() && std::find(names.begin(), names.end(), requested) != names.end()) return requested;
+  if (requested.empty() && std::find(names.begin(), names.end(), "main") != names.end()) return "main";
+  if (requested.empty() && names.size() == 1) return names.front();
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw Error(graphrt::ErrorKind::kNotFound,
+              (requested.empty() ? std::string("no 'main' function: choose one with --function")
+                                 : "no function '" + requested + "'") +
+                  " (functions: " + list + ")")
+      .with("function", requested.empty() ? "main" : requested);
+}
+
+graphrt::PackedFunc global(const char* name) {
+  graphrt::PackedFunc f = graphrt::registry_get(name);
+  if (!f) throw Error(graphrt::ErrorKind::kNotFound, std::string("global function '") + name + "' missing");
+  return f;
+}
+
+void flatten(const graphrt::RetValue& v, std::vector<graphrt::NDArray>* out, std::string* structure) {
+  if (v.code() == kTVMNDArrayHandle) {
+    out->push_back(v.as_ndarray());
+    *structure += "tensor";
+    return;
+  }
+  if (v.code() != kTVMObjectHandle) throw Error(std::string("result holds a ") + graphrt::type_code_name(v.code()));
+  // ArgList has no object slot: the tuple is passed as the value it came in.
+  graphrt::RetValue size;
+  global("runtime.ArraySize")->call(v.as_args(), &size);
+  const int64_t n = size.as_int();
+  *structure += "tuple[";
+  for (int64_t i = 0; i < n; ++i) {
+    TVMValue values[2] = {v.value(), TVMValue{}};
+    values[1].v_int64 = i;
+    int codes[2] = {kTVMObjectHandle, kDLInt};
+    graphrt::RetValue item;
+    global("runtime.ArrayGetItem")->call(graphrt::TVMArgs(values, codes, 2), &item);
+    if (i) *structure += ", ";
+    flatten(item, out, structure);
+  }
+  *structure += "]";
+}
+
+}  // namespace
+
+RelaxFunction open_relax_function(const graphrt::Module& root, const std::string& name) {
+  RelaxFunction f;
+  f.vm = graphrt::call_function(root->require_function("vm_load_executable"), graphrt::ArgList()).as_module();
+  graphrt::ArgList init;
+  init.add_int(kDLCPU).add_int(0).add_int(2);
+  graphrt::call_function(f.vm->require_function("vm_initialization"), init);
+  f.name = pick_function(f.vm, name);
+  graphrt::ArgList fn;
+  fn.add_string(f.name);
+  const int64_t arity = graphrt::call_function(f.vm->require_function("get_function_arity"), fn).as_int();
+  for (int64_t i = 0; i < arity; ++i) {
+    graphrt::ArgList q;
+    q.add_string(f.name).add_int(i);
+    f.param_names.push_back(graphrt::call_function(f.vm->require_function("get_function_param_name"), q).as_string());
+  }
+  return f;
+}
+
+std::vector<graphrt::NDArray> flatten_relax_result(const graphrt::RetValue& result, std::string* structure) {
+  std::vector<graphrt::NDArray> out;
+  structure->clear();
+  flatten(result, &out, structure);
+  return out;
+}
+
+}  // namespace graphrt_apps

@@ -1,0 +1,164 @@
+#include "modules/relax/interpreter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "modules/relax/packed_convention.h"
+
+namespace graphrt {
+namespace relax {
+
+struct VirtualMachine::Frame {
+  std::vector<Value> registers;   // all None between calls
+  std::vector<const Value*> argv; // a Call's arguments, reused
+};
+
+VirtualMachine::VirtualMachine(std::shared_ptr<const LinkedExecutable> linked, std::shared_ptr<StoragePool> pool)
+    : linked_(std::move(linked)), pool_(std::move(pool)) {}
+
+VirtualMachine::~VirtualMachine() = default;
+
+VirtualMachine::Frame& VirtualMachine::push_frame(size_t registers) {
+  if (depth_ >= kMaxCallDepth)
+    throw Error(ErrorKind::kResourceExhausted, "Relax VM call depth exceeds " + std::to_string(kMaxCallDepth));
+  if (static_cast<size_t>(depth_) == frames_.size()) frames_.push_back(std::make_unique<Frame>());
+  Frame& frame = *frames_[static_cast<size_t>(depth_++)];
+  if (frame.registers.size() < registers) frame.registers.resize(registers);
+  return frame;
+}
+
+void VirtualMachine::pop_frame() {
+  Frame& frame = *frames_[static_cast<size_t>(--depth_)];
+  // Dropping the values now returns their storage to the pool for the next call.
+  std::fill(frame.registers.begin(), frame.registers.end(), Value());
+}
+
+Value VirtualMachine::call(int64_t function, const Value* const* args, int num_args) {
+  const auto& functions = linked_->exe->functions;
+  if (function < 0 || function >= static_cast<int64_t>(functions.size()))
+    throw Error(ErrorKind::kOutOfRange, "function index " + std::to_string(function) + " outside the table");
+  const FunctionInfo& f = functions[static_cast<size_t>(function)];
+  if (f.kind == FunctionKind::kVMFunc && f.num_args != num_args)
+    throw Error("Relax function '" + f.name + "' takes " + std::to_string(f.num_args) + " arguments, " +
+                std::to_string(num_args) + " given")
+        .with("function", f.name);
+  if (depth_ == 0) remaining_ = budget_ ? budget_ : ~uint64_t{0};
+  Value ret;
+  dispatch(static_cast<int32_t>(function), args, num_args, &ret);
+  return ret;
+}
+
+Value VirtualMachine::call_value(const Value& callee, const Value* const* args, int num_args) {
+  if (const PackedFunc* f = std::get_if<PackedFunc>(&callee)) {
+    Value ret;
+    call_packed(*f, args, num_args, &ret);
+    return ret;
+  }
+  const auto* closure = std::get_if<Ref<ClosureObj>>(&callee);
+  if (!closure) throw Error(ErrorKind::kTypeMismatch, std::string("cannot call a ") + value_kind_name(callee));
+  const ClosureObj& c = **closure;
+  std::vector<const Value*> all(args, args + num_args);
+  for (const Value& b : c.bound) all.push_back(&b);
+  if (c.function < 0) {
+    Value ret;
+    call_packed(c.packed, all.data(), static_cast<int>(all.size()), &ret);
+    return ret;
+  }
+  return call(c.function, all.data(), static_cast<int>(all.size()));
+}
+
+void VirtualMachine::dispatch(int32_t function, const Value* const* args, int num_args, Value* ret) {
+  const Callee& c = linked_->callees[static_cast<size_t>(function)];
+  switch (c.kind) {
+    case Callee::kBuiltin:
+      return c.builtin(*this, BuiltinArgs(linked_->exe->functions[static_cast<size_t>(function)].name.c_str(), args, num_args), ret);
+    case Callee::kPacked:
+      return call_packed(c.packed, args, num_args, ret);
+    case Callee::kVMFunction:
+      *ret = run(function, args, num_args);
+      return;
+  }
+}
+
+void VirtualMachine::set_profiling(bool on) {
+  profiling_ = on;
+  if (on) stats_.assign(linked_->exe->functions.size(), CallStats());
+}
+
+void VirtualMachine::timed_dispatch(int32_t function, const Value* const* args, int num_args, Value* ret) {
+  const auto t0 = std::chrono::steady_clock::now();
+  dispatch(function, args, num_args, ret);
+  CallStats& s = stats_[static_cast<size_t>(function)];
+  ++s.calls;
+  s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Value VirtualMachine::run(int32_t function, const Value* const* args, int num_args) {
+  const FunctionInfo& f = linked_->exe->functions[static_cast<size_t>(function)];
+  Frame& frame = push_frame(static_cast<size_t>(f.register_file_size));
+  struct Pop {
+    VirtualMachine* vm;
+    ~Pop() { vm->pop_frame(); }
+  } pop{this};
+  for (int i = 0; i < num_args; ++i) frame.registers[static_cast<size_t>(i)] = *args[i];
+  return run_loop(f, frame);
+}
+
+Value VirtualMachine::run_loop(const FunctionInfo& f, Frame& frame) {
+  const Program& program = linked_->program;
+  const Instr* code = program.code.data();
+  const Operand* operands = program.args.data();
+  const Value* literals = program.literals.data();
+  Value* regs = frame.registers.data();
+  int64_t pc = f.start_instr;
+  try {
+    for (;;) {
+      if (--remaining_ == 0)
+        throw Error(ErrorKind::kResourceExhausted, "Relax VM instruction budget of " + std::to_string(budget_) +
+                                                       " exhausted");
+      const Instr& in = code[pc];
+      switch (in.op) {
+        case Opcode::kCall: {
+          if (frame.argv.size() < in.num_args) frame.argv.resize(in.num_args);
+          const Value** argv = frame.argv.data();
+          const Operand* ops = operands + in.arg_begin;
+          for (uint32_t k = 0; k < in.num_args; ++k) argv[k] = ops[k] >= 0 ? &regs[ops[k]] : &literals[~ops[k]];
+          Value result;
+          if (profiling_) {
+            timed_dispatch(in.func, argv, static_cast<int>(in.num_args), &result);
+          } else {
+            dispatch(in.func, argv, static_cast<int>(in.num_args), &result);
+          }
+          if (in.dst != kDiscard) regs[in.dst] = std::move(result);
+          ++pc;
+          break;
+        }
+        case Opcode::kRet:
+          return in.operand >= 0 ? std::move(regs[in.operand]) : literals[~in.operand];
+        case Opcode::kGoto:
+          pc += in.offset;
+          break;
+        case Opcode::kIf: {
+          const int64_t* cond = std::get_if<int64_t>(&regs[in.operand]);
+          if (!cond)
+            throw Error(ErrorKind::kTypeMismatch, std::string("If condition is a ") + value_kind_name(regs[in.operand]) +
+                                                      ", not an int");
+          pc += *cond != 0 ? 1 : in.offset;
+          break;
+        }
+      }
+    }
+  } catch (Error& e) {
+    if (!e.context_value("function").empty()) throw;
+    const Instr& in = code[pc];
+    Error outer(e.kind(), "in Relax function '" + f.name + "'" +
+                              (in.op == Opcode::kCall ? " calling '" + linked_->exe->functions[static_cast<size_t>(in.func)].name + "'" : "") +
+                              ": " + e.message());
+    for (const auto& kv : e.context()) outer.with(kv.first, kv.second);
+    throw outer.with("function", f.name).with("instruction", std::to_string(pc));
+  }
+}
+
+}  // namespace relax
+}  // namespace graphrt

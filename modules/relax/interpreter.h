@@ -1,0 +1,73 @@
+// The Relax VM interpreter: runs a linked executable's VM functions over
+// register frames, calling builtins natively and everything else through the
+// packed convention. One instance is one TVM VirtualMachine: its frames and
+// storage pool are reused from call to call, and it is not for concurrent
+// calls (make one per thread, as with TVM).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "modules/relax/linked_executable.h"
+#include "modules/relax/storage_pool.h"
+
+namespace graphrt {
+namespace relax {
+
+// Instructions one call may execute before it stops (0 = unlimited). Relax
+// code has no loops, so a real model executes a few thousand; a hostile
+// executable recursing through closures is stopped within a second or so.
+constexpr uint64_t kDefaultInstructionBudget = 100000000;
+// Nested VM function calls deeper than this are refused.
+constexpr int kMaxCallDepth = 512;
+
+class VirtualMachine {
+ public:
+  VirtualMachine(std::shared_ptr<const LinkedExecutable> linked, std::shared_ptr<StoragePool> pool);
+  ~VirtualMachine();
+  VirtualMachine(const VirtualMachine&) = delete;
+  VirtualMachine& operator=(const VirtualMachine&) = delete;
+
+  // Calls function-table entry `function` (any kind) with `args`.
+  Value call(int64_t function, const Value* const* args, int num_args);
+  // Calls a closure or packed function value with `args` (then its bound arguments).
+  Value call_value(const Value& callee, const Value* const* args, int num_args);
+
+  const Executable& executable() const { return *linked_->exe; }
+  const LinkedExecutable& linked() const { return *linked_; }
+  StoragePool& pool() { return *pool_; }
+  // Per-callee call counts and wall time while `on` (reset when turned on);
+  // off by default, and then the hot loop does no timing.
+  struct CallStats {
+    uint64_t calls = 0;
+    double seconds = 0;
+  };
+  void set_profiling(bool on);
+  // One entry per function-table index.
+  const std::vector<CallStats>& call_stats() const { return stats_; }
+  void set_instruction_budget(uint64_t budget) { budget_ = budget; }
+  uint64_t instruction_budget() const { return budget_; }
+
+ private:
+  struct Frame;
+  Value run(int32_t function, const Value* const* args, int num_args);
+  Value run_loop(const FunctionInfo& f, Frame& frame);
+  void dispatch(int32_t function, const Value* const* args, int num_args, Value* ret);
+  void timed_dispatch(int32_t function, const Value* const* args, int num_args, Value* ret);
+  Frame& push_frame(size_t registers);
+  void pop_frame();
+
+  std::shared_ptr<const LinkedExecutable> linked_;
+  std::shared_ptr<StoragePool> pool_;
+  std::vector<std::unique_ptr<Frame>> frames_;
+  int depth_ = 0;
+  uint64_t budget_ = kDefaultInstructionBudget;
+  uint64_t remaining_ = 0;
+  bool profiling_ = false;
+  std::vector<CallStats> stats_;
+};
+
+}  // namespace relax
+}  // namespace graphrt

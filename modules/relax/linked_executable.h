@@ -1,0 +1,39 @@
+// An executable bound to the functions it calls: each function-table entry
+// resolved once (a builtin, a kernel or other packed function, or a VM
+// function), so that neither load nor call ever looks a name up again. An
+// entry nobody provides is refused here, naming it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "modules/relax/builtin.h"
+#include "modules/relax/executable.h"
+#include "modules/relax/program.h"
+
+namespace graphrt {
+namespace relax {
+
+struct Callee {
+  enum Kind { kBuiltin, kPacked, kVMFunction } kind = kVMFunction;
+  BuiltinFn builtin = nullptr;
+  PackedFunc packed;
+};
+
+struct LinkedExecutable {
+  std::shared_ptr<const Executable> exe;
+  Program program;
+  std::vector<Callee> callees;  // one per function-table entry
+};
+
+// Finds a packed function by name (the library's imports, then the registry); null when absent.
+using FunctionFinder = std::function<PackedFunc(const std::string&)>;
+
+// `exe` must have passed verify_executable(). Throws ErrorKind::kNotFound
+// naming the first function that neither the builtins nor `find` provide.
+std::shared_ptr<const LinkedExecutable> link_executable(std::shared_ptr<const Executable> exe, const FunctionFinder& find);
+
+}  // namespace relax
+}  // namespace graphrt

@@ -1,0 +1,64 @@
+// The Relax back end's registration: loaders for the executable's record
+// under both type keys TVM has used, and TVM's global functions that front
+// ends use to read the tuples and shapes a Relax function returns.
+#include "modules/relax/register.h"
+
+#include <string>
+
+#include "graphrt/binary_loader.h"
+#include "modules/relax/executable_module.h"
+#include "modules/relax/packed_convention.h"
+
+namespace graphrt {
+namespace relax {
+
+namespace {
+
+template <typename T>
+T& object_arg(const TVMArgs& args, int i, const char* function) {
+  auto* p = dynamic_cast<T*>(args.as_object(i).get());
+  if (!p) throw Error(ErrorKind::kTypeMismatch, std::string(function) + ": argument " + std::to_string(i) + " has the wrong type");
+  return *p;
+}
+
+int64_t index_arg(const TVMArgs& args, int i, size_t size, const char* function) {
+  const int64_t k = args.as_int(i);
+  if (k < 0 || k >= static_cast<int64_t>(size))
+    throw Error(ErrorKind::kOutOfRange, std::string(function) + ": index " + std::to_string(k) + " outside 0.." +
+                                            std::to_string(static_cast<int64_t>(size) - 1));
+  return k;
+}
+
+void set(Runtime& runtime, const std::string& name, PackedBody body) {
+  runtime.set_function(name, make_function(std::move(body), name));
+}
+
+void register_container_functions(Runtime& runtime) {
+  set(runtime, "runtime.ArraySize", [](const TVMArgs& args, RetValue* ret) {
+    ret->set_int(static_cast<int64_t>(object_arg<TupleObj>(args, 0, "runtime.ArraySize").items.size()));
+  });
+  set(runtime, "runtime.ArrayGetItem", [](const TVMArgs& args, RetValue* ret) {
+    const TupleObj& t = object_arg<TupleObj>(args, 0, "runtime.ArrayGetItem");
+    value_to_ret(t.items[static_cast<size_t>(index_arg(args, 1, t.items.size(), "runtime.ArrayGetItem"))], ret);
+  });
+  set(runtime, "runtime.GetShapeTupleSize", [](const TVMArgs& args, RetValue* ret) {
+    ret->set_int(static_cast<int64_t>(object_arg<ShapeObj>(args, 0, "runtime.GetShapeTupleSize").dims.size()));
+  });
+  set(runtime, "runtime.GetShapeTupleElem", [](const TVMArgs& args, RetValue* ret) {
+    const ShapeObj& s = object_arg<ShapeObj>(args, 0, "runtime.GetShapeTupleElem");
+    ret->set_int(s.dims[static_cast<size_t>(index_arg(args, 1, s.dims.size(), "runtime.GetShapeTupleElem"))]);
+  });
+}
+
+}  // namespace
+
+void register_backend(Runtime& runtime) {
+  register_container_functions(runtime);
+  for (const char* tkey : {"relax.Executable", "relax.VMExecutable"}) {
+    const std::string key = tkey;
+    runtime.register_binary_loader(key, [key](BlobReader& reader) { return load_executable_module(reader, key); });
+  }
+}
+
+}  // namespace relax
+}  // namespace graphrt

@@ -1,0 +1,68 @@
+#include "modules/relax/storage_pool.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "graphrt/error.h"
+
+namespace graphrt {
+namespace relax {
+
+namespace {
+constexpr size_t kAlignment = 64;
+size_t round_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+}  // namespace
+
+std::shared_ptr<StoragePool> StoragePool::create(bool pooled) {
+  return std::shared_ptr<StoragePool>(new StoragePool(pooled));
+}
+
+StoragePool::~StoragePool() {
+  for (auto& kv : free_) std::free(kv.second);
+}
+
+void* StoragePool::take(size_t size) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(size);
+    if (it != free_.end()) {
+      void* block = it->second;
+      free_.erase(it);
+      return block;
+    }
+    ++system_allocations_;
+  }
+  void* block = std::aligned_alloc(kAlignment, size);
+  if (!block) throw Error(ErrorKind::kResourceExhausted, "out of memory allocating " + std::to_string(size) + " bytes of VM storage");
+  return block;
+}
+
+void StoragePool::give_back(void* block, size_t size) {
+  if (!pooled_) return std::free(block);
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.emplace(size, block);
+}
+
+NDArray StoragePool::allocate(int64_t nbytes) {
+  if (nbytes < 0 || nbytes > kMaxStorageBytes)
+    throw Error(ErrorKind::kResourceExhausted, "storage of " + std::to_string(nbytes) + " bytes outside 0.." +
+                                                   std::to_string(kMaxStorageBytes));
+  const size_t size = round_up(static_cast<size_t>(nbytes) == 0 ? 1 : static_cast<size_t>(nbytes));
+  void* block = take(size);
+  std::shared_ptr<StoragePool> self = shared_from_this();
+  auto storage = std::make_shared<Storage>(block, [self, size](void* p) { self->give_back(p, size); });
+  return NDArray::wrap(block, {nbytes}, DLDataType{kDLUInt, 8, 1}, DLDevice{kDLCPU, 0}, std::move(storage));
+}
+
+uint64_t StoragePool::system_allocations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return system_allocations_;
+}
+
+size_t StoragePool::free_blocks() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return free_.size();
+}
+
+}  // namespace relax
+}  // namespace graphrt

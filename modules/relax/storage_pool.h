@@ -1,0 +1,48 @@
+// The memory behind alloc_storage: 64-byte aligned host blocks that return to
+// a free list when the last tensor viewing them goes, and are handed out again
+// by the next request of the same rounded size (TVM's pooled allocator), so a
+// model's second call allocates nothing. The naive mode frees at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "graphrt/ndarray.h"
+
+namespace graphrt {
+namespace relax {
+
+class StoragePool : public std::enable_shared_from_this<StoragePool> {
+ public:
+  static std::shared_ptr<StoragePool> create(bool pooled);
+  ~StoragePool();
+  StoragePool(const StoragePool&) = delete;
+  StoragePool& operator=(const StoragePool&) = delete;
+
+  // A uint8 array of `nbytes` on the host; its memory comes back here.
+  NDArray allocate(int64_t nbytes);
+  // Blocks taken from the system so far (tests: a warm call adds none).
+  uint64_t system_allocations() const;
+  // Blocks waiting in the free list.
+  size_t free_blocks() const;
+
+ private:
+  explicit StoragePool(bool pooled) : pooled_(pooled) {}
+  void* take(size_t size);
+  void give_back(void* block, size_t size);
+
+  const bool pooled_;
+  mutable std::mutex mutex_;
+  std::multimap<size_t, void*> free_;
+  uint64_t system_allocations_ = 0;
+};
+
+// Blocks larger than this are refused (a hostile size must not reach the system allocator).
+constexpr int64_t kMaxStorageBytes = int64_t{1} << 40;
+
+}  // namespace relax
+}  // namespace graphrt

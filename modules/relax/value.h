@@ -1,0 +1,80 @@
+// The values a Relax VM register holds: TVM's ObjectRef / POD mix, as one
+// variant. Heap kinds (shape, tuple, closure, storage) are graphrt Objects, so
+// that they cross the packed calling convention as object handles unchanged.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "graphrt/ndarray.h"
+#include "graphrt/object.h"
+#include "graphrt/packed_func.h"
+
+namespace graphrt {
+namespace relax {
+
+struct ShapeObj;
+struct TupleObj;
+struct ClosureObj;
+struct StorageObj;
+
+// The VM special register's value: builtins that take it reach the VM
+// through their call context, so it carries nothing.
+struct VmHandle {};
+using StringRef = std::shared_ptr<const std::string>;
+
+using Value = std::variant<std::monostate, int64_t, double, DLDataType, StringRef, NDArray, Ref<ShapeObj>,
+                           Ref<TupleObj>, Ref<ClosureObj>, Ref<StorageObj>, PackedFunc, VmHandle>;
+
+// Value::index() of each kind, in the variant's order.
+enum ValueIndex : size_t {
+  kNoneValue, kIntValue, kFloatValue, kDTypeValue, kStringValue, kTensorValue, kShapeValue,
+  kTupleValue, kClosureValue, kStorageValue, kFunctionValue, kVmValue
+};
+
+// TVM's ShapeTuple.
+struct ShapeObj : Object {
+  explicit ShapeObj(std::vector<int64_t> d) : dims(std::move(d)) {}
+  const char* object_type_key() const override { return "runtime.ShapeTuple"; }
+  std::vector<int64_t> dims;
+};
+
+// TVM's Array<ObjectRef>, what a Relax tuple is at run time.
+struct TupleObj : Object {
+  explicit TupleObj(std::vector<Value> v) : items(std::move(v)) {}
+  const char* object_type_key() const override { return "Array"; }
+  std::vector<Value> items;
+};
+
+// A function of the executable with arguments bound after the caller's ones
+// (TVM's VMClosure with BindLastArgs); a function-table reference in the code
+// (argument kind 3) is one with nothing bound, unless the entry is a kernel,
+// which is passed as its PackedFunc.
+struct ClosureObj : Object {
+  ClosureObj(int64_t f, std::vector<Value> b) : function(f), bound(std::move(b)) {}
+  ClosureObj(PackedFunc p, std::vector<Value> b) : function(-1), packed(std::move(p)), bound(std::move(b)) {}
+  const char* object_type_key() const override { return "relax.vm.Closure"; }
+  int64_t function;   // function-table index, or -1 for `packed`
+  PackedFunc packed;  // a kernel or global function
+  std::vector<Value> bound;
+};
+
+// An allocation tensors are carved from (alloc_storage / alloc_tensor): a
+// byte array whose memory returns to the VM's pool when the last view goes.
+struct StorageObj : Object {
+  explicit StorageObj(NDArray b) : bytes(std::move(b)) {}
+  const char* object_type_key() const override { return "relax.Storage"; }
+  NDArray bytes;
+};
+
+// The value's kind as TVM users read it ("NDArray", "Shape", "Tuple", ...).
+const char* value_kind_name(const Value& v);
+
+inline Value make_shape(std::vector<int64_t> dims) { return Ref<ShapeObj>(make_ref<ShapeObj>(std::move(dims))); }
+inline Value make_tuple(std::vector<Value> items) { return Ref<TupleObj>(make_ref<TupleObj>(std::move(items))); }
+
+}  // namespace relax
+}  // namespace graphrt

@@ -1,0 +1,38 @@
+#include "modules/vm/memory_charge.h"
+
+#include <atomic>
+#include <string>
+
+#include "graphrt/error.h"
+#include "modules/vm/limits.h"
+
+namespace graphrt {
+namespace vm {
+
+namespace {
+std::atomic<int64_t> live_bytes{0};
+}  // namespace
+
+void MemoryCharge::charge(int64_t bytes, const char* what) {
+  if (bytes <= 0) return;
+  const int64_t limit = limits().max_total_bytes;
+  int64_t now = live_bytes.load(std::memory_order_relaxed);
+  do {
+    if (bytes > limit || now > limit - bytes)
+      throw Error(ErrorKind::kResourceExhausted,
+                  std::string(what) + " of " + std::to_string(bytes) + " bytes would take the VM's memory past its " +
+                      std::to_string(limit) + "-byte limit (" + std::to_string(now) +
+                      " bytes held; raise it with GRAPHRT_VM_MEMORY_LIMIT or graphrt.vm.set_memory_limit)")
+          .with("limit", std::to_string(limit));
+  } while (!live_bytes.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
+  bytes_ += bytes;
+}
+
+MemoryCharge::~MemoryCharge() {
+  if (bytes_) live_bytes.fetch_sub(bytes_, std::memory_order_relaxed);
+}
+
+int64_t vm_live_bytes() { return live_bytes.load(std::memory_order_relaxed); }
+
+}  // namespace vm
+}  // namespace graphrt

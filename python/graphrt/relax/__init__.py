@@ -1,0 +1,4 @@
+"""tvm.relax's deploy-time name under `import graphrt as tvm`: relax.VirtualMachine."""
+from ..relax_vm import VirtualMachine
+
+__all__ = ["VirtualMachine"]

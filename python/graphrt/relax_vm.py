@@ -1,0 +1,122 @@
+"""TVM's Relax virtual machine (tvm.runtime.relax_vm / tvm.relax.VirtualMachine) over graphrt: runs
+what `relax.build(mod, target).export_library(path)` wrote.
+
+    lib = graphrt.load_module("deploy_relax.so")
+    vm = graphrt.relax.VirtualMachine(lib, graphrt.cpu())
+    out = vm["main"](x)          # NDArrays or numpy arrays in; an NDArray or a (nested) tuple out
+"""
+from ._lib import GraphrtError
+from .device import Device, cpu, to_device
+from .module import Module
+
+__all__ = ["VirtualMachine", "ProfileReport"]
+
+
+class ProfileReport:
+    """What VirtualMachine.profile returns: the per-callee table of one call."""
+
+    def __init__(self, text):
+        self._text = text
+
+    def table(self):
+        return self._text
+
+    def __str__(self):
+        return self._text
+
+
+class VirtualMachine:
+    """A Relax VM over an executable module (the module tvm.runtime.load_module returns for a Relax
+    export). `device` is a Device or a list of them (the CPU only); memory_cfg "naive" or "pooled"
+    (default), or a dict from Device to either."""
+
+    NAIVE_ALLOCATOR = 1
+    POOLED_ALLOCATOR = 2
+
+    def __init__(self, rt_mod, device, memory_cfg=None, profile=False):
+        if not isinstance(rt_mod, Module):
+            rt_mod = getattr(rt_mod, "mod", rt_mod)  # a relax.Executable wrapper
+        if not isinstance(rt_mod, Module):
+            raise GraphrtError("VirtualMachine needs the module of a Relax executable, not %s" % type(rt_mod).__name__)
+        if profile:
+            raise GraphrtError("VirtualMachine(profile=True) is not supported yet")
+        self.module = rt_mod["vm_load_executable"]()
+        self._invoke_closure = self.module["invoke_closure"]
+        self._save_function = self.module["save_function"]
+        self._set_input = self.module["set_input"]
+        self._invoke_stateful = self.module["invoke_stateful"]
+        self._get_output = self.module["get_output"]
+        self._get_output_arity = self.module["get_output_arity"]
+        self._get_function_arity = self.module["get_function_arity"]
+        self._get_function_param_name = self.module["get_function_param_name"]
+        self._setup_device(device, memory_cfg)
+
+    def _setup_device(self, device, memory_cfg):
+        devs = list(device) if isinstance(device, (list, tuple)) else [device]
+        devs = [to_device(d) for d in devs]
+        if not any(d.device_type == cpu().device_type for d in devs):
+            devs.append(cpu())  # TVM keeps the host last
+        default = self.POOLED_ALLOCATOR
+        if memory_cfg is None or isinstance(memory_cfg, str):
+            default = self._allocator(memory_cfg or "pooled")
+        elif not isinstance(memory_cfg, dict):
+            raise GraphrtError("memory_cfg must be None, a string or a dict, not %s" % type(memory_cfg).__name__)
+        args = []
+        for d in devs:
+            kind = self._allocator(memory_cfg[d]) if isinstance(memory_cfg, dict) and d in memory_cfg else default
+            args += [d.device_type, d.device_id, kind]
+        self.module["vm_initialization"](*args)
+
+    @classmethod
+    def _allocator(cls, name):
+        if name == "naive":
+            return cls.NAIVE_ALLOCATOR
+        if name == "pooled":
+            return cls.POOLED_ALLOCATOR
+        raise GraphrtError("unknown memory_cfg '%s' (naive or pooled)" % name)
+
+    def __getitem__(self, key):
+        return self.module[key]
+
+    def invoke_closure(self, closure, *args):
+        return self._invoke_closure(closure, *args)
+
+    def save_function(self, func_name, saved_name, *args, include_return=True, **kwargs):
+        if kwargs:
+            args = self._args_by_name(func_name, args, kwargs)
+        self._save_function(func_name, saved_name, int(include_return), *args)
+
+    def _args_by_name(self, func_name, args, kwargs):
+        arity = self._get_function_arity(func_name)
+        names = [self._get_function_param_name(func_name, i) for i in range(arity)]
+        out = list(args) + [None] * (arity - len(args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise GraphrtError("'%s' has no parameter '%s' (parameters: %s)" % (func_name, k, ", ".join(names)))
+            out[names.index(k)] = v
+        return out
+
+    def set_input(self, func_name, *args, **kwargs):
+        if kwargs:
+            args = self._args_by_name(func_name, args, kwargs)
+        self._set_input(func_name, *args)
+
+    def invoke_stateful(self, func_name):
+        self._invoke_stateful(func_name)
+
+    def get_outputs(self, func_name):
+        """The result of the last invoke_stateful(func_name): an NDArray, or a tuple (nested)."""
+        return self._get_output(func_name)
+
+    def profile(self, func_name, *args):
+        """Runs func_name(*args) once with every call timed; a report whose table() (and str())
+        lists each kernel, builtin and VM function with its calls, time and share of the call."""
+        return ProfileReport(self.module["profile"](func_name, *args))
+
+    def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, cooldown_interval_ms=0,
+                       repeats_to_cooldown=1, f_preproc=""):
+        """As Module.time_evaluator over the VM module: time vm[func_name](*args), or
+        time_evaluator("invoke_stateful", dev)(func_name) after set_input."""
+        return self.module.time_evaluator(func_name, dev, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
+                                          cooldown_interval_ms=cooldown_interval_ms,
+                                          repeats_to_cooldown=repeats_to_cooldown, f_preproc=f_preproc)

@@ -1,0 +1,129 @@
+"""graphrt-run on Relax VM executables (relax.build exports): every shared case, every input set,
+bit-exact; a corrupt executable ends in one error line and exit code 1."""
+import os
+import shutil
+import struct
+
+import numpy as np
+import pytest
+
+from _apps import app, one_line_error, run
+from _relax_cases import RelaxCase, relax_case_names
+
+
+def _run_args(case, inputs, out_dir):
+    args = [app("graphrt-run"), case.path("deploy_relax.so"), "--function", case.entry, "--output-dir", str(out_dir)]
+    for name, path in inputs.items():
+        args += ["--input", "%s=%s" % (name, path)]
+    return args
+
+
+@pytest.mark.parametrize("name", relax_case_names())
+@pytest.mark.parametrize("loader", ["dlopen", "elf"])
+def test_run_relax_case_bit_exact(name, loader, tmp_path):
+    case = RelaxCase(name)
+    for suffix, inputs, outputs in case.input_sets():
+        out_dir = tmp_path / ("out" + suffix)
+        p = run(_run_args(case, inputs, out_dir) + ["--loader", loader])
+        assert p.returncode == 0, p.stderr
+        assert "returned %s" % case.info.get("structure", "tensor") in p.stdout, p.stdout
+        for i, expected_path in enumerate(outputs):
+            got, expected = np.load(str(out_dir / ("output_%d.npy" % i))), np.load(expected_path)
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            assert got.tobytes() == expected.tobytes(), "output %d of %s%s differs" % (i, name, suffix)
+        assert not (out_dir / ("output_%d.npy" % len(outputs))).exists()
+
+
+def test_run_relax_picks_main_and_reports_missing_input():
+    case = RelaxCase("relax_mlp")
+    p = run([app("graphrt-run"), case.path("deploy_relax.so")])
+    assert "input 'x' not given" in one_line_error(p, "graphrt-run")
+    assert p.returncode == 1
+
+
+def test_run_relax_unknown_function_lists_the_functions():
+    case = RelaxCase("relax_chain")
+    p = run([app("graphrt-run"), case.path("deploy_relax.so"), "--function", "main",
+             "--input", "x=%s" % case.path("input_x.npy")])
+    line = one_line_error(p, "graphrt-run")
+    assert "no function 'main'" in line and "forward" in line
+    assert p.returncode == 1
+
+
+def _corrupt_copy(case, tmp_path, patch):
+    data = bytearray(open(case.path("deploy_relax.so"), "rb").read())
+    magic = struct.pack("<Q", 0xD225DE2F4214151D)
+    at = data.find(magic)
+    assert at > 0 and data.find(magic, at + 1) < 0
+    patch(data, at)
+    path = tmp_path / "corrupt_relax.so"
+    path.write_bytes(bytes(data))
+    return str(path)
+
+
+@pytest.mark.parametrize("loader", ["dlopen", "elf"])
+def test_run_relax_bad_magic_is_one_line_exit_1(tmp_path, loader):
+    case = RelaxCase("relax_mlp")
+
+    def flip_magic(data, at):
+        data[at] ^= 0xFF
+
+    so = _corrupt_copy(case, tmp_path, flip_magic)
+    p = run([app("graphrt-run"), so, "--loader", loader, "--input", "x=%s" % case.path("input_x.npy")])
+    line = one_line_error(p, "graphrt-run")
+    assert p.returncode == 1
+    assert "bad magic" in line and "field: magic" in line, line
+
+
+def test_run_relax_bad_version_is_one_line_exit_1(tmp_path):
+    case = RelaxCase("relax_mlp")
+
+    def bump_version(data, at):
+        version = at + 8 + 8  # magic, then the version string's u64 length
+        assert bytes(data[version:version + 4]) == b"0.14"
+        data[version:version + 4] = b"9.99"
+
+    so = _corrupt_copy(case, tmp_path, bump_version)
+    p = run([app("graphrt-run"), so, "--input", "x=%s" % case.path("input_x.npy")])
+    line = one_line_error(p, "graphrt-run")
+    assert p.returncode == 1
+    assert "unsupported Relax executable version '9.99'" in line, line
+
+
+def test_inspect_lists_constants_functions_and_code():
+    case = RelaxCase("relax_dynamic_batch")
+    p = run([app("graphrt-inspect"), case.path("deploy_relax.so")])
+    assert p.returncode == 0, p.stderr
+    assert "relax.VMExecutable" in p.stdout
+    assert "float32(64, 32)" in p.stdout, p.stdout  # the first weight, from the constant pool
+    assert "@main(x):" in p.stdout
+    assert "call  vm.builtin.make_shape in: %1, i1, i1, i1 dst: %2" in p.stdout
+    assert "@shape_func packed_func;" in p.stdout
+
+
+def test_run_relax_unknown_builtin_is_refused_at_load(tmp_path):
+    case = RelaxCase("relax_mlp")
+    data = bytearray(open(case.path("deploy_relax.so"), "rb").read())
+    name = b"vm.builtin.null_value"
+    at = data.find(name)
+    assert at > 0 and data.find(name, at + 1) < 0
+    data[at:at + len(name)] = b"vm.builtin.null_valuX"
+    so = tmp_path / "unknown_builtin.so"
+    so.write_bytes(bytes(data))
+    # Refused while loading, before any input is read: the input file named here does not exist.
+    p = run([app("graphrt-run"), str(so), "--input", "x=%s" % (tmp_path / "absent.npy")])
+    line = one_line_error(p, "graphrt-run")
+    assert p.returncode == 1
+    assert "'vm.builtin.null_valuX'" in line and "function: vm.builtin.null_valuX" in line, line
+
+
+def test_run_relax_profile_lists_kernels_and_builtins():
+    case = RelaxCase("relax_cnn")
+    p = run([app("graphrt-run"), case.path("deploy_relax.so"), "--input", "x=%s" % case.path("input_x.npy"),
+             "--profile", "--quiet"])
+    assert p.returncode == 0, p.stderr
+    rows = {line.split()[0]: line.split() for line in p.stdout.splitlines() if line.strip()}
+    assert rows["fused_conv2d_add_relu"][1] == "kernel" and rows["fused_conv2d_add_relu"][2] == "1"
+    assert rows["vm.builtin.alloc_tensor"][1] == "builtin"
+    assert int(rows["vm.builtin.null_value"][2]) > 1
+    assert "Total" in rows

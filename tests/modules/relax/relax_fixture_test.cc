@@ -1,0 +1,99 @@
+// Every shared Relax case, every input set: graphrt's outputs equal TVM's
+// bit for bit, through TVM's module interface (vm_load_executable,
+// vm_initialization, the entry function by name).
+#include <gtest/gtest.h>
+
+#include "fixture_cases.h"
+#include "graphrt/runtime.h"
+#include "modules/relax/vm_module.h"
+#include "relax_cases.h"
+
+namespace {
+
+using graphrt_test::relax_case;
+
+class RelaxFixture : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (graphrt_test::fixtures_dir().empty() || graphrt_test::relax_cases().empty()) {
+      if (graphrt_test::fixtures_required()) FAIL() << "Relax fixtures missing and required";
+      GTEST_SKIP() << "Relax fixtures not found";
+    }
+  }
+};
+
+graphrt::RetValue run_entry(const graphrt::Module& vm, const std::string& entry, const std::vector<graphrt::NDArray>& inputs) {
+  graphrt::ArgList args;
+  for (const auto& a : inputs) args.add_ndarray(a);
+  return graphrt::call_function(vm->require_function(entry), args);
+}
+
+void expect_outputs(const graphrt::RetValue& result, const graphrt_test::RelaxInputSet& set) {
+  const std::vector<graphrt::NDArray> got = graphrt_test::flatten_result(result);
+  ASSERT_EQ(got.size(), set.outputs.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(graphrt_test::compare_output(got[i], set.outputs[i], 0), "") << set.outputs[i];
+}
+
+TEST_P(RelaxFixture, MatchesTvmBitExactForEveryInputSet) {
+  const auto rc = relax_case(GetParam());
+  graphrt::Module lib = graphrt::load_module(rc.dir + "/deploy_relax.so");
+  graphrt::Module vm = graphrt_test::relax_vm(lib);
+  for (const auto& set : rc.sets) {
+    SCOPED_TRACE("input set '" + set.suffix + "'");
+    expect_outputs(run_entry(vm, rc.entry, graphrt_test::relax_inputs(set)), set);
+  }
+}
+
+TEST_P(RelaxFixture, ElfLoaderGivesTheSameOutputs) {
+  const auto rc = relax_case(GetParam());
+  graphrt::LoadOptions options;
+  options.loader = "elf";
+  graphrt::Module vm = graphrt_test::relax_vm(graphrt::load_module(rc.dir + "/deploy_relax.so", options));
+  for (const auto& set : rc.sets) expect_outputs(run_entry(vm, rc.entry, graphrt_test::relax_inputs(set)), set);
+}
+
+TEST_P(RelaxFixture, StatefulInterfaceGivesTheSameOutputs) {
+  const auto rc = relax_case(GetParam());
+  graphrt::Module vm = graphrt_test::relax_vm(graphrt::load_module(rc.dir + "/deploy_relax.so"));
+  const auto& set = rc.sets.front();
+  graphrt::ArgList in;
+  in.add_string(rc.entry);
+  const auto inputs = graphrt_test::relax_inputs(set);
+  for (const auto& a : inputs) in.add_ndarray(a);
+  graphrt::call_function(vm->require_function("set_input"), in);
+  graphrt::ArgList name;
+  name.add_string(rc.entry);
+  graphrt::call_function(vm->require_function("invoke_stateful"), name);
+  const int64_t arity = graphrt::call_function(vm->require_function("get_output_arity"), name).as_int();
+  if (arity < 0) {
+    EXPECT_EQ(set.outputs.size(), 1u);
+    EXPECT_EQ(graphrt_test::compare_output(graphrt::call_function(vm->require_function("get_output"), name).as_ndarray(),
+                                           set.outputs[0], 0), "");
+  } else {
+    expect_outputs(graphrt::call_function(vm->require_function("get_output"), name), set);
+  }
+  EXPECT_EQ(graphrt::call_function(vm->require_function("get_function_arity"), name).as_int(),
+            static_cast<int64_t>(set.inputs.size()));
+}
+
+TEST_P(RelaxFixture, SecondCallAllocatesNoStorage) {
+  const auto rc = relax_case(GetParam());
+  graphrt::Module vm = graphrt_test::relax_vm(graphrt::load_module(rc.dir + "/deploy_relax.so"));
+  auto* node = dynamic_cast<graphrt::relax::VmModuleNode*>(vm.get());
+  ASSERT_NE(node, nullptr);
+  const auto inputs = graphrt_test::relax_inputs(rc.sets.front());
+  run_entry(vm, rc.entry, inputs);  // result dropped: its storage goes back to the pool
+  const uint64_t after_first = node->vm().pool().system_allocations();
+  EXPECT_GT(after_first, 0u);
+  graphrt::RetValue second = run_entry(vm, rc.entry, inputs);
+  EXPECT_EQ(node->vm().pool().system_allocations(), after_first);
+  expect_outputs(second, rc.sets.front());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, RelaxFixture, ::testing::ValuesIn([] {
+                           std::vector<std::string> c = graphrt_test::relax_cases();
+                           return c.empty() ? std::vector<std::string>{"none"} : c;
+                         }()));
+
+}  // namespace

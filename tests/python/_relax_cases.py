@@ -1,0 +1,37 @@
+"""The shared Relax VM cases (fixtures/relax/<case>): their input sets as case.json lists them."""
+import json
+import os
+
+from _cases import fixtures_dir, skip_without_fixtures
+
+
+def relax_case_names():
+    """Every case folder under fixtures/relax; a placeholder that skips (fails in CI) without them."""
+    d = fixtures_dir()
+    root = os.path.join(d, "relax") if d else None
+    if not root or not os.path.isdir(root):
+        return ["relax_fixtures_missing"]
+    return sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, "case.json")))
+
+
+class RelaxCase:
+    def __init__(self, name):
+        d = fixtures_dir()
+        if not d or not os.path.isfile(os.path.join(d, "relax", name, "case.json")):
+            skip_without_fixtures("Relax fixture %s" % name)
+        self.name = name
+        self.dir = os.path.join(d, "relax", name)
+        with open(self.path("case.json")) as f:
+            self.info = json.load(f)
+        self.entry = self.info.get("entry", "main")
+        self.input_order = self.info.get("input_order") or list(self.info["inputs"])
+
+    def path(self, f):
+        return os.path.join(self.dir, f)
+
+    def input_sets(self):
+        """[(suffix, {name: input path}, [output paths, depth-first])] for every input set."""
+        suffixes = [s.get("suffix", "") for s in self.info.get("input_sets", [])] or [""]
+        n = len(self.info["outputs"])
+        return [(s, {k: self.path("input_%s%s.npy" % (k, s)) for k in self.input_order},
+                 [self.path("output_%d%s.npy" % (i, s)) for i in range(n)]) for s in suffixes]

@@ -1,0 +1,103 @@
+"""Relax VM executables from Python with TVM's names: tvm.runtime.relax_vm.VirtualMachine and
+tvm.relax.VirtualMachine under `import graphrt as tvm`; every shared case and input set bit-exact."""
+import numpy as np
+import pytest
+
+import graphrt
+from _relax_cases import RelaxCase, relax_case_names
+
+
+def _flatten(result):
+    if isinstance(result, graphrt.NDArray):
+        return [result.numpy()]
+    assert isinstance(result, tuple), type(result)
+    return [a for item in result for a in _flatten(item)]
+
+
+def _check(result, outputs):
+    got = _flatten(result)
+    assert len(got) == len(outputs)
+    for g, path in zip(got, outputs):
+        expected = np.load(path)
+        assert g.dtype == expected.dtype and g.shape == expected.shape, path
+        assert g.tobytes() == expected.tobytes(), path
+
+
+@pytest.mark.parametrize("name", relax_case_names())
+def test_tvm_style_code_runs_every_input_set(lib_ok, name):
+    tvm = graphrt  # `import graphrt as tvm`
+    case = RelaxCase(name)
+    lib = tvm.runtime.load_module(case.path("deploy_relax.so"))
+    vm = tvm.relax.VirtualMachine(lib, tvm.cpu())
+    for _, inputs, outputs in case.input_sets():
+        args = [tvm.nd.array(np.load(inputs[k])) for k in case.input_order]
+        _check(vm[case.entry](*args), outputs)
+
+
+@pytest.mark.parametrize("name", relax_case_names())
+def test_numpy_arguments_and_runtime_relax_vm(lib_ok, name):
+    case = RelaxCase(name)
+    from graphrt.runtime import relax_vm
+    vm = relax_vm.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu(), memory_cfg="naive")
+    _, inputs, outputs = case.input_sets()[-1]
+    _check(vm[case.entry](*[np.load(inputs[k]) for k in case.input_order]), outputs)
+
+
+def test_stateful_interface_and_keyword_inputs(lib_ok):
+    case = RelaxCase("relax_tuple_io")
+    vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
+    _, inputs, outputs = case.input_sets()[0]
+    vm.set_input("main", np.load(inputs["x"]), y=np.load(inputs["y"]))
+    vm.invoke_stateful("main")
+    result = vm.get_outputs("main")
+    assert isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], tuple)
+    _check(result, outputs)
+
+
+def test_time_evaluator_and_saved_function(lib_ok):
+    case = RelaxCase("relax_mlp")
+    vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
+    _, inputs, outputs = case.input_sets()[0]
+    x = graphrt.nd.array(np.load(inputs["x"]))
+    timing = vm.time_evaluator("main", graphrt.cpu(), number=3, repeat=2)(x)
+    assert len(timing.results) == 2 and all(t > 0 for t in timing.results)
+    vm.save_function("main", "main_saved", x)
+    _check(vm["main_saved"](), outputs)
+
+
+def test_install_as_tvm_serves_tvm_relax(lib_ok):
+    import sys
+    if "tvm" in sys.modules and sys.modules["tvm"] is not graphrt:
+        pytest.skip("a real tvm is imported")
+    graphrt.install_as_tvm()
+    import tvm
+    from tvm import relax
+    from tvm.runtime import relax_vm
+    assert relax.VirtualMachine is relax_vm.VirtualMachine is graphrt.relax_vm.VirtualMachine
+    case = RelaxCase("relax_control_flow")
+    vm = relax.VirtualMachine(tvm.runtime.load_module(case.path("deploy_relax.so")), tvm.cpu())
+    for _, inputs, outputs in case.input_sets():
+        _check(vm["main"](tvm.nd.array(np.load(inputs["x"]))), outputs)
+
+
+def test_wrong_input_is_a_graphrt_error_naming_the_parameter(lib_ok):
+    case = RelaxCase("relax_mlp")
+    vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
+    with pytest.raises(graphrt.GraphrtError) as e:
+        vm["main"](np.zeros((1, 783), dtype="float32"))
+    assert "param=x" in str(e.value) and "shape[1] is 783, expected 784" in str(e.value)
+    with pytest.raises(graphrt.GraphrtError, match="takes 1 arguments, 2 given"):
+        vm["main"](np.zeros((1, 784), dtype="float32"), np.zeros((1,), dtype="float32"))
+
+
+def test_profile_table_names_every_kernel(lib_ok):
+    case = RelaxCase("relax_transformer_block")
+    vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
+    x = np.load(case.input_sets()[0][1]["x"])
+    report = vm.profile("main", x)
+    table = report.table()
+    for kernel in ("layer_norm", "fused_matmul_add", "softmax", "fused_matmul2_add2_gelu"):
+        assert kernel in table, table
+    assert str(report) == table
+    # Profiling is off again afterwards, and the call still gives TVM's output.
+    _check(vm["main"](x), case.input_sets()[0][2])
