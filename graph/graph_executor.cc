@@ -347,7 +347,8 @@ struct GraphExecutor::Impl {
       for (const std::string& name : m->function_names()) names.push_back(name);
     }
     std::string hint = closest_matches(node.func_name, names, 3);
-    throw Error(ErrorKind::kNotFound, "graph node " + std::to_string(nid) + " '" + node.name + "' calls function '" + node.func_name +
+    throw Error(ErrorKind::kNotFound,
+                "graph node " + std::to_string(nid) + " '" + node.name + "' calls function '" + node.func_name +
                 "', which the library does not have" + (hint.empty() ? "" : " (did you mean: " + hint + "?)"))
         .with("node", node.name)
         .with("symbol", node.func_name);
@@ -405,7 +406,8 @@ struct GraphExecutor::Impl {
   }
 
   void check_ran(int output) const {
-    if (!ran) throw Error(ErrorKind::kFailedPrecondition, "output " + std::to_string(output) + " read before run(): it holds no results yet; call run() first");
+    if (!ran) throw Error(ErrorKind::kFailedPrecondition,
+                          "output " + std::to_string(output) + " read before run(): it holds no results yet; call run() first");
   }
 
   void build_name_maps() {
@@ -573,7 +575,8 @@ void GraphExecutor::set_input(const std::string& name, const DLTensor* value) {
   if (index < 0) {
     std::vector<int> all(impl_->graph.arg_nodes.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    throw Error(ErrorKind::kNotFound, "unknown input '" + name + "' (" + impl_->describe_inputs(all, 8) + ")").with("tensor", name);
+    throw Error(ErrorKind::kNotFound,
+                "unknown input '" + name + "' (" + impl_->describe_inputs(all, 8) + ")").with("tensor", name);
   }
   set_input(index, value);
 }
@@ -636,7 +639,8 @@ void GraphExecutor::share_params(const GraphExecutor& other, const std::string& 
     int index = input_index(p.first);
     if (index < 0) continue;
     int other_index = other.input_index(p.first);
-    if (other_index < 0) throw Error(ErrorKind::kNotFound, "share_params: the other executor has no input '" + p.first + "'").with("param", p.first);
+    if (other_index < 0) throw Error(ErrorKind::kNotFound,
+                                     "share_params: the other executor has no input '" + p.first + "'").with("param", p.first);
     NDArray theirs = other.get_input(other_index);
     uint32_t entry = impl_->input_entry(index);
     impl_->check_tensor_matches(entry, theirs.handle(), "shared param '" + p.first + "'");
@@ -727,7 +731,8 @@ NDArray GraphExecutor::node_output(int node, int index) const {
   check_node(impl_->graph, node);
   const GraphNode& n = impl_->graph.nodes[node];
   if (index < 0 || static_cast<uint32_t>(index) >= n.num_outputs)
-    throw Error(ErrorKind::kOutOfRange, "node " + std::to_string(node) + " ('" + n.name + "') has " + std::to_string(n.num_outputs) +
+    throw Error(ErrorKind::kOutOfRange,
+                "node " + std::to_string(node) + " ('" + n.name + "') has " + std::to_string(n.num_outputs) +
                 " outputs, not " + std::to_string(index + 1))
         .with("node", n.name);
   return impl_->entries[impl_->graph.entry_id(node, index)];

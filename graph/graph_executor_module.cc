@@ -73,7 +73,8 @@ const std::map<std::string, Method>& methods() {
       {"set_input_zero_copy", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {
          bool unknown;
          int index = input_index_arg(ex, a, 0, &unknown);
-         if (unknown) throw Error(ErrorKind::kNotFound, "unknown input '" + a.as_string(0) + "'").with("tensor", a.as_string(0));
+         if (unknown) throw Error(ErrorKind::kNotFound,
+                                  "unknown input '" + a.as_string(0) + "'").with("tensor", a.as_string(0));
          ex.set_input_zero_copy(index, a.as_tensor(1));
        }},
       {"set_output_zero_copy", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {

@@ -36,7 +36,8 @@ extern "C" GRAPHRT_API int TVMFuncCall(TVMFunctionHandle func, TVMValue* args, i
 
 extern "C" GRAPHRT_API int TVMBackendGetFuncFromEnv(void* mod_node, const char* func_name, TVMFunctionHandle* func) {
   return graphrt::c_api_guard([&] {
-    if (!mod_node) throw Error(ErrorKind::kFailedPrecondition, "TVMBackendGetFuncFromEnv: the library's module context is not set");
+    if (!mod_node) throw Error(ErrorKind::kFailedPrecondition,
+                               "TVMBackendGetFuncFromEnv: the library's module context is not set");
     *func = static_cast<graphrt::ModuleNode*>(mod_node)->get_func_from_env(func_name);
   });
 }
@@ -47,7 +48,8 @@ extern "C" GRAPHRT_API void* TVMBackendAllocWorkspace(int device_type, int devic
   int rc = graphrt::c_api_guard([&] {
     DLDevice dev{static_cast<DLDeviceType>(device_type), device_id};
     p = graphrt::device_api(dev)->alloc_workspace(dev, nbytes);
-    if (!p) throw Error(ErrorKind::kResourceExhausted, "TVMBackendAllocWorkspace: out of memory for " + std::to_string(nbytes) + " bytes");
+    if (!p) throw Error(ErrorKind::kResourceExhausted,
+                        "TVMBackendAllocWorkspace: out of memory for " + std::to_string(nbytes) + " bytes");
   });
   return rc == 0 ? p : nullptr;
 }

@@ -31,7 +31,8 @@ extern "C" GRAPHRT_API int TVMModLoadFromFile(const char* file, const char* form
       fmt = dot == std::string::npos ? "" : path.substr(dot + 1);
     }
     if (fmt != "so" && fmt != "dll" && fmt != "dylib" && fmt != "dso" && fmt != "tar" && fmt != "o")
-      throw Error(ErrorKind::kUnsupported, "cannot load format '" + fmt + "' (graphrt loads shared libraries .so and TVM .tar exports)")
+      throw Error(ErrorKind::kUnsupported,
+                  "cannot load format '" + fmt + "' (graphrt loads shared libraries .so and TVM .tar exports)")
           .with("file", path);
     *out = load_module(path).release();
   });
@@ -41,7 +42,8 @@ extern "C" GRAPHRT_API int graphrt_module_load_with_flags(const char* path, cons
                                                     TVMModuleHandle* out) {
   return graphrt_api_guard([&] {
     if (!path) throw Error("null path");
-    if (flags & ~GRAPHRT_LOAD_TRUST_EXPORTS) throw Error(ErrorKind::kUnsupported, "unknown load flags " + std::to_string(flags));
+    if (flags & ~GRAPHRT_LOAD_TRUST_EXPORTS) throw Error(ErrorKind::kUnsupported,
+                                                         "unknown load flags " + std::to_string(flags));
     LoadOptions options;
     if (loader && *loader) options.loader = loader;
     options.trust_exports = (flags & GRAPHRT_LOAD_TRUST_EXPORTS) != 0;
@@ -385,7 +387,8 @@ extern "C" GRAPHRT_API int TVMByteArrayFree(TVMByteArray* arr) {
   return c_api_guard([&] {
     // graphrt hands out only the per-thread byte array; nothing to free.
     if (arr && !is_returned_byte_array(arr))
-      throw Error(ErrorKind::kTypeMismatch, "TVMByteArrayFree: not a byte array returned by TVMFuncCall on this thread");
+      throw Error(ErrorKind::kTypeMismatch,
+                  "TVMByteArrayFree: not a byte array returned by TVMFuncCall on this thread");
   });
 }
 
@@ -424,7 +427,8 @@ extern "C" GRAPHRT_API int TVMDeviceAllocDataSpaceWithScope(DLDevice dev, int nd
                                                       const char* mem_scope, void** out_data) {
   return c_api_guard([&] {
     if (mem_scope && std::strcmp(mem_scope, "global") != 0)
-      throw Error(ErrorKind::kUnsupported, std::string("memory scope '") + mem_scope + "' is not supported (graphrt allocates \"global\" only)")
+      throw Error(ErrorKind::kUnsupported,
+                  std::string("memory scope '") + mem_scope + "' is not supported (graphrt allocates \"global\" only)")
           .with("device", device_to_string(dev));
     if (ndim < 0 || (ndim > 0 && !shape)) throw Error("TVMDeviceAllocDataSpaceWithScope: bad shape");
     *out_data = device_api(dev)->alloc(dev, dtype_bytes(dtype, shape_numel(shape, ndim)), 64);  // NDArray::empty's alignment (DLPack's recommendation)

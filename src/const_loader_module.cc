@@ -46,11 +46,13 @@ class ConstLoaderModuleNode : public ModuleNode {
       init = m->get_function("__init_" + symbol, false);
       if (init) break;
     }
-    if (!init) throw Error(ErrorKind::kNotFound, "const_loader: no __init_" + symbol + " in the imported modules").with("symbol", symbol);
+    if (!init) throw Error(ErrorKind::kNotFound,
+                           "const_loader: no __init_" + symbol + " in the imported modules").with("symbol", symbol);
     std::vector<NDArray> arrays;
     for (const std::string& c : needs_.at(symbol)) {
       auto it = constants_.find(c);
-      if (it == constants_.end()) throw Error(ErrorKind::kNotFound, "const_loader: constant '" + c + "' is missing").with("symbol", symbol);
+      if (it == constants_.end()) throw Error(ErrorKind::kNotFound,
+                                              "const_loader: constant '" + c + "' is missing").with("symbol", symbol);
       arrays.push_back(it->second);
     }
     void* array_object = tvm_array_of_ndarrays(arrays);

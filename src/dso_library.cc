@@ -158,7 +158,8 @@ class DsoLibrary : public Library {
       const std::string why = error ? error : "unknown error";
       const std::vector<std::string> missing = unresolved_imports(path);
       if (!missing.empty())
-        throw Error(ErrorKind::kNotFound, "the library imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
+        throw Error(ErrorKind::kNotFound,
+                    "the library imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
                     " that neither graphrt nor the libraries it links define: " + join(missing))
             .with("file", path);
       throw Error("dlopen failed: " + why).with("file", path);

@@ -19,7 +19,8 @@ HostArena::HostArena(size_t nbytes) : size_(nbytes) {
 
 void* HostArena::take(size_t nbytes) {
   size_t slot = slot_bytes(nbytes);
-  if (slot > size_ - used_) throw Error(ErrorKind::kInternal, "internal: host arena of " + std::to_string(size_) + " bytes is full");
+  if (slot > size_ - used_) throw Error(ErrorKind::kInternal,
+                                        "internal: host arena of " + std::to_string(size_) + " bytes is full");
   void* p = static_cast<char*>(storage_->data()) + used_;
   used_ += slot;
   return p;

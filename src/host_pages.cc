@@ -31,7 +31,8 @@ void* map_host_pages(size_t nbytes, bool populate) {
   // Over-reserved so that a 2 MiB-aligned start exists; the ends go back at once.
   size_t reserve = len >= kHugePage ? len + kHugePage : len;
   void* raw = mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw Error(ErrorKind::kResourceExhausted, "out of host memory allocating " + std::to_string(nbytes) + " bytes");
+  if (raw == MAP_FAILED) throw Error(ErrorKind::kResourceExhausted,
+                                     "out of host memory allocating " + std::to_string(nbytes) + " bytes");
   char* base = static_cast<char*>(raw);
   char* start = base;
   if (reserve > len) {

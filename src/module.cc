@@ -74,7 +74,8 @@ FunctionNode* ModuleNode::get_func_from_env(const std::string& name) {
   }
   if (!f) f = registry_get(name);
   if (!f)
-    throw Error(ErrorKind::kNotFound, "cannot find function '" + name + "' in the imported modules or global registry").with("symbol", name);
+    throw Error(ErrorKind::kNotFound,
+                "cannot find function '" + name + "' in the imported modules or global registry").with("symbol", name);
   env_cache_[name] = f;  // generated code caches the raw handle forever
   return f.get();
 }

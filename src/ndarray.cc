@@ -59,7 +59,8 @@ NDArray NDArray::empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDe
 NDArray NDArray::view(const std::vector<int64_t>& shape, DLDataType dtype, uint64_t byte_offset) const {
   size_t need = dtype_bytes(dtype, shape_numel(shape.data(), static_cast<int>(shape.size())));
   if (byte_offset > nbytes() || need > nbytes() - byte_offset)
-    throw Error(ErrorKind::kOutOfRange, "view of " + std::to_string(need) + " bytes at offset " + std::to_string(byte_offset) +
+    throw Error(ErrorKind::kOutOfRange,
+                "view of " + std::to_string(need) + " bytes at offset " + std::to_string(byte_offset) +
                 " does not fit in an array of " + std::to_string(nbytes()) + " bytes");
   NDArray v(new_node(shape, dtype, device()));
   v.node_->storage = node_->storage;
@@ -195,7 +196,8 @@ void copy_tensor(const DLTensor* from, DLTensor* to, void* stream) {
     return;
   }
   if (!from_host && !to_host && from_type != to_type)
-    throw Error(ErrorKind::kUnsupported, "copy between " + device_to_string(from->device) + " and " + device_to_string(to->device) +
+    throw Error(ErrorKind::kUnsupported,
+                "copy between " + device_to_string(from->device) + " and " + device_to_string(to->device) +
                 " is not supported (one side must be the host or both the same device type)");
   DLDevice dev = from_host ? to->device : from->device;
   device_api(dev)->copy(from, to, stream);

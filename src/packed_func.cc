@@ -84,12 +84,14 @@ bool is_returned_byte_array(const TVMByteArray* bytes) { return bytes == &return
 // ---- TVMArgs ----
 void TVMArgs::expect(int i, std::initializer_list<int> codes, const char* what) const {
   if (i < 0 || i >= size_)
-    throw Error(ErrorKind::kTypeMismatch, "argument " + std::to_string(i) + " missing: expected " + what + ", call has " +
+    throw Error(ErrorKind::kTypeMismatch,
+                "argument " + std::to_string(i) + " missing: expected " + what + ", call has " +
                 std::to_string(size_) + " arguments");
   for (int c : codes) {
     if (codes_[i] == c) return;
   }
-  throw Error(ErrorKind::kTypeMismatch, "argument " + std::to_string(i) + ": expected " + what + ", got " + type_code_name(codes_[i]) +
+  throw Error(ErrorKind::kTypeMismatch,
+              "argument " + std::to_string(i) + ": expected " + what + ", got " + type_code_name(codes_[i]) +
               " (type code " + std::to_string(codes_[i]) + ")");
 }
 

@@ -72,13 +72,15 @@ void load_plugin(const std::string& path) {
   if (!handle) {
     const char* why = dlerror();
     const int missing = access(dlopen_path(path).c_str(), F_OK) == 0 ? 0 : errno;
-    throw Error(Error::kind_of_errno(missing), std::string("cannot load plugin: ") + (why ? why : "dlopen failed")).with("file", path);
+    throw Error(Error::kind_of_errno(missing),
+                std::string("cannot load plugin: ") + (why ? why : "dlopen failed")).with("file", path);
   }
   using InitFn = int (*)();
   auto init = reinterpret_cast<InitFn>(dlsym(handle, "graphrt_plugin_init"));
   if (!init) {
     dlclose(handle);
-    throw Error(ErrorKind::kNotFound, "plugin has no graphrt_plugin_init function").with("file", path).with("symbol", "graphrt_plugin_init");
+    throw Error(ErrorKind::kNotFound,
+                "plugin has no graphrt_plugin_init function").with("file", path).with("symbol", "graphrt_plugin_init");
   }
   // Plugins stay loaded: their handlers and functions are now in the registries.
   if (init() != 0) throw Error(last_error_kind(), "graphrt_plugin_init failed: " + last_error()).with("file", path);

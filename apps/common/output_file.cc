@@ -29,7 +29,8 @@ bool write_fully(int fd, const std::string& bytes) {
 void write_output_file(const std::string& path, const std::string& bytes, const std::string& what) {
   std::string temporary = path + ".partial-XXXXXX";
   int fd = mkstemp(&temporary[0]);
-  if (fd < 0) throw graphrt::Error(graphrt::Error::kind_of_errno(errno), "cannot write " + what + ": " + std::strerror(errno)).with("file", path);
+  if (fd < 0) throw graphrt::Error(graphrt::Error::kind_of_errno(errno),
+                                   "cannot write " + what + ": " + std::strerror(errno)).with("file", path);
   // mkstemp creates 0600; an output file gets the usual permissions.
   const mode_t mask = umask(0);
   umask(mask);

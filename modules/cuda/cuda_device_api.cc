@@ -249,7 +249,8 @@ CudaDeviceAPI::PoolStats CudaDeviceAPI::pool_stats(int device_id) {
 
 void* CudaDeviceAPI::alloc(DLDevice dev, size_t nbytes, size_t alignment) {
   if (alignment > 256)
-    throw Error(ErrorKind::kUnsupported, "CUDA allocations are 256-byte aligned; " + std::to_string(alignment) + " was requested")
+    throw Error(ErrorKind::kUnsupported,
+                "CUDA allocations are 256-byte aligned; " + std::to_string(alignment) + " was requested")
         .with("device", dev_name(dev.device_id));
   activate(dev.device_id);
   return pool_alloc(dev.device_id, nbytes);
@@ -307,7 +308,8 @@ void CudaDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
     check(driver_.cuMemcpyDtoHAsync(dst, dptr(src), n, s), "cuMemcpyDtoHAsync of " + std::to_string(n) + " bytes from " + dev_name(id));
     check(driver_.cuStreamSynchronize(s), "cuStreamSynchronize after a device-to-host copy");
   } else {
-    throw Error(ErrorKind::kUnsupported, "CUDA copy between " + device_to_string(from->device) + " and " + device_to_string(to->device));
+    throw Error(ErrorKind::kUnsupported,
+                "CUDA copy between " + device_to_string(from->device) + " and " + device_to_string(to->device));
   }
 }
 
@@ -317,7 +319,8 @@ void CudaDeviceAPI::synchronize(DLDevice dev, void* stream) {
 }
 
 void CudaDeviceAPI::set_stream(DLDevice dev, void* stream) {
-  if (dev.device_id < 0 || dev.device_id >= kMaxCudaDevices) throw Error(ErrorKind::kOutOfRange, "bad CUDA device id " + std::to_string(dev.device_id));
+  if (dev.device_id < 0 || dev.device_id >= kMaxCudaDevices) throw Error(ErrorKind::kOutOfRange,
+                                                                         "bad CUDA device id " + std::to_string(dev.device_id));
   tls.streams[dev.device_id] = static_cast<CUstream>(stream);
 }
 
@@ -346,7 +349,8 @@ void CudaDeviceAPI::free_stream(DLDevice dev, void* stream) {
 void CudaDeviceAPI::capture_begin(DLDevice dev) {
   int id = dev.device_id;
   activate(id);
-  if (tls.capture) throw Error(ErrorKind::kFailedPrecondition, "a CUDA graph capture is already in progress on this thread");
+  if (tls.capture) throw Error(ErrorKind::kFailedPrecondition,
+                               "a CUDA graph capture is already in progress on this thread");
   auto rec = std::make_unique<CaptureRecord>();
   rec->device = id;
   rec->stream = tls.streams[id];

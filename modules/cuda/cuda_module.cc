@@ -100,7 +100,8 @@ KernelPlan plan_kernel(const CudaFunctionInfo& info) {
       }
       dtype += " {code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) + ", lanes " +
                std::to_string(t.lanes) + "}";
-      throw Error("cuda kernel '" + info.name + "': argument " + std::to_string(i) + " has dtype " + dtype +
+      throw Error(ErrorKind::kUnsupported,
+                  "cuda kernel '" + info.name + "': argument " + std::to_string(i) + " has dtype " + dtype +
                   ", which cannot be passed to a kernel (supported: handle, int32, uint32, int64, float32, float64)")
           .with("kernel", info.name);
     }
@@ -110,7 +111,7 @@ KernelPlan plan_kernel(const CudaFunctionInfo& info) {
   for (size_t i = 0; i < tags.size(); ++i) {
     if (tags[i] == kDynSmemTag) {
       if (i + 1 != tags.size())
-        throw Error(ErrorKind::kUnsupported, "cuda kernel '" + info.name + "': launch tag '" + tags[i] + "' must be the last tag")
+        throw Error("cuda kernel '" + info.name + "': launch tag '" + tags[i] + "' must be the last tag")
             .with("kernel", info.name);
       plan.dyn_smem = true;
       continue;
@@ -127,7 +128,8 @@ KernelPlan plan_kernel(const CudaFunctionInfo& info) {
 
 LaunchDims compute_launch_dims(const KernelPlan& plan, const TVMValue* values, int num_values) {
   if (num_values != plan.expected_args())
-    throw Error(ErrorKind::kTypeMismatch, "cuda kernel '" + plan.name + "' expects " + std::to_string(plan.expected_args()) + " arguments (" +
+    throw Error(ErrorKind::kTypeMismatch,
+                "cuda kernel '" + plan.name + "' expects " + std::to_string(plan.expected_args()) + " arguments (" +
                 std::to_string(plan.args.size()) + " kernel args, " + std::to_string(plan.tag_slots.size()) +
                 " launch extents" + (plan.dyn_smem ? ", dynamic shared memory bytes" : "") + "), got " +
                 std::to_string(num_values))
@@ -138,7 +140,8 @@ LaunchDims compute_launch_dims(const KernelPlan& plan, const TVMValue* values, i
   auto extent = [&](size_t index, const char* what) -> uint32_t {
     int64_t v = values[index].v_int64;
     if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
-      throw Error(ErrorKind::kOutOfRange, "cuda kernel '" + plan.name + "': " + what + " " + std::to_string(v) + " is out of range")
+      throw Error(ErrorKind::kOutOfRange,
+                  "cuda kernel '" + plan.name + "': " + what + " " + std::to_string(v) + " is out of range")
           .with("kernel", plan.name);
     return static_cast<uint32_t>(v);
   };
@@ -194,7 +197,8 @@ std::vector<std::string> CudaModuleNode::function_names() const {
 }
 
 CUmodule CudaModuleNode::get_cu_module(int device_id) {
-  if (device_id < 0 || device_id >= kMaxCudaDevices) throw Error(ErrorKind::kOutOfRange, "bad CUDA device id " + std::to_string(device_id));
+  if (device_id < 0 || device_id >= kMaxCudaDevices) throw Error(ErrorKind::kOutOfRange,
+                                                                 "bad CUDA device id " + std::to_string(device_id));
   std::lock_guard<std::mutex> lock(mutex_);
   if (!modules_[device_id]) {
     const CudaDriver& d = api_->driver();
@@ -203,7 +207,8 @@ CUmodule CudaModuleNode::get_cu_module(int device_id) {
     CUmodule m = nullptr;
     CUresult r = d.cuModuleLoadData(&m, image.data());
     if (r != CUDA_SUCCESS)
-      throw Error(ErrorKind::kDevice, "cuModuleLoadData (" + image_.fmt + ", " + std::to_string(image_.data.size()) + " bytes) on cuda:" +
+      throw Error(ErrorKind::kDevice,
+                  "cuModuleLoadData (" + image_.fmt + ", " + std::to_string(image_.data.size()) + " bytes) on cuda:" +
                   std::to_string(device_id) + " failed: " + d.describe(r))
           .with("module", "cuda");
     modules_[device_id] = m;
@@ -217,7 +222,8 @@ CUfunction CudaModuleNode::get_cu_function(int device_id, const std::string& nam
   const CudaDriver& d = api_->driver();
   CUresult r = d.cuModuleGetFunction(&f, m, name.c_str());
   if (r != CUDA_SUCCESS)
-    throw Error(ErrorKind::kDevice, "cuModuleGetFunction('" + name + "') on cuda:" + std::to_string(device_id) + " failed: " + d.describe(r))
+    throw Error(ErrorKind::kDevice,
+                "cuModuleGetFunction('" + name + "') on cuda:" + std::to_string(device_id) + " failed: " + d.describe(r))
         .with("kernel", name);
   return f;
 }
@@ -272,7 +278,8 @@ void launch(KernelState& k, const TVMArgs& args) {
     auto dim3 = [](const uint32_t* v) {
       return "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + ")";
     };
-    throw Error(ErrorKind::kDevice, "cuLaunchKernel '" + plan.name + "' grid " + dim3(dims.grid) + " block " + dim3(dims.block) +
+    throw Error(ErrorKind::kDevice,
+                "cuLaunchKernel '" + plan.name + "' grid " + dim3(dims.grid) + " block " + dim3(dims.block) +
                 " dyn smem " + std::to_string(dims.dyn_smem_bytes) + " on cuda:" + std::to_string(dev) + " failed: " +
                 d.describe(r))
         .with("kernel", plan.name);

@@ -18,7 +18,8 @@ MappedImage::MappedImage(uint64_t vaddr_min, uint64_t vaddr_max)
   // two segments share (the IREE loader's known hazard).
   void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
-    throw Error(ErrorKind::kResourceExhausted, "cannot reserve address range for ELF image: " + std::string(std::strerror(errno)))
+    throw Error(ErrorKind::kResourceExhausted,
+                "cannot reserve address range for ELF image: " + std::string(std::strerror(errno)))
         .with("size", std::to_string(size_));
   }
   base_ = static_cast<uint8_t*>(p);
@@ -106,7 +107,8 @@ void MappedImage::map_segment(int fd, const Segment& s) {
   void* p = mmap(host, file_end - start, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
                  static_cast<off_t>(s.offset & ~(page - 1)));
   if (p == MAP_FAILED)
-    throw Error(ErrorKind::kResourceExhausted, "cannot map PT_LOAD segment: " + std::string(std::strerror(errno))).with("vaddr", hex(s.vaddr));
+    throw Error(ErrorKind::kResourceExhausted,
+                "cannot map PT_LOAD segment: " + std::string(std::strerror(errno))).with("vaddr", hex(s.vaddr));
   // Bytes of the first and last page outside [vaddr, vaddr+filesz) come from
   // unrelated parts of the file; zero them so the result equals a copy.
   std::memset(host, 0, s.vaddr - start);
@@ -169,7 +171,8 @@ void MappedImage::apply_protection(const ParsedElf& parsed) {
     size_t q = p + 1;
     while (q < page_prot_.size() && page_prot_[q] == page_prot_[p]) ++q;
     if (mprotect(base_ + p * page, (q - p) * page, page_prot_[p]) != 0)
-      throw Error(ErrorKind::kInternal, "mprotect failed: " + std::string(std::strerror(errno))).with("vaddr", hex(vaddr_min_ + p * page));
+      throw Error(ErrorKind::kInternal,
+                  "mprotect failed: " + std::string(std::strerror(errno))).with("vaddr", hex(vaddr_min_ + p * page));
     p = q;
   }
   if (std::any_of(page_prot_.begin(), page_prot_.end(), [](int prot) { return (prot & PROT_EXEC) != 0; }))

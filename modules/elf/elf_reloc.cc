@@ -9,7 +9,8 @@ namespace elf {
 
 uint64_t RelocContext::S(const Relocation& r) const {
   if (r.sym >= symbol_values_.size())
-    throw Error(ErrorKind::kOutOfRange, "relocation symbol index out of range").with("symbol_index", std::to_string(r.sym));
+    throw Error(ErrorKind::kOutOfRange,
+                "relocation symbol index out of range").with("symbol_index", std::to_string(r.sym));
   return symbol_values_[r.sym];
 }
 

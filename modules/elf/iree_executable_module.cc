@@ -24,7 +24,8 @@ class IreeExecutableModuleNode : public ModuleNode {
       IreeDispatch call;
       for (int i = 0; i < args.size(); ++i) {
         DLTensor* t = args.as_tensor(i);
-        if (t->device.device_type != kDLCPU) throw Error(ErrorKind::kUnsupported, "IREE executable bindings must be host tensors").with("symbol", name);
+        if (t->device.device_type != kDLCPU) throw Error(ErrorKind::kUnsupported,
+                                                         "IREE executable bindings must be host tensors").with("symbol", name);
         call.bindings.push_back(static_cast<char*>(t->data) + t->byte_offset);
         call.binding_lengths.push_back(tensor_nbytes(t));
       }

@@ -218,7 +218,8 @@ void Linker::plan_got_and_stubs() {
 
 uint64_t Linker::advance(uint64_t offset, uint64_t by, const std::string& what) const {
   if (by > options_.max_image_size || offset + by > options_.max_image_size)
-    throw Error(ErrorKind::kResourceExhausted, "linked image exceeds the size limit of " + std::to_string(options_.max_image_size) + " bytes at " + what);
+    throw Error(ErrorKind::kResourceExhausted,
+                "linked image exceeds the size limit of " + std::to_string(options_.max_image_size) + " bytes at " + what);
   return offset + by;
 }
 

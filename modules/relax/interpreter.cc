@@ -40,7 +40,7 @@ Value VirtualMachine::call(int64_t function, const Value* const* args, int num_a
     throw Error(ErrorKind::kOutOfRange, "function index " + std::to_string(function) + " outside the table");
   const FunctionInfo& f = functions[static_cast<size_t>(function)];
   if (f.kind == FunctionKind::kVMFunc && f.num_args != num_args)
-    throw Error("Relax function '" + f.name + "' takes " + std::to_string(f.num_args) + " arguments, " +
+    throw Error(ErrorKind::kTypeMismatch, "Relax function '" + f.name + "' takes " + std::to_string(f.num_args) + " arguments, " +
                 std::to_string(num_args) + " given")
         .with("function", f.name);
   if (depth_ == 0) remaining_ = budget_ ? budget_ : ~uint64_t{0};

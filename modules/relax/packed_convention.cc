@@ -65,7 +65,7 @@ Value value_from_object(const Ref<Object>& obj) {
 void call_generated(TVMBackendPackedCFunc fn, const PackedFunc& f, TVMValue* values, int* codes, int n, Value* ret) {
   TVMValue rv;
   int rcode = kTVMNullptr;
-  if (fn(values, codes, n, &rv, &rcode, nullptr) != 0) throw Error(last_error()).with("symbol", f->name());
+  if (fn(values, codes, n, &rv, &rcode, nullptr) != 0) throw last_error_as_exception().with("symbol", f->name());
   if (rcode == kDLInt || rcode == kTVMArgBool) {
     *ret = rv.v_int64;
   } else if (rcode == kDLFloat) {

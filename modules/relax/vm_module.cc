@@ -36,7 +36,8 @@ std::vector<const Value*> pointers(const std::vector<Value>& values) {
 }
 
 void require(const TVMArgs& args, int n, const std::string& usage) {
-  if (args.size() < n) throw Error(usage + ": " + std::to_string(args.size()) + " arguments given");
+  if (args.size() < n)
+    throw Error(ErrorKind::kTypeMismatch, usage + ": " + std::to_string(args.size()) + " arguments given");
 }
 
 }  // namespace
@@ -84,7 +85,7 @@ void VmModuleNode::set_input(const TVMArgs& args) {
   const FunctionInfo& f = linked_->exe->functions[static_cast<size_t>(vm_function_index(name))];
   std::vector<Value> values = values_from(args, 1, true);
   if (static_cast<int64_t>(values.size()) != f.num_args)
-    throw Error("set_input: '" + name + "' takes " + std::to_string(f.num_args) + " arguments, " +
+    throw Error(ErrorKind::kTypeMismatch, "set_input: '" + name + "' takes " + std::to_string(f.num_args) + " arguments, " +
                 std::to_string(values.size()) + " given")
         .with("function", name);
   inputs_[name] = std::move(values);

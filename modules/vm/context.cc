@@ -57,7 +57,8 @@ void Context::check_dependencies(const VmModule& module) const {
     const Entry* found = find(dep.name);
     if (!found) {
       if (dep.optional) continue;
-      throw Error(ErrorKind::kNotFound, "required module '" + dep.name + "' is not registered").with("module", module.name());
+      throw Error(ErrorKind::kNotFound,
+                  "required module '" + dep.name + "' is not registered").with("module", module.name());
     }
     if (found->module->version() < dep.min_version) {
       throw Error("required module '" + dep.name + "' version mismatch; have " +
@@ -83,7 +84,8 @@ void Context::link_imports(const VmModule& module, ModuleState& state) const {
       }
       const std::string& have = target->module->exports()[static_cast<size_t>(ordinal)].signature;
       if (canonical_signature(have) != canonical_signature(decl.signature)) {
-        throw Error(ErrorKind::kTypeMismatch, "import signature mismatch: importer expects " + canonical_signature(decl.signature) +
+        throw Error(ErrorKind::kTypeMismatch,
+                    "import signature mismatch: importer expects " + canonical_signature(decl.signature) +
                     " but the export is " + canonical_signature(have));
       }
       state.imports[i] = FunctionRef{target->module.get(), target->state.get(), static_cast<uint32_t>(ordinal)};

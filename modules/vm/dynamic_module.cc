@@ -43,7 +43,8 @@ class SharedLibrary {
 
   void* symbol(const std::string& name) const {
     void* p = dlsym(handle_, name.c_str());
-    if (!p) throw Error(ErrorKind::kNotFound, "VM module library lacks its creation function").with("file", path_).with("symbol", name);
+    if (!p) throw Error(ErrorKind::kNotFound,
+                        "VM module library lacks its creation function").with("file", path_).with("symbol", name);
     return p;
   }
 
@@ -82,11 +83,13 @@ Value scalar_from_abi(ValueType type, const graphrt_vm_abi_value& v) {
 }
 
 std::vector<ValueType> checked_result_types(const Signature& sig, const char* name, bool refs_allowed) {
-  if (sig.is_variadic()) throw Error(ErrorKind::kUnsupported, "dynamic module functions cannot be variadic").with("function", name);
+  if (sig.is_variadic()) throw Error(ErrorKind::kUnsupported,
+                                     "dynamic module functions cannot be variadic").with("function", name);
   const std::vector<ValueType> types = sig.result_types();
   for (ValueType t : types) {
     if (t == ValueType::kRef && !refs_allowed) {
-      throw Error(ErrorKind::kUnsupported, "dynamic module results cannot be refs in ABI v1 (use v2)").with("function", name);
+      throw Error(ErrorKind::kUnsupported,
+                  "dynamic module results cannot be refs in ABI v1 (use v2)").with("function", name);
     }
   }
   return types;
@@ -225,7 +228,8 @@ uint8_t* host_buffer_data(graphrt_vm_abi_call* call, const graphrt_vm_abi_ref* r
 
 graphrt_vm_abi_ref* host_buffer_create(graphrt_vm_abi_call* call, const void* data, size_t size) {
   return guarded(call, static_cast<graphrt_vm_abi_ref*>(nullptr), [&] {
-    if (size > static_cast<size_t>(limits().max_buffer_bytes)) throw Error(ErrorKind::kResourceExhausted, "buffer_create: " + std::to_string(size) + " bytes is over the limit");
+    if (size > static_cast<size_t>(limits().max_buffer_bytes)) throw Error(ErrorKind::kResourceExhausted,
+                                                                           "buffer_create: " + std::to_string(size) + " bytes is over the limit");
     if (size && !data) throw Error("buffer_create: NULL data");
     const uint8_t* bytes = static_cast<const uint8_t*>(data);
     return new_box(std::make_shared<Buffer>(std::vector<uint8_t>(bytes, bytes + size)));
@@ -250,7 +254,8 @@ int host_list_get(graphrt_vm_abi_call* call, const graphrt_vm_abi_ref* list, int
   return guarded(call, -1, [&] {
     const List& l = list_of(list);
     if (index < 0 || index >= l.size()) {
-      throw Error(ErrorKind::kOutOfRange, "list index " + std::to_string(index) + " out of range (size " + std::to_string(l.size()) + ")");
+      throw Error(ErrorKind::kOutOfRange,
+                  "list index " + std::to_string(index) + " out of range (size " + std::to_string(l.size()) + ")");
     }
     const Value& v = l.at(index);
     if (type) *type = static_cast<int>(v.type);
@@ -282,14 +287,16 @@ int host_call_import(graphrt_vm_abi_call* call, size_t index, const graphrt_vm_a
                      graphrt_vm_abi_value* results, size_t result_count) {
   return guarded(call, -1, [&] {
     CallState& state = state_of(call);
-    if (index >= state.imports->size()) throw Error(ErrorKind::kOutOfRange, "call_import: import " + std::to_string(index) + " does not exist");
+    if (index >= state.imports->size()) throw Error(ErrorKind::kOutOfRange,
+                                                    "call_import: import " + std::to_string(index) + " does not exist");
     const AbiImport& import = (*state.imports)[index];
     const Signature& sig = import.signature;
     const std::vector<ValueType> arg_types = sig.arg_types();
     const std::vector<ValueType> result_types = sig.result_types();
     if (arg_count != arg_types.size() || result_count != result_types.size() || (arg_count && !args) ||
         (result_count && !results)) {
-      throw Error(ErrorKind::kTypeMismatch, "call_import: import " + std::to_string(index) + " is " + sig.to_string() + ", called with " +
+      throw Error(ErrorKind::kTypeMismatch,
+                  "call_import: import " + std::to_string(index) + " is " + sig.to_string() + ", called with " +
                   std::to_string(arg_count) + " arguments and " + std::to_string(result_count) + " results");
     }
     std::vector<Value> values;
@@ -394,7 +401,8 @@ std::shared_ptr<VmModule> load_dynamic_module(const std::string& address) {
     }
     AbiModuleGuard guard{&abi};
     if (abi.abi_version < GRAPHRT_VM_DYNAMIC_ABI_MIN_VERSION || abi.abi_version > GRAPHRT_VM_DYNAMIC_ABI_VERSION) {
-      throw Error(ErrorKind::kUnsupported, "VM module ABI version mismatch: library has " + std::to_string(abi.abi_version) +
+      throw Error(ErrorKind::kUnsupported,
+                  "VM module ABI version mismatch: library has " + std::to_string(abi.abi_version) +
                   ", runtime supports " + std::to_string(GRAPHRT_VM_DYNAMIC_ABI_MIN_VERSION) + " to " +
                   std::to_string(GRAPHRT_VM_DYNAMIC_ABI_VERSION))
           .with("symbol", create_name);
@@ -412,7 +420,8 @@ std::shared_ptr<VmModule> load_dynamic_module(const std::string& address) {
       const graphrt_vm_abi_import& i = abi.imports[k];
       if (!i.full_name || !i.signature) throw Error("VM module import without a name or signature").with("symbol", create_name);
       imports->push_back(AbiImport{i.full_name, parse_signature(i.signature)});
-      if (imports->back().signature.is_variadic()) throw Error(ErrorKind::kUnsupported, "dynamic module imports cannot be variadic").with("import", i.full_name);
+      if (imports->back().signature.is_variadic()) throw Error(ErrorKind::kUnsupported,
+                                                               "dynamic module imports cannot be variadic").with("import", i.full_name);
     }
     std::vector<NativeFunction> functions;
     for (size_t k = 0; k < abi.function_count; ++k) {

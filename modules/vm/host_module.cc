@@ -78,7 +78,8 @@ class VmProgramModuleNode : public VmHostModuleNode {
   // cycle. Generated kernels are called through their code address, which
   // stays mapped while the context lives; other functions are looked up per call.
   Kernel resolve_kernel(const std::string& name) {
-    if (!context_) throw Error(ErrorKind::kFailedPrecondition, "VM kernel call '" + name + "': the VM module is not part of a library's module tree");
+    if (!context_) throw Error(ErrorKind::kFailedPrecondition,
+                               "VM kernel call '" + name + "': the VM module is not part of a library's module tree");
     graphrt::PackedFunc f = context_->get_function(name, true);
     if (!f) return Kernel();
     if (TVMBackendPackedCFunc code = f->backend_c_func()) {

@@ -147,7 +147,8 @@ Value read_value(const Banks& b, ValueType type, uint16_t reg) {
 
 void write_value(const Banks& b, ValueType type, uint16_t reg, Value& v) {
   if (v.type != type) {
-    throw Error(ErrorKind::kTypeMismatch, std::string("callee returned ") + value_type_name(v.type) + " where " + value_type_name(type) +
+    throw Error(ErrorKind::kTypeMismatch,
+                std::string("callee returned ") + value_type_name(v.type) + " where " + value_type_name(type) +
                 " was expected");
   }
   switch (type) {

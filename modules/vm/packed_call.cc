@@ -58,11 +58,13 @@ Value to_value(const TVMArgs& args, int i, ValueType type) {
       if (code == kTVMObjectHandle) {
         const graphrt::Ref<graphrt::Object> object = args.as_object(i);
         if (auto* list = dynamic_cast<ListObject*>(object.get())) return Value::from_ref(list->list());
-        throw Error(ErrorKind::kTypeMismatch, std::string("expected ref, got an object of type ") + object->object_type_key());
+        throw Error(ErrorKind::kTypeMismatch,
+                    std::string("expected ref, got an object of type ") + object->object_type_key());
       }
       break;
   }
-  throw Error(ErrorKind::kTypeMismatch, std::string("expected ") + value_type_name(type) + ", got TVM type code " + std::to_string(code));
+  throw Error(ErrorKind::kTypeMismatch,
+              std::string("expected ") + value_type_name(type) + ", got TVM type code " + std::to_string(code));
 }
 
 NDArray copy_to_ndarray(DLTensor* t) {
@@ -100,7 +102,8 @@ void set_results(std::vector<Value> results, RetValue* ret) {
 const std::shared_ptr<List>& list_arg(const TVMArgs& args, int i, const char* function) {
   const graphrt::Ref<graphrt::Object> object = args.code(i) == kTVMObjectHandle ? args.as_object(i) : graphrt::Ref<graphrt::Object>();
   auto* list = dynamic_cast<ListObject*>(object.get());
-  if (!list) throw Error(ErrorKind::kTypeMismatch, std::string(function) + ": argument " + std::to_string(i) + " is not a VM list");
+  if (!list) throw Error(ErrorKind::kTypeMismatch,
+                         std::string(function) + ": argument " + std::to_string(i) + " is not a VM list");
   return list->list();
 }
 
@@ -116,12 +119,14 @@ ValueType type_of_letter(char c) {
 PackedFunc make_packed_call(const std::string& name, const std::string& signature, VmCall call) {
   const Signature sig = parse_signature(signature);
   if (sig.is_variadic()) {
-    throw Error(ErrorKind::kUnsupported, "VM function '" + name + "' is variadic (" + signature + "): hosts cannot call it");
+    throw Error(ErrorKind::kUnsupported,
+                "VM function '" + name + "' is variadic (" + signature + "): hosts cannot call it");
   }
   const std::vector<ValueType> types = sig.arg_types();
   return make_function([call, name, types](const TVMArgs& args, RetValue* ret) {
     if (static_cast<size_t>(args.size()) != types.size()) {
-      throw Error(ErrorKind::kTypeMismatch, "VM function '" + name + "' takes " + std::to_string(types.size()) + " arguments, got " +
+      throw Error(ErrorKind::kTypeMismatch,
+                  "VM function '" + name + "' takes " + std::to_string(types.size()) + " arguments, got " +
                   std::to_string(args.size()));
     }
     std::vector<Value> values;
@@ -163,7 +168,8 @@ void register_list_functions(Runtime& runtime) {
     const std::shared_ptr<List>& list = list_arg(args, 0, "graphrt.vm.list_get");
     const int64_t index = args.as_int(1);
     if (index < 0 || index >= list->size()) {
-      throw Error(ErrorKind::kOutOfRange, "graphrt.vm.list_get: index " + std::to_string(index) + " out of range (size " +
+      throw Error(ErrorKind::kOutOfRange,
+                  "graphrt.vm.list_get: index " + std::to_string(index) + " out of range (size " +
                   std::to_string(list->size()) + ")");
     }
     set_result(list->at(index), ret);

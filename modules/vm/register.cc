@@ -40,7 +40,8 @@ void require_arguments(const TVMArgs& args, int count, const std::string& usage)
 // Argument `i` as a module made by graphrt.vm.load / graphrt.vm.link or a `graphrt_vm` record.
 VmHostModuleNode& host_module_arg(const TVMArgs& args, int i, const std::string& function) {
   auto* node = dynamic_cast<VmHostModuleNode*>(args.as_module(i).get());
-  if (!node) throw Error(ErrorKind::kTypeMismatch, function + ": argument " + std::to_string(i) + " is not a VM module");
+  if (!node) throw Error(ErrorKind::kTypeMismatch,
+                         function + ": argument " + std::to_string(i) + " is not a VM module");
   return *node;
 }
 

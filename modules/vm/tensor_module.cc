@@ -17,7 +17,8 @@ Tensor& as_tensor(const VmRef& ref) {
 }
 
 [[noreturn]] void unsupported(DLDataType dtype) {
-  throw Error(ErrorKind::kUnsupported, "unsupported tensor dtype for element access: code " + std::to_string(dtype.code) + " bits " +
+  throw Error(ErrorKind::kUnsupported,
+              "unsupported tensor dtype for element access: code " + std::to_string(dtype.code) + " bits " +
               std::to_string(dtype.bits));
 }
 
@@ -82,7 +83,8 @@ void tensor_alloc(NativeCall& c) {
 void tensor_dim(NativeCall& c) {
   DLTensor* t = as_tensor(c.ref(0)).dl();
   const int32_t axis = c.i32(1);
-  if (axis < 0 || axis >= t->ndim) throw Error(ErrorKind::kOutOfRange, "tensor.dim: axis " + std::to_string(axis) + " out of range");
+  if (axis < 0 || axis >= t->ndim) throw Error(ErrorKind::kOutOfRange,
+                                               "tensor.dim: axis " + std::to_string(axis) + " out of range");
   c.ret_i64(t->shape[axis]);
 }
 

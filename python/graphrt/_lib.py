@@ -4,7 +4,7 @@ import ctypes.util
 import os
 import threading
 
-from .error import GraphrtError, GraphrtTypeError, FunctionNotFoundError, error_for_kind
+from .error import GraphrtError, GraphrtTypeError, FunctionNotFoundError, error_for_kind  # noqa: F401  (re-exported)
 
 
 # ---- C structures (tvm_abi.h / dlpack.h) ----

@@ -2,7 +2,8 @@
 import ctypes
 
 from . import _lib
-from ._lib import GraphrtError, GraphrtTypeError
+from ._lib import GraphrtTypeError
+from . import error as _error
 
 _TYPE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi", 10: "rocm",
                11: "rocm_host", 12: "ext_dev", 13: "cuda_managed", 14: "oneapi", 15: "webgpu", 16: "hexagon",
@@ -36,7 +37,7 @@ class Device:
         if isinstance(device_type, str):
             name = device_type.lower()
             if name not in _NAME_TYPES:
-                raise GraphrtError("unknown device '%s' (known: %s)" % (device_type, ", ".join(sorted(_NAME_TYPES))))
+                raise _error.InvalidArgumentError("unknown device '%s' (known: %s)" % (device_type, ", ".join(sorted(_NAME_TYPES))))
             device_type = _NAME_TYPES[name]
         if not isinstance(device_type, int) or not isinstance(device_id, int) or isinstance(device_id, bool):
             raise GraphrtTypeError("Device(device_type, device_id) takes ints")
@@ -124,12 +125,12 @@ def device(spec, dev_id=None):
     if isinstance(spec, str):
         words = spec.split()
         if not words:
-            raise GraphrtError("empty device string")
+            raise _error.InvalidArgumentError("empty device string")
         name = words[0]
         if ":" in name:
             name, _, idx = name.partition(":")
             if not idx.isdigit():
-                raise GraphrtError("bad device '%s' (use e.g. cpu, cuda, cuda:1)" % spec)
+                raise _error.InvalidArgumentError("bad device '%s' (use e.g. cpu, cuda, cuda:1)" % spec)
             dev_id = int(idx)  # overrides dev_id, as in TVM
         spec = name
     return Device(spec, 0 if dev_id is None else dev_id)

@@ -10,6 +10,7 @@ from .device import Device, to_device
 from .module import Module, get_global_func, BenchmarkResult
 from .ndarray import NDArray
 from . import ndarray as nd
+from . import error as _error
 
 try:
     import numpy as np
@@ -55,7 +56,7 @@ def _devices(device):
     else:
         devs = [to_device(device)]
     if not devs:
-        raise GraphrtError("at least one device is needed")
+        raise _error.InvalidArgumentError("at least one device is needed")
     return devs
 
 
@@ -63,7 +64,7 @@ def _check_plan(memory_plan):
     if memory_plan is None:
         return ""
     if memory_plan not in _PLANS:
-        raise GraphrtError("unknown memory plan '%s' (use 'tvm', 'liveness' or 'auto')" % (memory_plan,))
+        raise _error.InvalidArgumentError("unknown memory plan '%s' (use 'tvm', 'liveness' or 'auto')" % (memory_plan,))
     return memory_plan
 
 
@@ -151,7 +152,7 @@ class GraphModule:
             self._set_input = module["set_input"]
             self._run = module["run"]
         except FunctionNotFoundError:
-            raise GraphrtError("module '%s' is not a graph executor" % module.type_key) from None
+            raise _error.TypeMismatchError("module '%s' is not a graph executor" % module.type_key) from None
         # run() takes no argument and returns nothing: one bound C call with no argument
         # packing or conversion (Python's share of a small model's run, and of the time
         # each thread holds the GIL when several executors run at once). self._run
@@ -176,10 +177,10 @@ class GraphModule:
             return  # unknown name: set_input reports it with the valid names
         shape = tuple(value.shape)
         if shape != cur.shape:
-            raise GraphrtError("set_input '%s': shape %s does not match the graph's %s" % (key, shape, cur.shape))
+            raise _error.InvalidArgumentError("set_input '%s': shape %s does not match the graph's %s" % (key, shape, cur.shape))
         vdt = value.dtype if isinstance(value, NDArray) else value.dtype.name
         if vdt != cur.dtype:
-            raise GraphrtError("set_input '%s': dtype %s does not match the graph's %s" % (key, vdt, cur.dtype))
+            raise _error.InvalidArgumentError("set_input '%s': dtype %s does not match the graph's %s" % (key, vdt, cur.dtype))
 
     def _set_one(self, key, value):
         if not isinstance(key, (str, int)) or isinstance(key, bool):
@@ -224,7 +225,7 @@ class GraphModule:
         graph input raises (tvm.contrib.graph_executor's GraphModule skips such keys instead)."""
         if key is not None:
             if value is None:
-                raise GraphrtError("set_input('%s'): no value given" % (key,))
+                raise _error.InvalidArgumentError("set_input('%s'): no value given" % (key,))
             self._set_one(key, value)
         if params:
             # Largest first, as TVM does.

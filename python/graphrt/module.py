@@ -7,6 +7,7 @@ from . import _lib
 from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, TVMValue
 from .device import Device
 from .ndarray import NDArray, dtype_to_str
+from . import error as _error
 
 try:
     import numpy as np
@@ -34,7 +35,7 @@ class Object:
 
     def _h(self):
         if self.handle is None or not self.handle.value:
-            raise GraphrtError("object has been freed")
+            raise _error.FailedPreconditionError("object has been freed")
         return self.handle
 
     @property
@@ -183,7 +184,7 @@ def _return_value(value, code):
         return _from_vm(Object(value.v_handle))
     if code in (_lib.kHandle, _lib.kDLTensorHandle):
         return value.v_handle
-    raise GraphrtError("function returned a value of unsupported type code %d" % code)
+    raise _error.UnsupportedError("function returned a value of unsupported type code %d" % code)
 
 
 class _OwnedHandle:
@@ -208,7 +209,7 @@ class _OwnedHandle:
 
     def _h(self):
         if self.handle is None or not self.handle.value:
-            raise GraphrtError("%s has been freed" % self._describe())
+            raise _error.FailedPreconditionError("%s has been freed" % self._describe())
         return self.handle
 
     def _describe(self):
@@ -308,7 +309,7 @@ class Module(_OwnedHandle):
     def get_source(self, fmt=""):
         """Source text of the module. graphrt runs compiled libraries and keeps no source,
         so this raises, as TVM does for modules without source."""
-        raise GraphrtError("module '%s' does not keep its source (graphrt loads compiled code only)%s" % (
+        raise _error.UnsupportedError("module '%s' does not keep its source (graphrt loads compiled code only)%s" % (
             self.type_key, "" if not fmt else " (format '%s')" % fmt))
 
     def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
@@ -320,7 +321,7 @@ class Module(_OwnedHandle):
         dev = to_device(dev)
         for name, v in (("number", number), ("repeat", repeat), ("repeats_to_cooldown", repeats_to_cooldown)):
             if not isinstance(v, int) or v < 1:
-                raise GraphrtError("time_evaluator: %s must be an int >= 1, got %r" % (name, v))
+                raise _error.InvalidArgumentError("time_evaluator: %s must be an int >= 1, got %r" % (name, v))
         feval = get_global_func("runtime.RPCTimeEvaluator")(
             self, func_name, dev.device_type, dev.device_id, int(number), int(repeat), int(min_repeat_ms),
             int(limit_zero_time_iterations), int(cooldown_interval_ms), int(repeats_to_cooldown),
@@ -462,7 +463,7 @@ def enabled(target):
     from .device import _NAME_TYPES
     if name in _NAME_TYPES or name in ("rpc", "tflite") or name.startswith("rocm"):
         return False
-    raise GraphrtError("unknown runtime target '%s'" % target)
+    raise _error.InvalidArgumentError("unknown runtime target '%s'" % target)
 
 
 def num_threads():

@@ -5,6 +5,7 @@ import re
 from . import _lib
 from ._lib import GraphrtError, GraphrtTypeError
 from .device import Device, cpu, to_device
+from . import error as _error
 
 try:
     import numpy as np
@@ -48,12 +49,12 @@ def str_to_dtype(s):
         return _lib.DLDataType(6 if s.startswith("e4m3") else 7, 8, 1)
     m = _DTYPE_RE.match(s)
     if not m:
-        raise GraphrtError("unknown dtype '%s'" % s)
+        raise _error.InvalidArgumentError("unknown dtype '%s'" % s)
     base, bits, lanes = m.group(1), m.group(2), m.group(3)
     code = {"int": 0, "uint": 1, "float": 2, "handle": 3, "bfloat": 4, "complex": 5}[base]
     bits = int(bits) if bits else (64 if base == "handle" else 32)
     if bits <= 0 or bits > 255:
-        raise GraphrtError("bad dtype '%s'" % s)
+        raise _error.InvalidArgumentError("bad dtype '%s'" % s)
     return _lib.DLDataType(code, bits, int(lanes) if lanes else 1)
 
 
@@ -71,7 +72,7 @@ def _numpy_dtype(dtype_str):
     try:
         return np.dtype(dtype_str)
     except TypeError:
-        raise GraphrtError("dtype %s has no numpy equivalent" % dtype_str) from None
+        raise _error.UnsupportedError("dtype %s has no numpy equivalent" % dtype_str) from None
 
 
 def _bfloat16_bits(src):
@@ -145,7 +146,7 @@ class NDArray:
 
     def _h(self):
         if self.handle is None or not self.handle.value:
-            raise GraphrtError("NDArray has been freed")
+            raise _error.FailedPreconditionError("NDArray has been freed")
         return self.handle
 
     @property
@@ -205,7 +206,7 @@ class NDArray:
         Shape must match; numpy sources are cast to this array's dtype."""
         if isinstance(source, NDArray):
             if source.shape != self.shape:
-                raise GraphrtError("copyfrom: shape %s does not match %s" % (source.shape, self.shape))
+                raise _error.InvalidArgumentError("copyfrom: shape %s does not match %s" % (source.shape, self.shape))
             _lib.call("TVMArrayCopyFromTo", source._h(), self._h(), None)
             return self
         if np is None:
@@ -215,7 +216,7 @@ class NDArray:
         except Exception as e:
             raise GraphrtTypeError("copyfrom: cannot convert %s to an array: %s" % (type(source).__name__, e)) from None
         if src.shape != self.shape:
-            raise GraphrtError("copyfrom: array shape %s does not match %s" % (src.shape, self.shape))
+            raise _error.InvalidArgumentError("copyfrom: array shape %s does not match %s" % (src.shape, self.shape))
         if self.dtype == "bfloat16":
             src = _bfloat16_bits(src)
         npdt = _numpy_dtype(self.dtype)
@@ -227,7 +228,7 @@ class NDArray:
         """Copies into an NDArray, or to a new array on a Device."""
         if isinstance(target, NDArray):
             if target.shape != self.shape:
-                raise GraphrtError("copyto: shape %s does not match %s" % (self.shape, target.shape))
+                raise _error.InvalidArgumentError("copyto: shape %s does not match %s" % (self.shape, target.shape))
             _lib.call("TVMArrayCopyFromTo", self._h(), target._h(), None)
             return target
         dev = to_device(target)
@@ -248,7 +249,7 @@ class NDArray:
         """TVM's _create_view: a view `relative_byte_offset` bytes into this array's data."""
         shape = tuple(int(d) for d in shape)
         if int(relative_byte_offset) < 0:
-            raise GraphrtError("_create_view: relative_byte_offset must be >= 0")
+            raise _error.InvalidArgumentError("_create_view: relative_byte_offset must be >= 0")
         t = str_to_dtype(dtype if dtype is not None else self.dtype)
         arr = _lib.shape_array(shape)
         out = ctypes.c_void_p()
@@ -264,7 +265,7 @@ class NDArray:
     def __setitem__(self, in_slice, value):
         """a[:] = x copies x (an NDArray or numpy array/scalar) into the whole array, as in TVM."""
         if not isinstance(in_slice, slice) or in_slice.start is not None or in_slice.stop is not None:
-            raise GraphrtError("NDArray only supports a[:] = value (whole-array assignment)")
+            raise _error.UnsupportedError("NDArray only supports a[:] = value (whole-array assignment)")
         if isinstance(value, NDArray):
             if not self.same_as(value):
                 value.copyto(self)
@@ -305,7 +306,7 @@ def _shape_tuple(shape):
     except (TypeError, ValueError):
         raise GraphrtTypeError("shape must be a sequence of ints, got %r" % (shape,)) from None
     if any(d < 0 for d in shape):
-        raise GraphrtError("negative dimension in shape %s" % (shape,))
+        raise _error.InvalidArgumentError("negative dimension in shape %s" % (shape,))
     return shape
 
 
@@ -350,7 +351,7 @@ def from_dlpack(obj):
         raise GraphrtTypeError("from_dlpack expects an object with __dlpack__ or a DLPack PyCapsule, got %s"
                                % type(obj).__name__)
     if not _api.PyCapsule_IsValid(capsule, _DLTENSOR):
-        raise GraphrtError("from_dlpack: the capsule is not a 'dltensor' (already consumed?)")
+        raise _error.FailedPreconditionError("from_dlpack: the capsule is not a 'dltensor' (already consumed?)")
     ptr = _api.PyCapsule_GetPointer(capsule, _DLTENSOR)
     out = ctypes.c_void_p()
     _lib.call("TVMArrayFromDLPack", ctypes.c_void_p(ptr), ctypes.byref(out))

@@ -4,7 +4,7 @@ import os
 import stat
 
 from . import _lib
-from ._lib import GraphrtError, GraphrtTypeError
+from ._lib import GraphrtTypeError
 from .error import InvalidArgumentError
 from .ndarray import NDArray
 from . import ndarray as nd
@@ -57,7 +57,7 @@ def load_param_dict(param_bytes):
     for i, h in enumerate(handles):
         out[name_list[i] if i < len(name_list) else "param%d" % i] = NDArray(ctypes.c_void_p(h))
     if len(out) != count.value:
-        raise GraphrtError("params file repeats a name")
+        raise InvalidArgumentError("params file repeats a name")
     return out
 
 

@@ -54,7 +54,8 @@ class DeviceAPI {
   void* AllocDataSpace(Device dev, int ndim, const int64_t* shape, DLDataType dtype,
                        const std::string& mem_scope = "") {
     if (!mem_scope.empty() && mem_scope != "global")
-      throw ::graphrt::Error(::graphrt::ErrorKind::kUnsupported, "memory scope '" + mem_scope + "' is not supported (graphrt allocates \"global\" only)");
+      throw ::graphrt::Error(::graphrt::ErrorKind::kUnsupported,
+                             "memory scope '" + mem_scope + "' is not supported (graphrt allocates \"global\" only)");
     return api_->alloc(dev, ::graphrt::dtype_bytes(dtype, ::graphrt::shape_numel(shape, ndim)), kAllocAlignment);
   }
   void FreeDataSpace(Device dev, void* ptr) { api_->free(dev, ptr); }

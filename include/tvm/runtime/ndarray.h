@@ -31,7 +31,8 @@ class NDArray {
   // memory scope exists.
   static NDArray Empty(ShapeTuple shape, DLDataType dtype, Device dev, const std::string& mem_scope = "") {
     if (!mem_scope.empty() && mem_scope != "global")
-      throw Error(::graphrt::ErrorKind::kUnsupported, "memory scope '" + mem_scope + "' is not supported (graphrt allocates \"global\" only)");
+      throw Error(::graphrt::ErrorKind::kUnsupported,
+                  "memory scope '" + mem_scope + "' is not supported (graphrt allocates \"global\" only)");
     return NDArray(::graphrt::NDArray::empty(std::vector<int64_t>(shape.begin(), shape.end()), dtype, dev));
   }
   // Takes over a DLPack tensor; its deleter runs when the last reference goes.

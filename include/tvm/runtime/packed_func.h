@@ -110,7 +110,8 @@ class TVMArgs {
   int size() const { return num_args; }
   TVMArgValue operator[](int i) const {
     if (i < 0 || i >= num_args)
-      throw Error(::graphrt::ErrorKind::kOutOfRange, "argument index " + std::to_string(i) + " out of range (call has " + std::to_string(num_args) +
+      throw Error(::graphrt::ErrorKind::kOutOfRange,
+                  "argument index " + std::to_string(i) + " out of range (call has " + std::to_string(num_args) +
                   " arguments)");
     return TVMArgValue(values[i], type_codes[i]);
   }
@@ -381,7 +382,8 @@ class TypedPackedFunc<R(Args...)> {
   TypedPackedFunc(Body body, std::string name = "") {  // NOLINT: implicit as in TVM
     packed_ = PackedFunc([body, name](TVMArgs args, TVMRetValue* rv) {
       if (args.size() != static_cast<int>(sizeof...(Args)))
-        throw Error(::graphrt::ErrorKind::kTypeMismatch, "function " + (name.empty() ? std::string("<anonymous>") : name) + " expects " +
+        throw Error(::graphrt::ErrorKind::kTypeMismatch,
+                    "function " + (name.empty() ? std::string("<anonymous>") : name) + " expects " +
                     std::to_string(sizeof...(Args)) + " arguments, got " + std::to_string(args.size()));
       Invoke(body, args, rv, std::index_sequence_for<Args...>());
     });

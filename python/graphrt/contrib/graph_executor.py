@@ -5,11 +5,12 @@ skips keys that are no graph input, as TVM does, and warns once per call naming 
 (UnusedInputWarning); set_input_strict raises on them instead."""
 import warnings
 
-from .._lib import GraphrtError, GraphrtTypeError
+from .._lib import GraphrtTypeError
 from ..device import Device
 from .. import graph_executor as _strict
 from ..graph_executor import InputInfo, from_factory  # noqa: F401  (re-exported)
 from ..module import BenchmarkResult  # noqa: F401
+from .. import error as _error
 
 
 class UnusedInputWarning(UserWarning):
@@ -78,5 +79,5 @@ def create(graph_json_str, libmod, device):
         raise GraphrtTypeError("graph_json_str must be the graph JSON text (str)")
     devices, _, pairs = get_device(libmod, device)
     if not devices:
-        raise GraphrtError("at least one device is needed")
+        raise _error.InvalidArgumentError("at least one device is needed")
     return GraphModule(_strict.create(graph_json_str, libmod, devices).module, devices=devices)

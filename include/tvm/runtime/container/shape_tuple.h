@@ -29,7 +29,8 @@ class ShapeTuple {
   int64_t operator[](size_t i) const { return dims_[i]; }
   int64_t at(size_t i) const {
     if (i >= dims_.size())
-      throw ::graphrt::Error(::graphrt::ErrorKind::kOutOfRange, "ShapeTuple index " + std::to_string(i) + " out of range (size " +
+      throw ::graphrt::Error(::graphrt::ErrorKind::kOutOfRange,
+                             "ShapeTuple index " + std::to_string(i) + " out of range (size " +
                              std::to_string(dims_.size()) + ")");
     return dims_[i];
   }

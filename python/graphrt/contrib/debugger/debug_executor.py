@@ -10,10 +10,11 @@ import shutil
 import struct
 import tempfile
 
-from ..._lib import GraphrtError, GraphrtTypeError
+from ..._lib import GraphrtTypeError
 from ...module import BenchmarkResult, get_global_func
 from .. import graph_executor
 from . import debug_result
+from ... import error as _error
 
 _DUMP_ROOT_PREFIX = "tvmdbg_"
 _DUMP_PATH_PREFIX = "_tvmdbg_"
@@ -121,7 +122,7 @@ class GraphModuleDebug(graph_executor.GraphModule):
         """Runs the graph once timing every node; returns the per-node / per-function report
         (print it, or call .table()). Metric collectors are not supported."""
         if collectors:
-            raise GraphrtError("graphrt's profile() takes no metric collectors")
+            raise _error.UnsupportedError("graphrt's profile() takes no metric collectors")
         if input_dict:
             self.set_input(**input_dict)
         return Report(self._profile(1))
