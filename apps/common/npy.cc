@@ -223,25 +223,24 @@ Error truncated_data(const NpyHeader& h, size_t have, const std::string& path) {
       .with("file", path);
 }
 
+// The array in a whole .npy file's bytes (trailing bytes past the data are ignored, as numpy does).
+NpyArray npy_from_bytes(const char* bytes, size_t size, const std::string& path) {
+  NpyHeader h = parse_npy_header(bytes, size, path);
+  const size_t have = size - std::min(size, h.data_offset);
+  if (have < h.data_bytes) throw truncated_data(h, have, path);
+  h.array.data.assign(bytes + h.data_offset, bytes + h.data_offset + h.data_bytes);
+  return std::move(h.array);
+}
+
 }  // namespace
 
 NpyArray read_npy(const std::string& path) {
   const std::string bytes = graphrt::read_regular_file(path, ".npy file");
-  NpyHeader h = parse_npy_header(bytes.data(), bytes.size(), path);
-  const size_t have = bytes.size() - std::min(bytes.size(), h.data_offset);
-  if (have < h.data_bytes) throw truncated_data(h, have, path);
-  h.array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(h.data_offset),
-                      bytes.begin() + static_cast<std::ptrdiff_t>(h.data_offset + h.data_bytes));
-  return std::move(h.array);
+  return npy_from_bytes(bytes.data(), bytes.size(), path);
 }
 
 NpyArray parse_npy(const std::vector<char>& bytes, const std::string& path) {
-  NpyHeader h = parse_npy_header(bytes.data(), bytes.size(), path);
-  const size_t have = bytes.size() - std::min(bytes.size(), h.data_offset);
-  if (have < h.data_bytes) throw truncated_data(h, have, path);
-  h.array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(h.data_offset),
-                      bytes.begin() + static_cast<std::ptrdiff_t>(h.data_offset + h.data_bytes));
-  return std::move(h.array);
+  return npy_from_bytes(bytes.data(), bytes.size(), path);
 }
 
 bool npy_dtype_fits(DLDataType npy, DLDataType want) {

@@ -15,14 +15,14 @@ uint64_t parse_budget(const std::string& text, const std::string& what) {
     if (ok) value = value * 10 + static_cast<uint64_t>(c - '0');
   }
   if (!ok || value == 0) {
-    throw Error("instruction budget must be a positive integer").with(what, text);
+    throw Error(what + " must be a positive integer").with(what, text);
   }
   return value;
 }
 
 int64_t parse_memory_limit(const std::string& text, const std::string& what) {
   const uint64_t value = parse_budget(text, what);
-  if (value > static_cast<uint64_t>(INT64_MAX)) throw Error("memory limit is too large").with(what, text);
+  if (value > static_cast<uint64_t>(INT64_MAX)) throw Error(what + " is too large").with(what, text);
   return static_cast<int64_t>(value);
 }
 

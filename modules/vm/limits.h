@@ -42,7 +42,8 @@ Limits& limits();
 // Parses a budget ("1000000", "1e6" is refused); throws graphrt::Error naming
 // `what` when `text` is not a positive decimal integer.
 uint64_t parse_budget(const std::string& text, const std::string& what);
-// Parses a memory limit in bytes, as parse_budget parses a budget.
+// Parses a memory limit in bytes (or any positive limit that fits in an
+// int64), as parse_budget parses a budget.
 int64_t parse_memory_limit(const std::string& text, const std::string& what);
 
 }  // namespace vm

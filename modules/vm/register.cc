@@ -45,6 +45,17 @@ VmHostModuleNode& host_module_arg(const TVMArgs& args, int i, const std::string&
   return *node;
 }
 
+// Argument 0 of a limit setter: a positive integer, or a string read as one
+// (errors name argument 1, where the text came from, e.g. "--budget").
+int64_t positive_limit_arg(const TVMArgs& args, const std::string& function) {
+  require_arguments(args, 1, function + "(n)");
+  if (args.code(0) == kTVMStr)
+    return parse_memory_limit(args.as_string(0), args.size() > 1 ? args.as_string(1) : function);
+  const int64_t n = args.as_int(0);
+  if (n <= 0) throw Error(function + ": the value must be positive");
+  return n;
+}
+
 // A .vmbc image argument, parsed and verified.
 ModuleDef verified_bytecode_arg(const TVMArgs& args, int i) {
   const std::string bytes = args.as_string(i);
@@ -167,29 +178,13 @@ void register_query_functions(Runtime& runtime) {
   // A string n is read as a positive decimal integer; errors name the
   // optional second argument (where the text came from, e.g. "--budget").
   set_function(runtime, "graphrt.vm.set_instruction_budget", [](const TVMArgs& args, RetValue*) {
-    require_arguments(args, 1, "graphrt.vm.set_instruction_budget(n)");
-    if (args.code(0) == kTVMStr) {
-      const std::string source = args.size() > 1 ? args.as_string(1) : "graphrt.vm.set_instruction_budget";
-      limits().instruction_budget = parse_budget(args.as_string(0), source);
-      return;
-    }
-    const int64_t n = args.as_int(0);
-    if (n <= 0) throw Error("graphrt.vm.set_instruction_budget: the budget must be positive");
-    limits().instruction_budget = static_cast<uint64_t>(n);
+    limits().instruction_budget = static_cast<uint64_t>(positive_limit_arg(args, "graphrt.vm.set_instruction_budget"));
   });
   // graphrt.vm.set_memory_limit(bytes): the total that live VM buffers and
   // tensors may hold (default from GRAPHRT_VM_MEMORY_LIMIT, else 512 MiB);
   // strings are read and named as set_instruction_budget reads them.
   set_function(runtime, "graphrt.vm.set_memory_limit", [](const TVMArgs& args, RetValue*) {
-    require_arguments(args, 1, "graphrt.vm.set_memory_limit(bytes)");
-    if (args.code(0) == kTVMStr) {
-      const std::string source = args.size() > 1 ? args.as_string(1) : "graphrt.vm.set_memory_limit";
-      limits().max_total_bytes = parse_memory_limit(args.as_string(0), source);
-      return;
-    }
-    const int64_t n = args.as_int(0);
-    if (n <= 0) throw Error("graphrt.vm.set_memory_limit: the limit must be positive");
-    limits().max_total_bytes = n;
+    limits().max_total_bytes = positive_limit_arg(args, "graphrt.vm.set_memory_limit");
   });
 }
 
