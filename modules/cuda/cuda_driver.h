@@ -34,6 +34,9 @@ constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr int CU_STREAM_DEFAULT = 0;  // synchronises with the legacy default stream
 constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
+// cuGetProcAddress flag: the entry points with the legacy default stream's
+// semantics (graphrt's null stream), whatever the driver's default would be.
+constexpr unsigned long long CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 
