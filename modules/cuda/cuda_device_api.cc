@@ -41,7 +41,6 @@ struct CapturedGraph {
 
 struct ThreadState {
   int device = 0;
-  CUcontext current_ctx = nullptr;
   std::array<CUstream, kMaxCudaDevices> streams{};
   CaptureRecord* capture = nullptr;
 };
@@ -129,7 +128,7 @@ std::string CudaDeviceAPI::unavailable_reason(DLDevice dev) {
 }
 
 void CudaDeviceAPI::check(CUresult r, const std::string& what) {
-  if (r != CUDA_SUCCESS) throw Error(what + ": " + driver_.describe(r));
+  if (r != CUDA_SUCCESS) throw Error(ErrorKind::kDevice, what + ": " + driver_.describe(r));
 }
 
 int CudaDeviceAPI::current_device() const { return tls.device; }
@@ -143,26 +142,30 @@ CUstream CudaDeviceAPI::stream_for(int device_id, void* stream) const {
   return stream ? static_cast<CUstream>(stream) : current_stream(device_id);
 }
 
-void CudaDeviceAPI::activate(int device_id) {
+CUcontext CudaDeviceAPI::context(int device_id) {
   CUcontext ctx = (device_id >= 0 && device_id < kMaxCudaDevices) ? contexts_[device_id].load(std::memory_order_acquire)
                                                                   : nullptr;
+  if (ctx) return ctx;
+  std::string why = unavailable_reason(DLDevice{kDLCUDA, device_id});
+  if (!why.empty()) throw Error(ErrorKind::kDevice, "device " + dev_name(device_id) + " is unavailable: " + why);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ctx = contexts_[device_id].load();
   if (!ctx) {
-    std::string why = unavailable_reason(DLDevice{kDLCUDA, device_id});
-    if (!why.empty()) throw Error("device " + dev_name(device_id) + " is unavailable: " + why);
-    std::lock_guard<std::mutex> lock(mutex_);
-    ctx = contexts_[device_id].load();
-    if (!ctx) {
-      CUdevice device = 0;
-      check(driver_.cuDeviceGet(&device, device_id), "cuDeviceGet(" + std::to_string(device_id) + ")");
-      check(driver_.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain for " + dev_name(device_id));
-      contexts_[device_id].store(ctx, std::memory_order_release);
-    }
+    CUdevice device = 0;
+    check(driver_.cuDeviceGet(&device, device_id), "cuDeviceGet(" + std::to_string(device_id) + ")");
+    check(driver_.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain for " + dev_name(device_id));
+    contexts_[device_id].store(ctx, std::memory_order_release);
   }
-  if (tls.current_ctx != ctx) {
-    check(driver_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent for " + dev_name(device_id));
-    tls.current_ctx = ctx;
-  }
+  return ctx;
 }
+
+void CudaDeviceAPI::make_current(CUcontext ctx, int device_id) {
+  CUcontext current = nullptr;
+  if (driver_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx) return;
+  check(driver_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent for " + dev_name(device_id));
+}
+
+void CudaDeviceAPI::activate(int device_id) { make_current(context(device_id), device_id); }
 
 void CudaDeviceAPI::set_device(DLDevice dev) {
   activate(dev.device_id);
@@ -218,7 +221,8 @@ void CudaDeviceAPI::pool_free(int device_id, void* ptr) {
 void CudaDeviceAPI::release_cached_locked(int device_id) {
   Pool& pool = pools_[device_id];
   CUcontext ctx = contexts_[device_id].load();
-  if (ctx && tls.current_ctx != ctx && driver_.cuCtxSetCurrent(ctx) == CUDA_SUCCESS) tls.current_ctx = ctx;
+  CUcontext current = nullptr;
+  if (ctx && (driver_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx)) driver_.cuCtxSetCurrent(ctx);
   for (auto& entry : pool.free_lists) {
     for (CUdeviceptr p : entry.second) driver_.cuMemFree(p);
   }

@@ -53,6 +53,12 @@ class CudaDeviceAPI : public DeviceAPI {
   int current_device() const;
   // Makes `device_id`'s primary context current on this thread; throws.
   void activate(int device_id);
+  // The device's primary context (retained on first use); throws.
+  CUcontext context(int device_id);
+  // Makes `ctx` current unless the driver says it already is: another
+  // library on this thread (PyTorch, CuPy) may have switched contexts, so
+  // no cache of ours can know.
+  void make_current(CUcontext ctx, int device_id);
   // This thread's stream for the device (null = the legacy default stream).
   CUstream current_stream(int device_id) const;
   // Throws an Error "<what>: CUDA_ERROR_... (n): text" unless r is success.

@@ -60,6 +60,7 @@ constexpr int kCudaMinDriverVersion = 11040;
   X(cuDeviceGetAttribute, "cuDeviceGetAttribute", int*, int, CUdevice)                                \
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUcontext*, CUdevice)                       \
   X(cuCtxSetCurrent, "cuCtxSetCurrent", CUcontext)                                                    \
+  X(cuCtxGetCurrent, "cuCtxGetCurrent", CUcontext*)                                                   \
   X(cuMemAlloc, "cuMemAlloc_v2", CUdeviceptr*, size_t)                                                \
   X(cuMemFree, "cuMemFree_v2", CUdeviceptr)                                                           \
   X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", CUdeviceptr, const void*, size_t, CUstream)            \
