@@ -27,15 +27,22 @@ void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api) {
 
 DeviceAPI* device_api_or_null(int device_type) { return runtime().device_api_or_null(device_type); }
 
+// Without a back end of its own (a build without CUDA), pinned host memory is
+// plain host memory.
+static DeviceAPI* api_for_type(int type) {
+  DeviceAPI* api = device_api_or_null(type);
+  if (!api && type == kDLCUDAHost) api = device_api_or_null(kDLCPU);
+  return api;
+}
+
 std::string device_unavailable_reason(DLDevice dev) {
-  DeviceAPI* api = device_api_or_null(dev.device_type);
+  DeviceAPI* api = api_for_type(dev.device_type);
   return api ? api->unavailable_reason(dev)
              : "no device API for device type " + std::to_string(static_cast<int>(dev.device_type)) + " in this build";
 }
 
 DeviceAPI* device_api(DLDevice dev) {
-  int type = dev.device_type == kDLCUDAHost ? kDLCPU : dev.device_type;
-  DeviceAPI* api = device_api_or_null(type);
+  DeviceAPI* api = api_for_type(dev.device_type);
   if (!api) throw Error("no device API for " + device_to_string(dev) + " in this build");
   std::string why = api->unavailable_reason(dev);
   if (!why.empty()) throw Error("device " + device_to_string(dev) + " is unavailable: " + why);

@@ -32,6 +32,8 @@ constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+// Pinned host memory usable from every context, not only the current one.
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 0x01;
 constexpr int CU_STREAM_DEFAULT = 0;  // synchronises with the legacy default stream
 constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
 // cuGetProcAddress flag: the entry points with the legacy default stream's
@@ -63,6 +65,8 @@ constexpr int kCudaMinDriverVersion = 11040;
   X(cuCtxGetCurrent, "cuCtxGetCurrent", CUcontext*)                                                   \
   X(cuMemAlloc, "cuMemAlloc_v2", CUdeviceptr*, size_t)                                                \
   X(cuMemFree, "cuMemFree_v2", CUdeviceptr)                                                           \
+  X(cuMemHostAlloc, "cuMemHostAlloc", void**, size_t, unsigned)                                       \
+  X(cuMemFreeHost, "cuMemFreeHost", void*)                                                            \
   X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", CUdeviceptr, const void*, size_t, CUstream)            \
   X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", void*, CUdeviceptr, size_t, CUstream)                  \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", CUdeviceptr, CUdeviceptr, size_t, CUstream)            \
