@@ -88,17 +88,23 @@ struct GraphExecutor::Impl {
     device_graph_tried = true;
     std::string why = device_graph_blocker();
     DeviceAPI* api = why.empty() ? device_api(graph_device) : nullptr;
-    if (api && api->capture_begin(graph_device, &why)) {
-      try {
-        run_ops();
-      } catch (...) {
-        std::string ignored;
-        api->capture_end(graph_device, &ignored);
-        throw;
-      }
-      device_graph = api->capture_end(graph_device, &why);
-    }
+    if (api && api->capture_begin(graph_device, &why)) device_graph = capture_ops(api, &why);
     if (!device_graph) log_warning("device graph capture unavailable, running node by node: " + why);
+  }
+
+  // Records one run. The plain run before it already produced the outputs,
+  // so a capture that fails (e.g. invalidated by work elsewhere in the
+  // process) only costs the replays, never the run.
+  void* capture_ops(DeviceAPI* api, std::string* why) {
+    try {
+      run_ops();
+    } catch (const std::exception& e) {
+      *why = std::string("a call failed while capturing: ") + e.what();
+      std::string ignored;
+      api->capture_free(graph_device, api->capture_end(graph_device, &ignored));
+      return nullptr;
+    }
+    return api->capture_end(graph_device, why);
   }
 
   std::string device_graph_blocker() {
