@@ -26,16 +26,20 @@ namespace {
 // A capture in progress on this thread.
 struct CaptureRecord {
   int device = 0;
-  CUstream stream = nullptr;
-  bool swapped_stream = false;         // we installed the capture stream as current
+  CUstream stream = nullptr;           // the capture's own stream, current while capturing
+  CUstream thread_stream = nullptr;    // the thread's stream before, put back at the end
   std::vector<void*> workspaces;       // allocated while capturing: reserved for the graph
 };
 
-// What capture_end hands to the graph executor.
+// What capture_end hands to the graph executor. It owns its stream and
+// events; the thread's stream (possibly a user stream freed later) is only
+// used at replay time.
 struct CapturedGraph {
   int device = 0;
   CUgraphExec exec = nullptr;
-  CUstream stream = nullptr;  // replay stream when the thread has none
+  CUstream stream = nullptr;  // replays run here
+  CUevent ready = nullptr;    // recorded on the thread's stream before a replay
+  CUevent done = nullptr;     // recorded on `stream` after it
   std::vector<void*> workspaces;
 };
 
@@ -338,11 +342,20 @@ void CudaDeviceAPI::free_stream(DLDevice dev, void* stream) {
 
 // --- CUDA-graph capture.
 //
-// Capture needs a stream other than the legacy default one. When the thread
-// has no current stream for the device, a per-device capture stream (created
-// with CU_STREAM_DEFAULT, so it stays ordered with the legacy default stream
-// that copies and later node-by-node runs use) becomes the thread's current
-// stream while capturing, and replays are launched on it.
+// Each capture gets its own non-blocking stream. A blocking one would be
+// implicitly synchronised with the legacy stream, and any legacy-stream use
+// anywhere in the process (another executor's run, a copy, a synchronise)
+// during the capture would then fail with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+// and invalidate it; one shared stream would also let only one executor
+// capture at a time. Replays stay on that stream and are ordered with the
+// thread's stream (the legacy one when none is set) through two events, so
+// copies issued before and after a replay see its inputs and outputs.
+
+CUstream CudaDeviceAPI::new_stream(int device_id, int flags) {
+  CUstream s = nullptr;
+  check(driver_.cuStreamCreate(&s, flags), "cuStreamCreate on " + dev_name(device_id));
+  return s;
+}
 
 bool CudaDeviceAPI::capture_begin(DLDevice dev, std::string* why) {
   try {
@@ -354,29 +367,38 @@ bool CudaDeviceAPI::capture_begin(DLDevice dev, std::string* why) {
     }
     auto rec = std::make_unique<CaptureRecord>();
     rec->device = id;
-    rec->stream = tls.streams[id];
-    if (!rec->stream) {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!capture_streams_[id])
-          check(driver_.cuStreamCreate(&capture_streams_[id], CU_STREAM_DEFAULT), "cuStreamCreate (capture stream)");
-        rec->stream = capture_streams_[id];
-      }
-      rec->swapped_stream = true;
-      tls.streams[id] = rec->stream;
-    }
+    rec->stream = new_stream(id, CU_STREAM_NON_BLOCKING);
+    rec->thread_stream = tls.streams[id];
     CUresult r = driver_.cuStreamBeginCapture(rec->stream, CU_STREAM_CAPTURE_MODE_RELAXED);
     if (r != CUDA_SUCCESS) {
-      if (rec->swapped_stream) tls.streams[id] = nullptr;
+      driver_.cuStreamDestroy(rec->stream);
       *why = "cuStreamBeginCapture: " + driver_.describe(r);
       return false;
     }
+    tls.streams[id] = rec->stream;
     tls.capture = rec.release();
     return true;
   } catch (const Error& e) {
     *why = e.what();
     return false;
   }
+}
+
+CUgraphExec CudaDeviceAPI::end_and_instantiate(CUstream stream, std::string* why) {
+  CUgraph graph = nullptr;
+  CUresult r = driver_.cuStreamEndCapture(stream, &graph);
+  if (r != CUDA_SUCCESS || !graph) {
+    *why = "cuStreamEndCapture: " + driver_.describe(r);
+    return nullptr;
+  }
+  CUgraphExec exec = nullptr;
+  r = driver_.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  driver_.cuGraphDestroy(graph);
+  if (r != CUDA_SUCCESS) {
+    *why = "cuGraphInstantiateWithFlags: " + driver_.describe(r);
+    return nullptr;
+  }
+  return exec;
 }
 
 void* CudaDeviceAPI::capture_end(DLDevice dev, std::string* why) {
@@ -386,47 +408,46 @@ void* CudaDeviceAPI::capture_end(DLDevice dev, std::string* why) {
   }
   std::unique_ptr<CaptureRecord> rec(tls.capture);
   tls.capture = nullptr;
-  if (rec->swapped_stream) tls.streams[rec->device] = nullptr;
-  auto give_back_workspaces = [&] {
-    for (void* w : rec->workspaces) pool_free(rec->device, w);
-  };
-  CUgraph graph = nullptr;
-  CUresult r = driver_.cuStreamEndCapture(rec->stream, &graph);
-  if (r != CUDA_SUCCESS || !graph) {
-    give_back_workspaces();
-    *why = "cuStreamEndCapture: " + driver_.describe(r);
-    return nullptr;
-  }
-  CUgraphExec exec = nullptr;
-  r = driver_.cuGraphInstantiateWithFlags(&exec, graph, 0);
-  driver_.cuGraphDestroy(graph);
-  if (r != CUDA_SUCCESS) {
-    give_back_workspaces();
-    *why = "cuGraphInstantiateWithFlags: " + driver_.describe(r);
-    return nullptr;
-  }
-  auto* captured = new CapturedGraph();
+  tls.streams[rec->device] = rec->thread_stream;
+  auto captured = std::make_unique<CapturedGraph>();
   captured->device = rec->device;
-  captured->exec = exec;
   captured->stream = rec->stream;
   captured->workspaces = std::move(rec->workspaces);
-  return captured;
+  captured->exec = end_and_instantiate(rec->stream, why);
+  if (captured->exec) {
+    CUresult r = driver_.cuEventCreate(&captured->ready, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS) r = driver_.cuEventCreate(&captured->done, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS) return captured.release();
+    *why = "cuEventCreate: " + driver_.describe(r);
+  }
+  capture_free(dev, captured.release());
+  return nullptr;
 }
 
 void CudaDeviceAPI::capture_launch(DLDevice dev, void* graph) {
   auto* g = static_cast<CapturedGraph*>(graph);
-  activate(dev.device_id);
-  CUstream s = tls.streams[dev.device_id] ? tls.streams[dev.device_id] : g->stream;
-  check(driver_.cuGraphLaunch(g->exec, s), "cuGraphLaunch on " + dev_name(dev.device_id));
+  int id = dev.device_id;
+  activate(id);
+  CUstream caller = tls.streams[id];
+  check(driver_.cuEventRecord(g->ready, caller), "cuEventRecord before a CUDA graph replay");
+  check(driver_.cuStreamWaitEvent(g->stream, g->ready, 0), "cuStreamWaitEvent before a CUDA graph replay");
+  check(driver_.cuGraphLaunch(g->exec, g->stream), "cuGraphLaunch on " + dev_name(id));
+  check(driver_.cuEventRecord(g->done, g->stream), "cuEventRecord after a CUDA graph replay");
+  check(driver_.cuStreamWaitEvent(caller, g->done, 0), "cuStreamWaitEvent after a CUDA graph replay");
 }
 
+// Only the graph's own stream is synchronised: the stream a replay was
+// ordered with may be a user stream that no longer exists.
 void CudaDeviceAPI::capture_free(DLDevice dev, void* graph) {
   auto* g = static_cast<CapturedGraph*>(graph);
   if (!g) return;
   try {
     activate(dev.device_id);
     driver_.cuStreamSynchronize(g->stream);  // a replay may still be running
-    driver_.cuGraphExecDestroy(g->exec);
+    if (g->exec) driver_.cuGraphExecDestroy(g->exec);
+    if (g->ready) driver_.cuEventDestroy(g->ready);
+    if (g->done) driver_.cuEventDestroy(g->done);
+    driver_.cuStreamDestroy(g->stream);
   } catch (const Error&) {
     // Called from destructors (possibly at exit): nothing useful to report.
   }

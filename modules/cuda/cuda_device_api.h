@@ -86,6 +86,9 @@ class CudaDeviceAPI : public DeviceAPI {
   void pool_free(int device_id, void* ptr);
   void release_cached_locked(int device_id);
   CUstream stream_for(int device_id, void* stream) const;
+  CUstream new_stream(int device_id, int flags);
+  // Ends the capture on `stream`; the executable graph, or null with *why.
+  CUgraphExec end_and_instantiate(CUstream stream, std::string* why);
 
   std::string driver_path_;
   std::once_flag init_once_;
@@ -93,10 +96,9 @@ class CudaDeviceAPI : public DeviceAPI {
   std::string init_error_;
   int device_count_ = 0;
 
-  std::mutex mutex_;  // contexts, pools, capture streams
+  std::mutex mutex_;  // contexts, pools
   std::array<std::atomic<CUcontext>, kMaxCudaDevices> contexts_{};
   std::array<Pool, kMaxCudaDevices> pools_;
-  std::array<CUstream, kMaxCudaDevices> capture_streams_{};
   std::atomic<bool> shut_down_{false};
 };
 

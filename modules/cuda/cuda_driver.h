@@ -25,6 +25,7 @@ using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
+using CUevent = struct CUevent_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
@@ -35,6 +36,8 @@ constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 // Pinned host memory usable from every context, not only the current one.
 constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 0x01;
 constexpr int CU_STREAM_DEFAULT = 0;  // synchronises with the legacy default stream
+constexpr int CU_STREAM_NON_BLOCKING = 1;  // no implicit synchronisation with the legacy stream
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
 // cuGetProcAddress flag: the entry points with the legacy default stream's
 // semantics (graphrt's null stream), whatever the driver's default would be.
@@ -74,6 +77,10 @@ constexpr int kCudaMinDriverVersion = 11040;
   X(cuStreamCreate, "cuStreamCreate", CUstream*, unsigned)                                            \
   X(cuStreamDestroy, "cuStreamDestroy_v2", CUstream)                                                  \
   X(cuStreamSynchronize, "cuStreamSynchronize", CUstream)                                             \
+  X(cuEventCreate, "cuEventCreate", CUevent*, unsigned)                                               \
+  X(cuEventRecord, "cuEventRecord", CUevent, CUstream)                                                \
+  X(cuEventDestroy, "cuEventDestroy_v2", CUevent)                                                     \
+  X(cuStreamWaitEvent, "cuStreamWaitEvent", CUstream, CUevent, unsigned)                              \
   X(cuModuleLoadData, "cuModuleLoadData", CUmodule*, const void*)                                     \
   X(cuModuleUnload, "cuModuleUnload", CUmodule)                                                       \
   X(cuModuleGetFunction, "cuModuleGetFunction", CUfunction*, CUmodule, const char*)                   \

@@ -5,7 +5,9 @@
 
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <sstream>
+#include <thread>
 
 #include "cuda_test_util.h"
 #include "fake_driver_util.h"
@@ -43,6 +45,23 @@ std::shared_ptr<GraphExecutor> capturing_executor() {
   return ex;
 }
 
+// What another thread does in the middle of a capture: a copy to the GPU on
+// the legacy stream, as another executor's set_input would.
+std::string legacy_copy_result;
+void copy_on_legacy_stream_elsewhere() {
+  std::thread other([] {
+    try {
+      NDArray a = NDArray::empty({4}, kF32, kGpu0);
+      float v[4] = {1, 2, 3, 4};
+      a.copy_from_bytes(v, sizeof(v));
+      legacy_copy_result = "ok";
+    } catch (const std::exception& e) {
+      legacy_copy_result = e.what();
+    }
+  });
+  other.join();
+}
+
 std::vector<std::string> warnings;
 void collect_warning(LogLevel, const char* message, void*) { warnings.push_back(message); }
 
@@ -55,11 +74,52 @@ struct LogCapture {
 };
 }  // namespace
 
+// Legacy-stream work elsewhere in the process while an executor captures
+// neither fails nor spoils the capture: the capture stream is non-blocking.
+TEST(CudaCapture, LegacyStreamUseElsewhereDuringCapture) {
+  ASSERT_EQ(cuda_fake::kEnvSet, 0);
+  GRAPHRT_REQUIRE_FIXTURES();
+  cuda_test::init();
+  auto ex = capturing_executor();
+  int implicit = state()->implicit_sync;
+  legacy_copy_result.clear();
+  state()->on_captured_launch = copy_on_legacy_stream_elsewhere;
+  ex->run();
+  EXPECT_EQ(legacy_copy_result, "ok");
+  EXPECT_EQ(state()->implicit_sync, implicit);
+  EXPECT_TRUE(ex->device_graph_active());
+}
+
+// Two executors capture at the same time (the second's whole first run, plain
+// and captured, happens inside the first's capture).
+TEST(CudaCapture, TwoExecutorsCaptureAtOnce) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  cuda_test::init();
+  auto first = capturing_executor();
+  auto second = capturing_executor();
+  static GraphExecutor* inner;
+  static std::string inner_error;
+  inner = second.get();
+  inner_error.clear();
+  state()->on_captured_launch = [] {
+    std::thread([] {
+      try {
+        inner->run();
+      } catch (const std::exception& e) {
+        inner_error = e.what();
+      }
+    }).join();
+  };
+  first->run();
+  EXPECT_EQ(inner_error, "");
+  EXPECT_TRUE(first->device_graph_active());
+  EXPECT_TRUE(second->device_graph_active());
+}
+
 // A capture invalidated from elsewhere: the run that tried it still
 // succeeds (its plain run produced the outputs), the reason is logged and
 // later runs go node by node.
 TEST(CudaCapture, InvalidatedCaptureFallsBackToNodeByNode) {
-  ASSERT_EQ(cuda_fake::kEnvSet, 0);
   GRAPHRT_REQUIRE_FIXTURES();
   cuda_test::init();
   LogCapture log;
@@ -75,4 +135,43 @@ TEST(CudaCapture, InvalidatedCaptureFallsBackToNodeByNode) {
   ex->run();
   EXPECT_EQ(state()->launches, launches + 4);
   EXPECT_EQ(state()->graph_launches, replays);
+}
+
+// A replay runs on the graph's own stream, after the work already queued on
+// the thread's stream and before the work queued after it (the output copy).
+TEST(CudaCapture, ReplayOrderedWithTheThreadsStream) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  cuda_test::init();
+  auto ex = capturing_executor();
+  ex->run();
+  ASSERT_TRUE(ex->device_graph_active());
+  cuda_fake::LogMark mark;
+  ex->run();
+  NDArray out = ex->get_output(0).copy_to_device(DLDevice{kDLCPU, 0});
+  std::string log = mark.since();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(log, m,
+                                std::regex("record:(e\\d+):s0@1 .*wait:(s\\d+):\\1@1 .*graph_launch:\\2 .*"
+                                           "record:(e\\d+):\\2@1 .*wait:s0:\\3@1 .*dtoh:s0")))
+      << log;
+  EXPECT_NE(m[2].str(), "s0") << log;
+}
+
+// The thread's stream during capture and replay is a user stream, freed
+// before the executor: freeing the graph touches only the graph's own stream.
+TEST(CudaCapture, FreeAfterTheUserStreamIsGone) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  cuda_test::init();
+  DeviceAPI* api = device_api(kGpu0);
+  void* user = api->create_stream(kGpu0);
+  api->set_stream(kGpu0, user);
+  auto ex = capturing_executor();
+  ex->run();
+  ex->run();
+  ASSERT_TRUE(ex->device_graph_active());
+  api->set_stream(kGpu0, nullptr);
+  api->free_stream(kGpu0, user);
+  int destroyed = state()->destroyed_stream;
+  ex.reset();
+  EXPECT_EQ(state()->destroyed_stream, destroyed);
 }
