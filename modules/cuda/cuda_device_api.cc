@@ -293,7 +293,9 @@ void CudaDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
   auto dptr = [](const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); };
   bool from_gpu = from->device.device_type == kDLCUDA;
   bool to_gpu = to->device.device_type == kDLCUDA;
-  if (from_gpu && to_gpu) {
+  if (from_gpu && to_gpu && from->device.device_id != to->device.device_id) {
+    copy_between_devices(dptr(src), from->device.device_id, dptr(dst), to->device.device_id, n, stream);
+  } else if (from_gpu && to_gpu) {
     int id = from->device.device_id;
     activate(id);
     check(driver_.cuMemcpyDtoDAsync(dptr(dst), dptr(src), n, stream_for(id, stream)),
@@ -314,6 +316,37 @@ void CudaDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
   } else {
     throw Error("CUDA copy between " + device_to_string(from->device) + " and " + device_to_string(to->device));
   }
+}
+
+CUevent CudaDeviceAPI::record_event(int device_id, CUstream stream) {
+  activate(device_id);
+  CUevent e = nullptr;
+  check(driver_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate on " + dev_name(device_id));
+  CUresult r = driver_.cuEventRecord(e, stream);
+  if (r != CUDA_SUCCESS) driver_.cuEventDestroy(e);
+  check(r, "cuEventRecord on " + dev_name(device_id));
+  return e;
+}
+
+void CudaDeviceAPI::wait_event(int device_id, CUstream stream, CUevent e) {
+  activate(device_id);
+  CUresult r = driver_.cuStreamWaitEvent(stream, e, 0);
+  driver_.cuEventDestroy(e);  // released by the driver once the wait is satisfied
+  check(r, "cuStreamWaitEvent on " + dev_name(device_id));
+}
+
+// The copy runs on the source device's stream, which first waits for the
+// work queued on the destination's stream (it may still read the old
+// contents); the destination's stream then waits for the copy, so the next
+// kernel there sees the data.
+void CudaDeviceAPI::copy_between_devices(CUdeviceptr src, int src_id, CUdeviceptr dst, int dst_id, size_t n,
+                                         void* stream) {
+  CUstream src_stream = stream_for(src_id, stream);
+  CUstream dst_stream = current_stream(dst_id);
+  wait_event(src_id, src_stream, record_event(dst_id, dst_stream));
+  check(driver_.cuMemcpyDtoDAsync(dst, src, n, src_stream),
+        "cuMemcpyDtoDAsync of " + std::to_string(n) + " bytes " + dev_name(src_id) + " -> " + dev_name(dst_id));
+  wait_event(dst_id, dst_stream, record_event(src_id, src_stream));
 }
 
 void CudaDeviceAPI::synchronize(DLDevice dev, void* stream) {

@@ -87,6 +87,11 @@ class CudaDeviceAPI : public DeviceAPI {
   void release_cached_locked(int device_id);
   CUstream stream_for(int device_id, void* stream) const;
   CUstream new_stream(int device_id, int flags);
+  // An event recorded on `stream` of the device; wait_event makes another
+  // stream wait for it and destroys it.
+  CUevent record_event(int device_id, CUstream stream);
+  void wait_event(int device_id, CUstream stream, CUevent e);
+  void copy_between_devices(CUdeviceptr src, int src_id, CUdeviceptr dst, int dst_id, size_t n, void* stream);
   // Ends the capture on `stream`; the executable graph, or null with *why.
   CUgraphExec end_and_instantiate(CUstream stream, std::string* why);
 
