@@ -30,6 +30,13 @@ class DeviceAPI {
   virtual void* create_stream(DLDevice dev) { (void)dev; return nullptr; }
   virtual void free_stream(DLDevice dev, void* stream) { (void)dev; (void)stream; }
   virtual void set_device(DLDevice dev) { (void)dev; }
+  // Orders the work queued on `dst` after the work queued so far on `src`
+  // (null: the thread's current stream), without waiting on the host where
+  // the device can (CUDA: an event). The default waits on the host.
+  virtual void sync_stream_from_to(DLDevice dev, void* src, void* dst) {
+    (void)dst;
+    synchronize(dev, src);
+  }
 
   // Whole-graph capture (CUDA graphs): record the work issued on the current
   // stream between capture_begin and capture_end, then replay it with

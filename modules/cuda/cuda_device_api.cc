@@ -349,6 +349,14 @@ void CudaDeviceAPI::copy_between_devices(CUdeviceptr src, int src_id, CUdevicept
   wait_event(dst_id, dst_stream, record_event(src_id, src_stream));
 }
 
+void CudaDeviceAPI::sync_stream_from_to(DLDevice dev, void* src, void* dst) {
+  int id = dev.device_id;
+  CUstream from = stream_for(id, src);
+  CUstream to = static_cast<CUstream>(dst);
+  if (from == to) return;
+  wait_event(id, to, record_event(id, from));
+}
+
 void CudaDeviceAPI::synchronize(DLDevice dev, void* stream) {
   activate(dev.device_id);
   check(driver_.cuStreamSynchronize(stream_for(dev.device_id, stream)), "cuStreamSynchronize on " + dev_name(dev.device_id));

@@ -39,6 +39,9 @@ class CudaDeviceAPI : public DeviceAPI {
   void* create_stream(DLDevice dev) override;
   void free_stream(DLDevice dev, void* stream) override;
   void set_device(DLDevice dev) override;
+  // An event recorded on `src` (null: the thread's stream) that `dst` (null:
+  // the legacy stream) waits for: DLPack's hand-over to a consumer's stream.
+  void sync_stream_from_to(DLDevice dev, void* src, void* dst) override;
   bool capture_begin(DLDevice dev, std::string* why) override;
   void* capture_end(DLDevice dev, std::string* why) override;
   void capture_launch(DLDevice dev, void* graph) override;
