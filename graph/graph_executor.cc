@@ -87,35 +87,57 @@ struct GraphExecutor::Impl {
     if (device_graph_tried) return;
     device_graph_tried = true;
     std::string why = device_graph_blocker();
-    if (why.empty()) why = capture_one_run(device_api(graph_device));
+    if (why.empty()) why = capture_one_run();
     if (!device_graph) log_warning("device graph capture unavailable, running node by node: " + why);
   }
 
-  // Captures one run into device_graph; returns why it could not. A device
-  // that cannot capture is not an error of the run: the caller goes on
-  // node by node. A failing node still fails the run.
-  std::string capture_one_run(DeviceAPI* api) {
+  // Captures one run into device_graph; returns why it could not. The plain
+  // run before it already produced the outputs, so a capture that fails for
+  // any reason (a device that cannot capture, a driver error, a call failing
+  // while capturing, e.g. a capture invalidated by work elsewhere in the
+  // process) only costs the replays, never the run: the caller goes on node
+  // by node.
+  std::string capture_one_run() {
+    DeviceAPI* api = nullptr;
     try {
+      api = device_api(graph_device);
       api->capture_begin(graph_device);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       return e.what();
     }
     try {
       run_ops();
+    } catch (const std::exception& e) {
+      abandon_capture(api);
+      return std::string("a call failed while capturing: ") + e.what();
     } catch (...) {
-      try {
-        api->capture_free(graph_device, api->capture_end(graph_device));
-      } catch (const Error&) {
-        // The run's own error is the one to report.
-      }
-      throw;
+      abandon_capture(api);
+      return "a call failed while capturing";
     }
     try {
       device_graph = api->capture_end(graph_device);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
+      device_graph = nullptr;
       return e.what();
     }
     return "";
+  }
+
+  // Ends a capture whose run failed and drops what it recorded. Its own
+  // failure is not reported: the failed call is the reason worth logging.
+  void abandon_capture(DeviceAPI* api) {
+    void* partial = nullptr;
+    try {
+      partial = api->capture_end(graph_device);
+    } catch (const std::exception&) {
+      partial = nullptr;
+    }
+    if (!partial) return;
+    try {
+      api->capture_free(graph_device, partial);
+    } catch (const std::exception&) {
+      // Nothing more can be released; the run goes on node by node.
+    }
   }
 
   std::string device_graph_blocker() {

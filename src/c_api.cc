@@ -439,10 +439,7 @@ extern "C" GRAPHRT_API int TVMStreamStreamSynchronize(int device_type, int devic
                                                 TVMStreamHandle dst) {
   return c_api_guard([&] {
     DLDevice dev = make_device(device_type, device_id);
-    // Waiting on the host until `src` drains orders everything queued on
-    // `dst` afterwards behind it; device APIs offer no cheaper event wait.
-    (void)dst;
-    device_api(dev)->synchronize(dev, src);
+    device_api(dev)->sync_stream_from_to(dev, src, dst);
   });
 }
 

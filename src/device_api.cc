@@ -27,11 +27,19 @@ void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api) {
 
 DeviceAPI* device_api_or_null(int device_type) { return runtime().device_api_or_null(device_type); }
 
+// Without a back end of its own (a build without CUDA), pinned host memory is
+// plain host memory. A registered kDLCUDAHost API (the CUDA back end's) is
+// never bypassed: its memory must be page-locked by the driver.
+static DeviceAPI* api_for_type(int type) {
+  DeviceAPI* api = device_api_or_null(type);
+  if (!api && type == kDLCUDAHost) api = device_api_or_null(kDLCPU);
+  return api;
+}
+
 void check_device_available(DLDevice dev) { device_api(dev); }
 
 DeviceAPI* device_api(DLDevice dev) {
-  int type = dev.device_type == kDLCUDAHost ? kDLCPU : dev.device_type;
-  DeviceAPI* api = device_api_or_null(type);
+  DeviceAPI* api = api_for_type(dev.device_type);
   if (!api) throw Error(ErrorKind::kUnsupported, "no device API for " + device_to_string(dev) + " in this build");
   try {
     api->check_available(dev);

@@ -23,6 +23,8 @@ one directive per comment:
   <!-- readme-test: skip needs a CUDA GPU -->
       the block is not run (the reason is printed). Use it only for what this machine cannot
       do (a GPU, a network, the commands that run this very test).
+A block that runs build/bench/ programs is skipped when the build has no bench/ directory
+(configured with GRAPHRT_BUILD_BENCH=OFF).
 
 Usage: readme_commands.py --build BUILD_DIR [--source SRC] [--fixtures DIR] [--library LIBGRAPHRT]
        [--readme FILE] [--list] [--only SUBSTRING]
@@ -195,6 +197,10 @@ def main():
     failed = 0
     for b in blocks:
         skip = [arg for name, arg, _ in b.directives if name == "skip"]
+        # A build configured with GRAPHRT_BUILD_BENCH=OFF has no benchmarks to run;
+        # that is the build's choice, not README drift.
+        if not skip and "build/bench/" in b.text and not os.path.isdir(os.path.join(paths["build"], "bench")):
+            skip = ["this build has no benchmarks (GRAPHRT_BUILD_BENCH=OFF)"]
         where = "README.md:%d (%s) %s" % (b.line, b.lang, b.first_command())
         if skip:
             print("skip %s -- %s" % (where, skip[0]))

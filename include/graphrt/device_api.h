@@ -49,6 +49,16 @@ class DeviceAPI {
   }
   virtual void capture_launch(DLDevice dev, void* graph) { (void)dev; (void)graph; }
   virtual void capture_free(DLDevice dev, void* graph) { (void)dev; (void)graph; }
+
+  // Orders the work queued on `dst` after the work queued so far on `src`
+  // (null: the thread's current stream), without waiting on the host where
+  // the device can (CUDA: an event). The default waits on the host. Declared
+  // last so that the slots above keep their places for device APIs built
+  // against an older header.
+  virtual void sync_stream_from_to(DLDevice dev, void* src, void* dst) {
+    (void)dst;
+    synchronize(dev, src);
+  }
 };
 
 void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api);

@@ -26,22 +26,25 @@ namespace {
 // A capture in progress on this thread.
 struct CaptureRecord {
   int device = 0;
-  CUstream stream = nullptr;
-  bool swapped_stream = false;         // we installed the capture stream as current
+  CUstream stream = nullptr;           // the capture's own stream, current while capturing
+  CUstream thread_stream = nullptr;    // the thread's stream before, put back at the end
   std::vector<void*> workspaces;       // allocated while capturing: reserved for the graph
 };
 
-// What capture_end hands to the graph executor.
+// What capture_end hands to the graph executor. It owns its stream and
+// events; the thread's stream (possibly a user stream freed later) is only
+// used at replay time.
 struct CapturedGraph {
   int device = 0;
   CUgraphExec exec = nullptr;
-  CUstream stream = nullptr;  // replay stream when the thread has none
+  CUstream stream = nullptr;  // replays run here
+  CUevent ready = nullptr;    // recorded on the thread's stream before a replay
+  CUevent done = nullptr;     // recorded on `stream` after it
   std::vector<void*> workspaces;
 };
 
 struct ThreadState {
   int device = 0;
-  CUcontext current_ctx = nullptr;
   std::array<CUstream, kMaxCudaDevices> streams{};
   CaptureRecord* capture = nullptr;
 };
@@ -143,29 +146,33 @@ CUstream CudaDeviceAPI::stream_for(int device_id, void* stream) const {
   return stream ? static_cast<CUstream>(stream) : current_stream(device_id);
 }
 
-void CudaDeviceAPI::activate(int device_id) {
+CUcontext CudaDeviceAPI::context(int device_id) {
   CUcontext ctx = (device_id >= 0 && device_id < kMaxCudaDevices) ? contexts_[device_id].load(std::memory_order_acquire)
                                                                   : nullptr;
+  if (ctx) return ctx;
+  try {
+    check_available(DLDevice{kDLCUDA, device_id});
+  } catch (const Error& e) {
+    throw Error(e.kind(), "device " + dev_name(device_id) + " is unavailable: " + e.message());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ctx = contexts_[device_id].load();
   if (!ctx) {
-    try {
-      check_available(DLDevice{kDLCUDA, device_id});
-    } catch (const Error& e) {
-      throw Error(e.kind(), "device " + dev_name(device_id) + " is unavailable: " + e.message());
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    ctx = contexts_[device_id].load();
-    if (!ctx) {
-      CUdevice device = 0;
-      check(driver_.cuDeviceGet(&device, device_id), "cuDeviceGet(" + std::to_string(device_id) + ")");
-      check(driver_.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain for " + dev_name(device_id));
-      contexts_[device_id].store(ctx, std::memory_order_release);
-    }
+    CUdevice device = 0;
+    check(driver_.cuDeviceGet(&device, device_id), "cuDeviceGet(" + std::to_string(device_id) + ")");
+    check(driver_.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain for " + dev_name(device_id));
+    contexts_[device_id].store(ctx, std::memory_order_release);
   }
-  if (tls.current_ctx != ctx) {
-    check(driver_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent for " + dev_name(device_id));
-    tls.current_ctx = ctx;
-  }
+  return ctx;
 }
+
+void CudaDeviceAPI::make_current(CUcontext ctx, int device_id) {
+  CUcontext current = nullptr;
+  if (driver_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx) return;
+  check(driver_.cuCtxSetCurrent(ctx), "cuCtxSetCurrent for " + dev_name(device_id));
+}
+
+void CudaDeviceAPI::activate(int device_id) { make_current(context(device_id), device_id); }
 
 void CudaDeviceAPI::set_device(DLDevice dev) {
   activate(dev.device_id);
@@ -221,7 +228,8 @@ void CudaDeviceAPI::pool_free(int device_id, void* ptr) {
 void CudaDeviceAPI::release_cached_locked(int device_id) {
   Pool& pool = pools_[device_id];
   CUcontext ctx = contexts_[device_id].load();
-  if (ctx && tls.current_ctx != ctx && driver_.cuCtxSetCurrent(ctx) == CUDA_SUCCESS) tls.current_ctx = ctx;
+  CUcontext current = nullptr;
+  if (ctx && (driver_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx)) driver_.cuCtxSetCurrent(ctx);
   for (auto& entry : pool.free_lists) {
     for (CUdeviceptr p : entry.second) driver_.cuMemFree(p);
   }
@@ -289,7 +297,9 @@ void CudaDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
   auto dptr = [](const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); };
   bool from_gpu = from->device.device_type == kDLCUDA;
   bool to_gpu = to->device.device_type == kDLCUDA;
-  if (from_gpu && to_gpu) {
+  if (from_gpu && to_gpu && from->device.device_id != to->device.device_id) {
+    copy_between_devices(dptr(src), from->device.device_id, dptr(dst), to->device.device_id, n, stream);
+  } else if (from_gpu && to_gpu) {
     int id = from->device.device_id;
     activate(id);
     check(driver_.cuMemcpyDtoDAsync(dptr(dst), dptr(src), n, stream_for(id, stream)),
@@ -311,6 +321,45 @@ void CudaDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
     throw Error(ErrorKind::kUnsupported,
                 "CUDA copy between " + device_to_string(from->device) + " and " + device_to_string(to->device));
   }
+}
+
+CUevent CudaDeviceAPI::record_event(int device_id, CUstream stream) {
+  activate(device_id);
+  CUevent e = nullptr;
+  check(driver_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate on " + dev_name(device_id));
+  CUresult r = driver_.cuEventRecord(e, stream);
+  if (r != CUDA_SUCCESS) driver_.cuEventDestroy(e);
+  check(r, "cuEventRecord on " + dev_name(device_id));
+  return e;
+}
+
+void CudaDeviceAPI::wait_event(int device_id, CUstream stream, CUevent e) {
+  activate(device_id);
+  CUresult r = driver_.cuStreamWaitEvent(stream, e, 0);
+  driver_.cuEventDestroy(e);  // released by the driver once the wait is satisfied
+  check(r, "cuStreamWaitEvent on " + dev_name(device_id));
+}
+
+// The copy runs on the source device's stream, which first waits for the
+// work queued on the destination's stream (it may still read the old
+// contents); the destination's stream then waits for the copy, so the next
+// kernel there sees the data.
+void CudaDeviceAPI::copy_between_devices(CUdeviceptr src, int src_id, CUdeviceptr dst, int dst_id, size_t n,
+                                         void* stream) {
+  CUstream src_stream = stream_for(src_id, stream);
+  CUstream dst_stream = current_stream(dst_id);
+  wait_event(src_id, src_stream, record_event(dst_id, dst_stream));
+  check(driver_.cuMemcpyDtoDAsync(dst, src, n, src_stream),
+        "cuMemcpyDtoDAsync of " + std::to_string(n) + " bytes " + dev_name(src_id) + " -> " + dev_name(dst_id));
+  wait_event(dst_id, dst_stream, record_event(src_id, src_stream));
+}
+
+void CudaDeviceAPI::sync_stream_from_to(DLDevice dev, void* src, void* dst) {
+  int id = dev.device_id;
+  CUstream from = stream_for(id, src);
+  CUstream to = static_cast<CUstream>(dst);
+  if (from == to) return;
+  wait_event(id, to, record_event(id, from));
 }
 
 void CudaDeviceAPI::synchronize(DLDevice dev, void* stream) {
@@ -340,11 +389,20 @@ void CudaDeviceAPI::free_stream(DLDevice dev, void* stream) {
 
 // --- CUDA-graph capture.
 //
-// Capture needs a stream other than the legacy default one. When the thread
-// has no current stream for the device, a per-device capture stream (created
-// with CU_STREAM_DEFAULT, so it stays ordered with the legacy default stream
-// that copies and later node-by-node runs use) becomes the thread's current
-// stream while capturing, and replays are launched on it.
+// Each capture gets its own non-blocking stream. A blocking one would be
+// implicitly synchronised with the legacy stream, and any legacy-stream use
+// anywhere in the process (another executor's run, a copy, a synchronise)
+// during the capture would then fail with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+// and invalidate it; one shared stream would also let only one executor
+// capture at a time. Replays stay on that stream and are ordered with the
+// thread's stream (the legacy one when none is set) through two events, so
+// copies issued before and after a replay see its inputs and outputs.
+
+CUstream CudaDeviceAPI::new_stream(int device_id, int flags) {
+  CUstream s = nullptr;
+  check(driver_.cuStreamCreate(&s, flags), "cuStreamCreate on " + dev_name(device_id));
+  return s;
+}
 
 void CudaDeviceAPI::capture_begin(DLDevice dev) {
   int id = dev.device_id;
@@ -353,70 +411,77 @@ void CudaDeviceAPI::capture_begin(DLDevice dev) {
                                "a CUDA graph capture is already in progress on this thread");
   auto rec = std::make_unique<CaptureRecord>();
   rec->device = id;
-  rec->stream = tls.streams[id];
-  if (!rec->stream) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!capture_streams_[id])
-        check(driver_.cuStreamCreate(&capture_streams_[id], CU_STREAM_DEFAULT), "cuStreamCreate (capture stream)");
-      rec->stream = capture_streams_[id];
-    }
-    rec->swapped_stream = true;
-    tls.streams[id] = rec->stream;
-  }
+  rec->stream = new_stream(id, CU_STREAM_NON_BLOCKING);
+  rec->thread_stream = tls.streams[id];
   CUresult r = driver_.cuStreamBeginCapture(rec->stream, CU_STREAM_CAPTURE_MODE_RELAXED);
   if (r != CUDA_SUCCESS) {
-    if (rec->swapped_stream) tls.streams[id] = nullptr;
+    driver_.cuStreamDestroy(rec->stream);
     throw Error(ErrorKind::kDevice, "cuStreamBeginCapture: " + driver_.describe(r));
   }
+  tls.streams[id] = rec->stream;
   tls.capture = rec.release();
 }
 
+CUgraphExec CudaDeviceAPI::end_and_instantiate(CUstream stream) {
+  CUgraph graph = nullptr;
+  CUresult r = driver_.cuStreamEndCapture(stream, &graph);
+  if (r != CUDA_SUCCESS || !graph) throw Error(ErrorKind::kDevice, "cuStreamEndCapture: " + driver_.describe(r));
+  CUgraphExec exec = nullptr;
+  r = driver_.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  driver_.cuGraphDestroy(graph);
+  if (r != CUDA_SUCCESS) throw Error(ErrorKind::kDevice, "cuGraphInstantiateWithFlags: " + driver_.describe(r));
+  return exec;
+}
+
+// A capture that fails here still owns its stream and the workspaces it
+// reserved: capture_free gives them back before the error leaves.
 void* CudaDeviceAPI::capture_end(DLDevice dev) {
   if (!tls.capture || tls.capture->device != dev.device_id)
     throw Error(ErrorKind::kFailedPrecondition,
                 "no CUDA graph capture in progress on this thread for " + dev_name(dev.device_id));
   std::unique_ptr<CaptureRecord> rec(tls.capture);
   tls.capture = nullptr;
-  if (rec->swapped_stream) tls.streams[rec->device] = nullptr;
-  auto give_back_workspaces = [&] {
-    for (void* w : rec->workspaces) pool_free(rec->device, w);
-  };
-  CUgraph graph = nullptr;
-  CUresult r = driver_.cuStreamEndCapture(rec->stream, &graph);
-  if (r != CUDA_SUCCESS || !graph) {
-    give_back_workspaces();
-    throw Error(ErrorKind::kDevice, "cuStreamEndCapture: " + driver_.describe(r));
-  }
-  CUgraphExec exec = nullptr;
-  r = driver_.cuGraphInstantiateWithFlags(&exec, graph, 0);
-  driver_.cuGraphDestroy(graph);
-  if (r != CUDA_SUCCESS) {
-    give_back_workspaces();
-    throw Error(ErrorKind::kDevice, "cuGraphInstantiateWithFlags: " + driver_.describe(r));
-  }
-  auto* captured = new CapturedGraph();
+  tls.streams[rec->device] = rec->thread_stream;
+  auto captured = std::make_unique<CapturedGraph>();
   captured->device = rec->device;
-  captured->exec = exec;
   captured->stream = rec->stream;
   captured->workspaces = std::move(rec->workspaces);
-  return captured;
+  try {
+    captured->exec = end_and_instantiate(rec->stream);
+    CUresult r = driver_.cuEventCreate(&captured->ready, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS) r = driver_.cuEventCreate(&captured->done, CU_EVENT_DISABLE_TIMING);
+    if (r != CUDA_SUCCESS) throw Error(ErrorKind::kDevice, "cuEventCreate: " + driver_.describe(r));
+  } catch (const Error&) {
+    capture_free(dev, captured.release());
+    throw;
+  }
+  return captured.release();
 }
 
 void CudaDeviceAPI::capture_launch(DLDevice dev, void* graph) {
   auto* g = static_cast<CapturedGraph*>(graph);
-  activate(dev.device_id);
-  CUstream s = tls.streams[dev.device_id] ? tls.streams[dev.device_id] : g->stream;
-  check(driver_.cuGraphLaunch(g->exec, s), "cuGraphLaunch on " + dev_name(dev.device_id));
+  int id = dev.device_id;
+  activate(id);
+  CUstream caller = tls.streams[id];
+  check(driver_.cuEventRecord(g->ready, caller), "cuEventRecord before a CUDA graph replay");
+  check(driver_.cuStreamWaitEvent(g->stream, g->ready, 0), "cuStreamWaitEvent before a CUDA graph replay");
+  check(driver_.cuGraphLaunch(g->exec, g->stream), "cuGraphLaunch on " + dev_name(id));
+  check(driver_.cuEventRecord(g->done, g->stream), "cuEventRecord after a CUDA graph replay");
+  check(driver_.cuStreamWaitEvent(caller, g->done, 0), "cuStreamWaitEvent after a CUDA graph replay");
 }
 
+// Only the graph's own stream is synchronised: the stream a replay was
+// ordered with may be a user stream that no longer exists.
 void CudaDeviceAPI::capture_free(DLDevice dev, void* graph) {
   auto* g = static_cast<CapturedGraph*>(graph);
   if (!g) return;
   try {
     activate(dev.device_id);
     driver_.cuStreamSynchronize(g->stream);  // a replay may still be running
-    driver_.cuGraphExecDestroy(g->exec);
+    if (g->exec) driver_.cuGraphExecDestroy(g->exec);
+    if (g->ready) driver_.cuEventDestroy(g->ready);
+    if (g->done) driver_.cuEventDestroy(g->done);
+    driver_.cuStreamDestroy(g->stream);
   } catch (const Error&) {
     // Called from destructors (possibly at exit): nothing useful to report.
   }

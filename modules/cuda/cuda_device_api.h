@@ -39,6 +39,9 @@ class CudaDeviceAPI : public DeviceAPI {
   void* create_stream(DLDevice dev) override;
   void free_stream(DLDevice dev, void* stream) override;
   void set_device(DLDevice dev) override;
+  // An event recorded on `src` (null: the thread's stream) that `dst` (null:
+  // the legacy stream) waits for: DLPack's hand-over to a consumer's stream.
+  void sync_stream_from_to(DLDevice dev, void* src, void* dst) override;
   void capture_begin(DLDevice dev) override;
   void* capture_end(DLDevice dev) override;
   void capture_launch(DLDevice dev, void* graph) override;
@@ -53,6 +56,12 @@ class CudaDeviceAPI : public DeviceAPI {
   int current_device() const;
   // Makes `device_id`'s primary context current on this thread; throws.
   void activate(int device_id);
+  // The device's primary context (retained on first use); throws.
+  CUcontext context(int device_id);
+  // Makes `ctx` current unless the driver says it already is: another
+  // library on this thread (PyTorch, CuPy) may have switched contexts, so
+  // no cache of ours can know.
+  void make_current(CUcontext ctx, int device_id);
   // This thread's stream for the device (null = the legacy default stream).
   CUstream current_stream(int device_id) const;
   // Throws an Error "<what>: CUDA_ERROR_... (n): text" unless r is success.
@@ -80,6 +89,14 @@ class CudaDeviceAPI : public DeviceAPI {
   void pool_free(int device_id, void* ptr);
   void release_cached_locked(int device_id);
   CUstream stream_for(int device_id, void* stream) const;
+  CUstream new_stream(int device_id, int flags);
+  // An event recorded on `stream` of the device; wait_event makes another
+  // stream wait for it and destroys it.
+  CUevent record_event(int device_id, CUstream stream);
+  void wait_event(int device_id, CUstream stream, CUevent e);
+  void copy_between_devices(CUdeviceptr src, int src_id, CUdeviceptr dst, int dst_id, size_t n, void* stream);
+  // Ends the capture on `stream`; the executable graph. Throws kDevice.
+  CUgraphExec end_and_instantiate(CUstream stream);
 
   std::string driver_path_;
   std::once_flag init_once_;
@@ -87,10 +104,9 @@ class CudaDeviceAPI : public DeviceAPI {
   std::string init_error_;
   int device_count_ = 0;
 
-  std::mutex mutex_;  // contexts, pools, capture streams
+  std::mutex mutex_;  // contexts, pools
   std::array<std::atomic<CUcontext>, kMaxCudaDevices> contexts_{};
   std::array<Pool, kMaxCudaDevices> pools_;
-  std::array<CUstream, kMaxCudaDevices> capture_streams_{};
   std::atomic<bool> shut_down_{false};
 };
 

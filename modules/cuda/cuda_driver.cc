@@ -52,10 +52,10 @@ CudaDriver CudaDriver::load(const std::string& path) {
   auto resolve = [&](const char* name, const char* fallback) -> void* {
     void* fn = nullptr;
     if (v1) {
-      if (v1(name, &fn, kCudaApiVersion, 0) == CUDA_SUCCESS && fn) return fn;
+      if (v1(name, &fn, kCudaApiVersion, CU_GET_PROC_ADDRESS_LEGACY_STREAM) == CUDA_SUCCESS && fn) return fn;
     } else if (v2) {
       int status = 0;
-      if (v2(name, &fn, kCudaApiVersion, 0, &status) == CUDA_SUCCESS && fn) return fn;
+      if (v2(name, &fn, kCudaApiVersion, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) == CUDA_SUCCESS && fn) return fn;
     }
     return dlsym(d.handle, fallback);
   };

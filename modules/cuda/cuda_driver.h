@@ -25,6 +25,7 @@ using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
+using CUevent = struct CUevent_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
@@ -32,8 +33,15 @@ constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+// Pinned host memory usable from every context, not only the current one.
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 0x01;
 constexpr int CU_STREAM_DEFAULT = 0;  // synchronises with the legacy default stream
+constexpr int CU_STREAM_NON_BLOCKING = 1;  // no implicit synchronisation with the legacy stream
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
+// cuGetProcAddress flag: the entry points with the legacy default stream's
+// semantics (graphrt's null stream), whatever the driver's default would be.
+constexpr unsigned long long CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 
@@ -57,8 +65,11 @@ constexpr int kCudaMinDriverVersion = 11040;
   X(cuDeviceGetAttribute, "cuDeviceGetAttribute", int*, int, CUdevice)                                \
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUcontext*, CUdevice)                       \
   X(cuCtxSetCurrent, "cuCtxSetCurrent", CUcontext)                                                    \
+  X(cuCtxGetCurrent, "cuCtxGetCurrent", CUcontext*)                                                   \
   X(cuMemAlloc, "cuMemAlloc_v2", CUdeviceptr*, size_t)                                                \
   X(cuMemFree, "cuMemFree_v2", CUdeviceptr)                                                           \
+  X(cuMemHostAlloc, "cuMemHostAlloc", void**, size_t, unsigned)                                       \
+  X(cuMemFreeHost, "cuMemFreeHost", void*)                                                            \
   X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", CUdeviceptr, const void*, size_t, CUstream)            \
   X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", void*, CUdeviceptr, size_t, CUstream)                  \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", CUdeviceptr, CUdeviceptr, size_t, CUstream)            \
@@ -66,6 +77,10 @@ constexpr int kCudaMinDriverVersion = 11040;
   X(cuStreamCreate, "cuStreamCreate", CUstream*, unsigned)                                            \
   X(cuStreamDestroy, "cuStreamDestroy_v2", CUstream)                                                  \
   X(cuStreamSynchronize, "cuStreamSynchronize", CUstream)                                             \
+  X(cuEventCreate, "cuEventCreate", CUevent*, unsigned)                                               \
+  X(cuEventRecord, "cuEventRecord", CUevent, CUstream)                                                \
+  X(cuEventDestroy, "cuEventDestroy_v2", CUevent)                                                     \
+  X(cuStreamWaitEvent, "cuStreamWaitEvent", CUstream, CUevent, unsigned)                              \
   X(cuModuleLoadData, "cuModuleLoadData", CUmodule*, const void*)                                     \
   X(cuModuleUnload, "cuModuleUnload", CUmodule)                                                       \
   X(cuModuleGetFunction, "cuModuleGetFunction", CUfunction*, CUmodule, const char*)                   \

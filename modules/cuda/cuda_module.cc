@@ -179,15 +179,27 @@ void pack_kernel_args(const KernelPlan& plan, const TVMValue* values, Arg32* tem
 
 CudaModuleNode::CudaModuleNode(CudaModuleImage image, CudaDeviceAPI* api) : image_(std::move(image)), api_(api) {}
 
+// A module is unloaded from the current context, so each one is unloaded with
+// its device's context current (the last holder may be any thread), and the
+// thread's own context is put back afterwards.
 CudaModuleNode::~CudaModuleNode() {
   bool any = false;
   for (CUmodule m : modules_) any = any || m;
   if (!any) return;
   const CudaDriver& d = api_->driver();
   if (!d.ok()) return;
-  for (CUmodule m : modules_) {
-    if (m) d.cuModuleUnload(m);  // errors at exit (deinitialized driver) are ignored
+  CUcontext previous = nullptr;
+  bool have_previous = d.cuCtxGetCurrent(&previous) == CUDA_SUCCESS;
+  for (int id = 0; id < kMaxCudaDevices; ++id) {
+    if (!modules_[id]) continue;
+    try {
+      api_->activate(id);
+    } catch (const Error&) {
+      continue;  // the context is gone (driver torn down at exit): so is the module
+    }
+    d.cuModuleUnload(modules_[id]);  // errors at exit (deinitialized driver) are ignored
   }
+  if (have_previous) d.cuCtxSetCurrent(previous);
 }
 
 std::vector<std::string> CudaModuleNode::function_names() const {

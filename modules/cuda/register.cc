@@ -3,14 +3,15 @@
 #include "graphrt/binary_loader.h"
 #include "graphrt/device_api.h"
 #include "modules/cuda/cuda_device_api.h"
+#include "modules/cuda/cuda_host_device_api.h"
 #include "modules/cuda/cuda_module.h"
 
 namespace graphrt {
 namespace cuda_backend {
 
 void register_backend(Runtime& runtime) {
-  // kDLCUDAHost needs nothing here: the core maps it to the CPU API.
   runtime.register_device_api(kDLCUDA, cuda_device_api_shared());
+  runtime.register_device_api(kDLCUDAHost, std::make_shared<CudaHostDeviceAPI>(cuda_device_api_shared()));
   runtime.register_binary_loader("cuda", [](BlobReader& reader) { return load_cuda_module(reader, cuda_device_api()); });
 }
 

@@ -134,6 +134,7 @@ _SIGNATURES = {
     "graphrt_array_view": (_int, [_vp, _p(ctypes.c_int64), _int, _int, _int, _int, _p(_vp)]),
     "graphrt_array_view_at": (_int, [_vp, _p(ctypes.c_int64), _int, _int, _int, _int, ctypes.c_uint64, _p(_vp)]),
     "TVMSynchronize": (_int, [_int, _int, _vp]),
+    "TVMStreamStreamSynchronize": (_int, [_int, _int, _vp, _vp]),
     "graphrt_device_available": (_int, [_int, _int, _p(_int), _p(_cp)]),
     "graphrt_set_num_threads": (_int, [_int]),
     "graphrt_get_num_threads": (_int, [_p(_int)]),

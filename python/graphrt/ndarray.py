@@ -276,7 +276,16 @@ class NDArray:
 
     # ---- DLPack ----
     def __dlpack__(self, stream=None):
-        """A PyCapsule "dltensor" sharing this array's memory (keeps it alive)."""
+        """A PyCapsule "dltensor" sharing this array's memory (keeps it alive).
+
+        `stream` is the consumer's, as the DLPack protocol passes it: for a CUDA
+        array the consumer's stream waits (on the device, through an event) for
+        the work graphrt queued on its own stream. None, 1: the legacy default
+        stream; 2: the per-thread default stream; -1: no ordering wanted."""
+        d = self._t.device
+        if d.device_type == 2 and stream != -1:
+            consumer = None if stream is None else ctypes.c_void_p(stream)
+            _lib.call("TVMStreamStreamSynchronize", d.device_type, d.device_id, None, consumer)
         out = ctypes.c_void_p()
         _lib.call("TVMArrayToDLPack", self._h(), ctypes.byref(out))
         return _api.PyCapsule_New(out, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)

@@ -86,6 +86,15 @@ TEST(CudaDriverAbsent, ProcessWideApiAndCpuStillWork) {
     EXPECT_NE(std::string(e.what()).find("libcuda.so.1 not found"), std::string::npos) << e.what();
   }
   EXPECT_THROW(NDArray::empty({4}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCUDA, 0}), Error);
+  // The back end registers kDLCUDAHost, so pinned memory is refused rather
+  // than silently handed out as pageable CPU memory.
+  try {
+    NDArray::empty({4}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCUDAHost, 0});
+    ADD_FAILURE() << "pinned host memory without a driver";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDevice) << e.what();
+    EXPECT_NE(std::string(e.what()).find("libcuda.so.1 not found"), std::string::npos) << e.what();
+  }
   NDArray a = NDArray::empty({4}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
   float v[4] = {1, 2, 3, 4};
   a.copy_from_bytes(v, sizeof(v));

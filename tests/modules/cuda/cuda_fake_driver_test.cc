@@ -5,13 +5,11 @@
 #include <cstring>
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
-
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "cuda_test_util.h"
+#include "fake_driver_util.h"
 #include "graphrt/graph_executor.h"
 #include "modules/cuda/cuda_device_api.h"
 #include "test_support.h"
@@ -20,17 +18,8 @@ using namespace graphrt;
 using namespace graphrt::cuda_backend;
 
 namespace {
-const int kEnvSet = setenv("GRAPHRT_CUDA_DRIVER", GRAPHRT_FAKE_LIBCUDA, 1);
+using cuda_fake::state;
 
-struct FakeStats {
-  int launches, captured_launches, graph_launches, module_loads, ctx_sets, allocs, frees;
-  unsigned grid[3], block[3], smem;
-  int capturing;
-};
-FakeStats* stats() {
-  void* h = dlopen(GRAPHRT_FAKE_LIBCUDA, RTLD_NOW | RTLD_LOCAL);  // the same handle graphrt opened
-  return h ? static_cast<FakeStats*>(dlsym(h, "fake_cuda_stats")) : nullptr;
-}
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -41,15 +30,15 @@ std::string fixture(const std::string& rel) { return graphrt_test::fixture_path(
 }  // namespace
 
 TEST(CudaFakeDriver, DeviceApi) {
-  ASSERT_EQ(kEnvSet, 0);
+  ASSERT_EQ(cuda_fake::kEnvSet, 0);
   cuda_test::init();
   ASSERT_NO_THROW(cuda_device_api()->check_available(DLDevice{kDLCUDA, 0}));
   try {
-    cuda_device_api()->check_available(DLDevice{kDLCUDA, 1});
-    ADD_FAILURE() << "the fake driver has one device";
+    cuda_device_api()->check_available(DLDevice{kDLCUDA, 2});
+    ADD_FAILURE() << "the fake driver has two devices";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kOutOfRange);
-    EXPECT_EQ(e.message(), "no CUDA device 1 (1 devices)");
+    EXPECT_EQ(e.message(), "no CUDA device 2 (2 devices)");
   }
   EXPECT_EQ(cuda_device_api()->driver().version, 12040);
   NDArray a = NDArray::empty({10}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCUDA, 0});
@@ -58,16 +47,16 @@ TEST(CudaFakeDriver, DeviceApi) {
   NDArray b = a.copy_to_device(DLDevice{kDLCUDA, 0});
   b.copy_to_bytes(w, sizeof(w));
   EXPECT_EQ(w[9], 10.0f);
-  int allocs = stats()->allocs;
+  int allocs = state()->allocs;
   { NDArray c = NDArray::empty({10}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCUDA, 0}); }
   { NDArray c = NDArray::empty({12}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCUDA, 0}); }  // same bucket
-  EXPECT_EQ(stats()->allocs, allocs + 1);
+  EXPECT_EQ(state()->allocs, allocs + 1);
 }
 
 TEST(CudaFakeDriver, MlpCudaLaunchesAndCapture) {
   GRAPHRT_REQUIRE_FIXTURES();
   cuda_test::init();
-  FakeStats* s = stats();
+  fake_cuda_state* s = state();
   ASSERT_NE(s, nullptr);
   Module lib = load_module(fixture("deploy_lib.so"));
   std::string json = read_text(fixture("deploy_graph.json"));
