@@ -31,7 +31,9 @@ struct fake_stream {
 };
 struct fake_module {
   int ctx, unloaded;
+  struct fake_module* next;  /* every module ever loaded, kept (see module_unload) */
 };
+static struct fake_module* all_modules;
 struct fake_event {
   int id, ctx;
 };
@@ -281,6 +283,8 @@ static CUresult module_load(void** m, const void* image) {
   s->image_ptx_terminated = s->image_ptx && strnlen(text, 1 << 20) < (1 << 20);
   struct fake_module* mod = calloc(1, sizeof(*mod));
   mod->ctx = current_ctx;
+  mod->next = all_modules;
+  all_modules = mod;
   note("module_load:ctx%d", current_ctx);
   *m = mod;
   return 0;
