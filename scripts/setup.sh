@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs graphrt's build and test dependencies from Debian packages.
+# Installs graphrt's dependencies from Debian packages.
+#   scripts/setup.sh          what building the library, the apps and the demo needs
+#   scripts/setup.sh --tests  that, plus what the test suites and the server need
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
-packages=(cmake g++ make pkg-config libdlpack-dev nlohmann-json3-dev libdmlc-dev googletest libgtest-dev
-          libbenchmark-dev zlib1g-dev python3-numpy python3-pytest python3-setuptools)
+packages=(cmake g++ make pkg-config libdlpack-dev nlohmann-json3-dev libdmlc-dev zlib1g-dev python3-numpy)
+if [ "${1:-}" = --tests ]; then
+  packages+=(googletest libgtest-dev libbenchmark-dev python3-pytest python3-setuptools)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,16 +5,12 @@
 # clang is installed, a short smoke run of every libFuzzer target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-jobs=$(nproc 2>/dev/null || echo 2)
-# The TVM fixtures the tests read; in CI (CI=true) their absence fails the run (configure and
-# every test that needs them), elsewhere those tests skip and the summary says so.
-fixtures=${GRAPHRT_FIXTURES:-../shared/fixtures}
-if [ "${CI:-}" = true ]; then require_fixtures=ON; else require_fixtures=OFF; fi
+scripts/setup.sh --tests
+# shellcheck source=scripts/build-options.sh
+source scripts/build-options.sh
 
 echo "== normal build (build/)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_REQUIRE_FIXTURES=$require_fixtures \
-  -DGRAPHRT_FIXTURES_DIR="$(realpath -m "$fixtures")"
+cmake -S . -B build "${normal_build_options[@]}"
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
 
@@ -32,31 +28,17 @@ cmake --build build-tsan -j"$jobs" --target graphrt_stress_test
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 GRAPHRT_STRESS_SECONDS=10 \
   ctest --output-on-failure -R '^graphrt_stress_test$' --timeout 900)
 
-# libFuzzer smoke runs where clang++ is installed: each target is built with
-# ASan+UBSan, seeded, and must run clean for a few seconds. One entry per
-# target: name, sources, seed step, run options.
-fuzz_sources_vm_fuzz() { ls modules/vm/*.cc | grep -v -e register.cc -e packed_call.cc -e host_module.cc; echo src/error.cc src/regular_file.cc; }
-fuzz_seed_vm_fuzz() {
-  for f in fuzz/vm_corpus/*.vmasm; do build/apps/graphrt-vm-asm "$f" -o "$1/$(basename "$f" .vmasm).vmbc"; done
+# libFuzzer smoke where clang is installed: every target, built with ASan+UBSan in one CMake
+# build (each source compiled once), must run clean for a few seconds over its seeds.
+fuzz_seeds() {  # name dir: fills dir with the target's seed inputs
+  case $1 in
+    vm) for f in fuzz/vm_corpus/*.vmasm; do build/apps/graphrt-vm-asm "$f" -o "$2/$(basename "$f" .vmasm).vmbc"; done ;;
+    vm_asm) cp fuzz/vm_corpus/*.vmasm "$2/" ;;
+    elf_object) cp fuzz/elf_object_corpus/* "$2/" ;;
+    *) cp -r "fuzz/corpus/$1/." "$2/" ;;
+  esac
+  if [ -d "fuzz/regressions/$1" ]; then find "fuzz/regressions/$1" -type f -exec cp {} "$2/" \;; fi
 }
-fuzz_options_vm_fuzz() { echo -max_total_time=20; }
-fuzz_sources_vm_asm_fuzz() { fuzz_sources_vm_fuzz; }
-fuzz_seed_vm_asm_fuzz() { cp fuzz/vm_corpus/*.vmasm "$1/" && find fuzz/regressions/vm_asm -type f -exec cp {} "$1/" \;; }
-fuzz_options_vm_asm_fuzz() { echo -max_total_time=15 -dict=fuzz/vm_asm.dict; }
-if command -v clang++ >/dev/null 2>&1; then
-  for target in vm_fuzz vm_asm_fuzz; do
-    echo "== fuzz smoke: $target"
-    mkdir -p "build-fuzz/$target.corpus"
-    # shellcheck disable=SC2046
-    ${CCACHE:-} clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-      -I include -I . \
-      "fuzz/$target.cc" $("fuzz_sources_$target") -ldl -lpthread -o "build-fuzz/$target"
-    "fuzz_seed_$target" "build-fuzz/$target.corpus"
-    # shellcheck disable=SC2046
-    "build-fuzz/$target" $("fuzz_options_$target") -max_len=4096 -timeout=5 -print_final_stats=1 \
-      "build-fuzz/$target.corpus" 2>&1 | tail -n 15
-  done
-fi
 if command -v clang++ >/dev/null 2>&1; then
   echo "== libFuzzer smoke (build-fuzz/): every target briefly over its seed corpus"
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_FUZZ=ON \
@@ -65,9 +47,13 @@ if command -v clang++ >/dev/null 2>&1; then
   for target in build-fuzz/fuzz/*_fuzz; do
     name=$(basename "$target" _fuzz)
     work=$(mktemp -d)
+    mkdir "$work/seeds" "$work/corpus"
+    fuzz_seeds "$name" "$work/seeds"
+    options=(-max_total_time=10 -rss_limit_mb=2048 -max_len=8192 -timeout=5)
+    if [ -f "fuzz/$name.dict" ]; then options+=(-dict="fuzz/$name.dict"); fi
     echo "-- $name"
-    "$target" -max_total_time=10 -rss_limit_mb=2048 -max_len=8192 -artifact_prefix="$work/" "$work" \
-      "fuzz/corpus/$name" 2>&1 | grep -E "^#[0-9]+.*DONE|ERROR|SUMMARY" || true
+    "$target" "${options[@]}" -artifact_prefix="$work/" "$work/corpus" "$work/seeds" 2>&1 \
+      | grep -E "^#[0-9]+.*DONE|ERROR|SUMMARY" || true
     if ls "$work"/crash-* "$work"/leak-* "$work"/oom-* "$work"/timeout-* >/dev/null 2>&1; then
       echo "fuzz target $name found a problem: $(ls "$work")"
       exit 1

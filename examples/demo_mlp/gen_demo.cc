@@ -1,11 +1,16 @@
-// Writes the demo MLP's graph JSON (TVM format), params (TVM save_param_dict format) and an
-// input .npy, from a fixed seed, so the build needs no Python:
+// Writes the demo MLP's graph JSON (TVM format), params (TVM save_param_dict format), an
+// input .npy and the expected output, from a fixed seed, so the build needs no Python. The
+// expected output is this program's own forward pass in double precision, independent of the
+// float32 C kernels graphrt runs, so the demo can say how close the run came:
 //   data (1, 64) -> demo_dense_bias_relu(W1 (32, 64), b1 (32,)) -> (1, 32)
 //                -> demo_dense_bias_softmax(W2 (10, 32), b2 (10,)) -> (1, 10)
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <vector>
 
 #include "common/npy.h"
 #include "graphrt/graph_executor.h"
@@ -44,11 +49,33 @@ graphrt::NDArray random_array(const std::vector<int64_t>& shape, float scale, st
   return a;
 }
 
+// relu(W1 x + b1), then softmax(W2 h + b2), accumulated in double.
+std::vector<float> reference_forward(const graphrt::ParamList& params, const graphrt::NDArray& input) {
+  auto data = [&](size_t i) { return static_cast<const float*>(params[i].second->data); };
+  const float* x = static_cast<const float*>(input->data);
+  std::vector<double> hidden(kHidden), logits(kOut);
+  for (int o = 0; o < kHidden; ++o) {
+    double acc = data(1)[o];
+    for (int i = 0; i < kIn; ++i) acc += double(x[i]) * data(0)[o * kIn + i];
+    hidden[o] = acc > 0 ? acc : 0;
+  }
+  double max_logit = -INFINITY, sum = 0;
+  for (int o = 0; o < kOut; ++o) {
+    logits[o] = data(3)[o];
+    for (int i = 0; i < kHidden; ++i) logits[o] += hidden[i] * data(2)[o * kHidden + i];
+    max_logit = std::max(max_logit, logits[o]);
+  }
+  for (double& l : logits) sum += (l = std::exp(l - max_logit));
+  std::vector<float> out(kOut);
+  for (int o = 0; o < kOut; ++o) out[o] = static_cast<float>(logits[o] / sum);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: demo_mlp_gen GRAPH.json PARAMS.params INPUT.npy\n";
+  if (argc != 5) {
+    std::cerr << "usage: demo_mlp_gen GRAPH.json PARAMS.params INPUT.npy EXPECTED.npy\n";
     return 2;
   }
   try {
@@ -66,6 +93,8 @@ int main(int argc, char** argv) {
     p.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!p) throw graphrt::Error("cannot write params").with("file", argv[2]);
     graphrt_apps::write_npy(argv[3], input.dtype(), input.shape(), input->data, input.nbytes());
+    std::vector<float> expected = reference_forward(params, input);
+    graphrt_apps::write_npy(argv[4], input.dtype(), {1, kOut}, expected.data(), expected.size() * sizeof(float));
   } catch (const std::exception& e) {
     std::cerr << "demo_mlp_gen: error: " << e.what() << "\n";
     return 1;

@@ -201,6 +201,13 @@ def test_demo_runs_and_matches_numpy(demo, tmp_path):
     np.testing.assert_allclose(got, _demo_reference(demo), rtol=1e-5, atol=1e-6)
 
 
+def test_demo_expected_output_is_the_float64_forward_pass(demo):
+    # scripts/run-demo.sh checks the run against this file: it must be the model's true output.
+    expected = np.load(os.path.join(demo, "expected_output.npy"))
+    assert expected.shape == (1, 10) and expected.dtype == np.float32
+    np.testing.assert_allclose(expected, _demo_reference(demo).astype(np.float32), rtol=0, atol=1e-7)
+
+
 def test_demo_three_file(demo, tmp_path):
     p = run([app("graphrt-run"), os.path.join(demo, "demo_mlp_lib.so"), "--graph",
              os.path.join(demo, "demo_mlp_graph.json"), "--params", os.path.join(demo, "demo_mlp.params"), "--input",

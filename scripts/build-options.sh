@@ -1,0 +1,11 @@
+# Sourced by scripts/run-demo.sh and scripts/test.sh: the one place that says how build/ is
+# configured, so the demo's build is the test run's normal build and nothing compiles twice.
+# Sets: fixtures, require_fixtures, jobs, normal_build_options.
+
+# The TVM fixtures the tests read; in CI (CI=true) their absence fails the run (configure and
+# every test that needs them), elsewhere those tests skip and the summary says so.
+fixtures=${GRAPHRT_FIXTURES:-../shared/fixtures}
+if [ "${CI:-}" = true ]; then require_fixtures=ON; else require_fixtures=OFF; fi
+jobs=$(nproc 2>/dev/null || echo 2)
+normal_build_options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_REQUIRE_FIXTURES=$require_fixtures
+                      -DGRAPHRT_FIXTURES_DIR="$(realpath -m "$fixtures")")
