@@ -1,0 +1,47 @@
+"""tvmc packages (`tvmc compile` output: module.tar holding mod.so, mod.json, mod.params, written as
+TVM v0.18's tvmc/model.py export_package writes them) run through graphrt-run and Python's
+load_module, with TVM's own outputs."""
+import os
+import tarfile
+
+import numpy as np
+import pytest
+
+import graphrt
+from graphrt import graph_executor
+from _apps import app, one_line_error, run
+
+
+def make_package(mlp, path, members=("mod.so", "mod.json", "mod.params")):
+    files = {"mod.so": "deploy_lib.so", "mod.json": "deploy_graph.json", "mod.params": "deploy_params.params"}
+    with tarfile.open(path, "w") as tar:  # tvmc: tarfile.open(package_path, "w"), tar.add(file, name)
+        for name in members:
+            tar.add(mlp.path(files[name]), name)
+    return str(path)
+
+
+def test_graphrt_run_runs_a_tvmc_package(mlp, tmp_path):
+    package = make_package(mlp, tmp_path / "module.tar")
+    p = run([app("graphrt-run"), package, "--input", "data=" + mlp.path("input_data.npy"),
+             "--expected-output", "0=" + mlp.path("output_0.npy")])
+    assert p.returncode == 0, p.stderr
+    assert "output 0 matches" in p.stdout, p.stdout
+    p = run([app("graphrt-inspect"), package])
+    assert p.returncode == 0, p.stderr
+    assert "GraphExecutorFactory" in p.stdout
+
+
+@pytest.mark.parametrize("loader", ["dlopen", "elf"])
+def test_python_load_module_runs_a_tvmc_package(mlp, tmp_path, loader):
+    lib = graphrt.load_module(make_package(mlp, tmp_path / "module.tar"), loader=loader)
+    gmod = graph_executor.GraphModule(lib["default"](graphrt.cpu()))
+    gmod.set_input("data", np.load(mlp.path("input_data.npy")))
+    gmod.run()
+    np.testing.assert_array_equal(gmod.get_output(0).numpy(), np.load(mlp.path("output_0.npy")))
+
+
+def test_incomplete_tvmc_package_is_named(mlp, tmp_path):
+    package = make_package(mlp, tmp_path / "module.tar", members=("mod.so", "mod.json"))
+    err = one_line_error(run([app("graphrt-run"), package, "--random-inputs", "0"]), "graphrt-run")
+    assert "tvmc package without mod.params (tvmc compile writes mod.so, mod.json, mod.params)" in err, err
+    assert package in err
