@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/args.h"
+#include "common/expected_output.h"
 #include "common/npz.h"
 #include "common/model.h"
 #include "common/output_file.h"
@@ -176,154 +177,12 @@ double percentile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - lo);
 }
 
-// Element i of a host tensor as a double (what --expected-output compares).
-double element(const graphrt::NDArray& host, int64_t i) {
-  DLDataType t = host.dtype();
-  const char* p = static_cast<const char*>(host->data);
-  if (t.code == kDLFloat && t.bits == 32) {
-    float v;
-    std::memcpy(&v, p + i * 4, 4);
-    return v;
-  }
-  if (t.code == kDLFloat && t.bits == 64) {
-    double v;
-    std::memcpy(&v, p + i * 8, 8);
-    return v;
-  }
-  if ((t.code == kDLFloat || t.code == kDLBfloat) && t.bits == 16) {
-    uint16_t bits;
-    std::memcpy(&bits, p + i * 2, 2);
-    return t.code == kDLFloat ? graphrt::float16_to_float(bits) : graphrt::bfloat16_to_float(bits);
-  }
-  const int bytes = t.bits < 8 ? 1 : t.bits / 8;
-  int64_t v = 0;
-  std::memcpy(&v, p + i * bytes, bytes);
-  const int width = bytes * 8;
-  if (t.code == kDLInt && width < 64 && ((v >> (width - 1)) & 1)) v -= int64_t(1) << width;
-  if (t.code == kDLUInt && width == 64) return static_cast<double>(static_cast<uint64_t>(v));
-  return static_cast<double>(v);
-}
-
-int64_t numel(const graphrt::NDArray& a) {
-  return graphrt::shape_numel(a.shape().data(), static_cast<int>(a.shape().size())) * a.dtype().lanes;
-}
-
-// "(0, 3)": a flat index as the index of each dimension.
-std::string index_text(int64_t flat, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = shape[d] > 0 ? flat % shape[d] : 0;
-    flat = shape[d] > 0 ? flat / shape[d] : 0;
-  }
-  return graphrt::shape_to_string(idx);
-}
-
 std::string fnv1a64(const void* data, size_t n) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
   return text;
-}
-
-std::string number_text(double v) {
-  std::ostringstream os;
-  os.precision(9);
-  os << v;
-  return os.str();
-}
-
-// One --expected-output I=FILE.npy.
-struct Expected {
-  size_t output = 0;
-  std::string file;
-  NpyArray array;
-};
-
-std::vector<Expected> read_expected(const Args& args) {
-  std::vector<Expected> out;
-  for (const std::string& spec : args.all("--expected-output")) {
-    size_t eq = spec.find('=');
-    Expected e;
-    long long index = -1;
-    try {
-      size_t used = 0;
-      index = std::stoll(spec.substr(0, eq), &used);
-      if (used != eq) index = -1;
-    } catch (...) {
-      index = -1;
-    }
-    if (eq == std::string::npos || index < 0 || eq + 1 == spec.size())
-      throw UsageError("--expected-output expects OUTPUT_INDEX=FILE.npy (e.g. 0=out0.npy), got '" + spec + "'");
-    e.output = static_cast<size_t>(index);
-    e.file = spec.substr(eq + 1);
-    e.array = read_npy(e.file);
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
-// Compares the outputs with their expected arrays; prints the verdicts and returns whether all match.
-bool check_expected(const std::vector<graphrt::NDArray>& outputs, const std::vector<Expected>& expected,
-                    double tolerance, nlohmann::ordered_json* report) {
-  bool all_match = true;
-  for (const Expected& e : expected) {
-    nlohmann::ordered_json r = {{"output", e.output}, {"file", e.file}, {"tolerance", tolerance}};
-    std::string problem;
-    double max_diff = 0;
-    if (e.output >= outputs.size()) {
-      throw Error("--expected-output names output " + std::to_string(e.output) + ", but the model has " +
-                  std::to_string(outputs.size()) + " output(s)")
-          .with("file", e.file);
-    }
-    graphrt::NDArray host = outputs[e.output].copy_to_device(DLDevice{kDLCPU, 0});
-    const std::string head = "output " + std::to_string(e.output) + " ";
-    if (!npy_dtype_fits(e.array.dtype, host.dtype())) {
-      problem = head + "is " + graphrt::dtype_to_string(host.dtype()) + ", " + e.file + " holds " +
-                graphrt::dtype_to_string(e.array.dtype);
-    } else if (e.array.shape != std::vector<int64_t>(host.shape().begin(), host.shape().end())) {
-      problem = head + "has shape " + graphrt::shape_to_string(host.shape()) + ", " + e.file + " holds " +
-                graphrt::shape_to_string(e.array.shape);
-    } else {
-      graphrt::NDArray want = graphrt::NDArray::empty(e.array.shape, host.dtype(), DLDevice{kDLCPU, 0});
-      want.copy_from_bytes(e.array.data.data(), e.array.data.size());
-      int64_t first = -1, worst = 0;
-      double first_got = 0, first_want = 0;
-      for (int64_t i = 0, n = numel(host); i < n; ++i) {
-        const double a = element(host, i), b = element(want, i);
-        double d = std::fabs(a - b);
-        if (std::isnan(a) || std::isnan(b)) d = (std::isnan(a) && std::isnan(b)) ? 0 : INFINITY;
-        if (d > max_diff) {
-          max_diff = d;
-          worst = i;
-        }
-        if (d > tolerance && first < 0) {
-          first = i;
-          first_got = a;
-          first_want = b;
-        }
-      }
-      if (first >= 0) {
-        problem = head + "differs from " + e.file + ": max difference " + number_text(max_diff) + " at index " +
-                  index_text(worst, e.array.shape) + "; first differing index " + index_text(first, e.array.shape) +
-                  " (flat " + std::to_string(first) + "): got " + number_text(first_got) + ", expected " +
-                  number_text(first_want) + " (tolerance " + number_text(tolerance) + ")";
-        r["first_differing_index"] = first;
-      }
-      r["max_difference"] = max_diff;
-    }
-    r["matches"] = problem.empty();
-    if (problem.empty()) {
-      human() << "output " << e.output << " matches " << e.file << " (max difference " << number_text(max_diff)
-              << ", tolerance " << number_text(tolerance) << ")\n";
-    } else {
-      std::cerr << "graphrt-run: " << problem << "\n";
-      r["problem"] = problem;
-      all_match = false;
-    }
-    report->push_back(r);
-  }
-  return all_match;
 }
 
 // Creates --output-dir when absent, before the model loads, so a run never ends in an unwritable place.
@@ -364,7 +223,7 @@ void write_outputs(const std::vector<graphrt::NDArray>& outputs, const std::stri
       human() << "output " << i << ": " << graphrt::shape_to_string(host.shape()) << " "
               << graphrt::dtype_to_string(host.dtype()) << " " << preview(host, 8) << "\n";
     double sum = 0;
-    for (int64_t k = 0, n = numel(host); k < n; ++k) sum += element(host, k);
+    for (int64_t k = 0, n = value_count(host); k < n; ++k) sum += element_as_double(host, k);
     report->push_back({{"index", i},
                        {"shape", std::vector<int64_t>(host.shape().begin(), host.shape().end())},
                        {"dtype", graphrt::dtype_to_string(host.dtype())},
@@ -409,7 +268,7 @@ nlohmann::ordered_json latency_report(std::vector<double> ms, int repeat, int wa
 
 // What every run ends with: outputs written, compared with --expected-output, the --json
 // summary printed. Returns the exit status.
-int finish(const std::vector<graphrt::NDArray>& outputs, const Args& args, const std::vector<Expected>& expected,
+int finish(const std::vector<graphrt::NDArray>& outputs, const Args& args, const std::vector<ExpectedOutput>& expected,
            nlohmann::ordered_json& report) {
   report["outputs"] = nlohmann::ordered_json::array();
   write_outputs(outputs, args.get("--output-dir"), args.get("--output-format", "npy"), args.has("--quiet"),
@@ -417,14 +276,28 @@ int finish(const std::vector<graphrt::NDArray>& outputs, const Args& args, const
   bool ok = true;
   if (!expected.empty()) {
     report["expected"] = nlohmann::ordered_json::array();
-    ok = check_expected(outputs, expected, args.get_double("--tolerance", 0.0, 0.0, 1e300), &report["expected"]);
+    const double tolerance = args.get_double("--tolerance", 0.0, 0.0, 1e300);
+    for (const ExpectedOutputResult& r : check_expected_outputs(outputs, expected, tolerance)) {
+      nlohmann::ordered_json j = {{"output", r.output}, {"file", r.file}, {"tolerance", tolerance},
+                                  {"matches", r.matches}, {"max_difference", r.max_difference}};
+      if (r.first_differing_index >= 0) j["first_differing_index"] = r.first_differing_index;
+      if (r.matches) {
+        human() << "output " << r.output << " matches " << r.file << " (max difference "
+                << number_text(r.max_difference) << ", tolerance " << number_text(tolerance) << ")\n";
+      } else {
+        std::cerr << "graphrt-run: " << r.problem << "\n";
+        j["problem"] = r.problem;
+        ok = false;
+      }
+      report["expected"].push_back(j);
+    }
   }
   report["peak_rss_bytes"] = static_cast<int64_t>(peak_rss_bytes());
   if (args.has("--json")) std::cout << report.dump(2) << "\n";
   return ok ? 0 : 1;
 }
 
-// The inputs given by --input NAME=FILE.npy and --inputs FILE.npz, read before the model loads.
+// The inputs given by --input NAME=FILE.npy and --inputs FILE.npz, read once the model has loaded.
 struct GivenInput {
   std::string name, file;
   NpyArray array;
@@ -455,7 +328,7 @@ void save_inputs(const std::string& path, const std::vector<std::pair<std::strin
 
 // A Relax executable: its function called with the --input arrays in parameter order; a tuple
 // result is written flattened depth-first, as TVM's output_<i>.npy are.
-int run_relax(const Model& model, const std::vector<GivenInput>& given, const std::vector<Expected>& expected,
+int run_relax(const Model& model, const std::vector<GivenInput>& given, const std::vector<ExpectedOutput>& expected,
               const Args& args, DLDevice dev, nlohmann::ordered_json& report,
               std::chrono::steady_clock::time_point load_start) {
   for (const char* flag : {"--trace", "--memory-plan", "--cuda-graph", "--random-inputs"})
@@ -548,7 +421,7 @@ int run(int argc, char** argv) {
   // them is not part of the load time.
   const auto read_start = std::chrono::steady_clock::now();
   const std::vector<GivenInput> given = read_given_inputs(args);
-  const std::vector<Expected> expected = read_expected(args);
+  const std::vector<ExpectedOutput> expected = read_expected_outputs(args.all("--expected-output"));
   load_start += std::chrono::steady_clock::now() - read_start;
   if (model.is_relax) return run_relax(model, given, expected, args, dev, report, load_start);
   if (args.has("--function")) throw UsageError("--function applies to Relax executables; this model is a graph");

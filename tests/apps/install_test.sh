@@ -21,6 +21,12 @@ lib=$(LD_DEBUG=libs "$bin/graphrt-run" --help 2>&1 | grep -o "calling init: [^ ]
 [[ "$lib" == *"$work/prefix/"* ]] || fail "graphrt-run loaded '$lib', not the prefix's libgraphrt"
 "$bin/graphrt-inspect" "$model" > /dev/null || fail "installed graphrt-inspect did not run"
 "$bin/graphrt-vm-asm" --help > /dev/null || fail "installed graphrt-vm-asm --help did not exit 0"
+# runtime_bench is installed with the apps when the build has it (GRAPHRT_BUILD_BENCH), and takes a model file.
+if [[ -x "$build_dir/bench/runtime_bench" ]]; then
+  "$bin/runtime_bench" --help > /dev/null || fail "installed runtime_bench --help did not exit 0"
+  out=$("$bin/runtime_bench" --runs 2 --concurrent 0 "$model") || fail "installed runtime_bench did not run: $out"
+  [[ "$out" == *"load "*" ms  run "* ]] || fail "unexpected runtime_bench output: $out"
+fi
 
 # graphrt-pack compiles against PREFIX/include, never the source tree's include/.
 pack_log=$("$bin/graphrt-pack" --verbose -o "$work/kernels.so" "$source_dir/examples/demo_mlp/kernels.c" 2>&1) \

@@ -275,3 +275,18 @@ def test_graph_and_library_from_different_exports(mlp):
             "graph calls (missing: %s, ...); pass the kernels library exported together with this graph"
             % (len(wanted) - len(missing), len(wanted), ", ".join(missing[:3]))) in err, err
     assert "did you mean" not in err, err
+
+
+# ---- a kernel that fails without a message, in a graph run twice ----
+def test_graph_kernel_failing_without_a_message(tmp_path):
+    from _not_tvm import add_one_graph, build_add_one
+    lib = build_add_one(tmp_path)
+    graph = json.loads(add_one_graph(3))
+    graph["attrs"]["shape"][1][1] = [4]  # the output's shape differs from the input's: add_one returns -1
+    (tmp_path / "graph.json").write_text(json.dumps(graph))
+    args = [app("graphrt-run"), lib, "--graph", "graph.json", "--random-inputs", "0", "--trust-exports"]
+    for extra in ([], ["--repeat", "2", "--warmup", "0"]):
+        err = one_line_error(run(args + extra, cwd=tmp_path), "graphrt-run")
+        assert err == ("graphrt-run: error: node 1 'add_one' (add_one) failed: kernel 'add_one' failed without a "
+                       "message (it returned non-zero without calling TVMAPISetLastError) [node: add_one, "
+                       "symbol: add_one]"), err

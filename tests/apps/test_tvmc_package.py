@@ -45,3 +45,14 @@ def test_incomplete_tvmc_package_is_named(mlp, tmp_path):
     err = one_line_error(run([app("graphrt-run"), package, "--random-inputs", "0"]), "graphrt-run")
     assert "tvmc package without mod.params (tvmc compile writes mod.so, mod.json, mod.params)" in err, err
     assert package in err
+
+
+def test_tvmc_package_whose_library_holds_modules_is_refused_by_name(tmp_path):
+    from _cases import Case, case_dir
+    case_dir("byoc_ccompiler")  # skips (fails in CI) without the fixture
+    byoc = Case("byoc_ccompiler")  # its deploy_lib.so carries a blob (const_loader + C source module)
+    package = make_package(byoc, tmp_path / "module.tar")
+    err = one_line_error(run([app("graphrt-run"), package, "--random-inputs", "0"]), "graphrt-run")
+    assert ("the package's kernels library holds modules of its own (a __tvm_dev_mblob: BYOC, CUDA or linked "
+            "constants), which graphrt does not combine with mod.json yet") in err, err
+    assert package in err and "mod.so" in err, err
