@@ -1,6 +1,6 @@
-// graphrt-run --expected-output I=FILE.npy [--tolerance T]: an output compared with the array a
-// reference run (TVM's, a float64 forward pass) wrote, value by value, as iree-run-module's
-// --expected_output does.
+// graphrt-run --expected-output I=FILE.npy [--tolerance T]: an output compared, value by value,
+// with the array a reference run (TVM's own, a float64 forward pass) wrote, so that a script
+// learns from the exit status whether a model still computes what it should.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
-// tvmc packages: what `tvmc compile` writes (TVM's python/tvm/driver/tvmc/model.py,
-// export_package): an uncompressed tar holding the kernels library (mod.so, or mod.tar, a .tar
-// export), the graph JSON (mod.json) and the params (mod.params). Loaded as a Library whose blob
-// is a GraphExecutorFactory over those three, so load_module("module.tar") gives the same
-// module tree as a one-file export_library .so: lib["default"](dev) makes an executor.
+// tvmc packages: what `tvmc compile` writes, an uncompressed tar holding the kernels library
+// (mod.so, or mod.tar, a .tar export), the graph JSON (mod.json) and the params (mod.params).
+// Loaded as a Library whose blob is a GraphExecutorFactory over those three, so
+// load_module("module.tar") gives the same module tree as a one-file export_library .so:
+// lib["default"](dev) makes an executor.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 """tvmc packages (`tvmc compile` output: module.tar holding mod.so, mod.json, mod.params, written as
-TVM v0.18's tvmc/model.py export_package writes them) run through graphrt-run and Python's
+tvmc writes them: tarfile members added under those names) run through graphrt-run and Python's
 load_module, with TVM's own outputs."""
 import os
 import tarfile
