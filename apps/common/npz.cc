@@ -52,7 +52,10 @@ void put16(std::string& s, uint16_t v) {
 }  // namespace
 
 std::vector<std::pair<std::string, NpyArray>> read_npz(const std::string& path) {
-  const std::string zip = graphrt::read_regular_file(path, ".npz file");
+  return parse_npz(graphrt::read_regular_file(path, ".npz file"), path);
+}
+
+std::vector<std::pair<std::string, NpyArray>> parse_npz(const std::string& zip, const std::string& path) {
   auto bad = [&](const std::string& why) { return Error("not a readable .npz archive: " + why).with("file", path); };
   // The end-of-central-directory record: within the last 64 KiB + 22 bytes (its comment).
   if (zip.size() < 22) throw bad("too short for a zip archive");

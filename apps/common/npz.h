@@ -14,6 +14,9 @@ namespace graphrt_apps {
 // ".npy"). Members must be stored, as np.savez writes them; np.savez_compressed members are
 // refused by name. Throws graphrt::Error naming the file and member.
 std::vector<std::pair<std::string, NpyArray>> read_npz(const std::string& path);
+// The same from the archive's bytes (untrusted: every offset and size is checked); `path` only
+// names the source in errors.
+std::vector<std::pair<std::string, NpyArray>> parse_npz(const std::string& bytes, const std::string& path);
 
 struct NpzEntry {
   std::string name;  // the array's name; the member is name + ".npy"
