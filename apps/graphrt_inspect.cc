@@ -17,11 +17,25 @@ using graphrt::Error;
 
 namespace {
 
-const char* kUsage =
-    "usage: graphrt-inspect MODEL.so [--graph G.json [--params P.params]] [--dot FILE.dot] [--loader dlopen|elf]\n"
-    "                       [--all-functions] [--trust-exports]\n"
-    "  --trust-exports  list a library without TVM markers (hand-written kernels): its exported\n"
-    "                   functions are then taken as TVM packed functions\n";
+const AppHelp kHelp = {
+    "graphrt-inspect", "MODEL [options]",
+    "Describes a TVM export without running it: the module tree and its functions, the graph (inputs,\n"
+    "outputs, params, nodes) and its memory plans, or a Relax executable's functions, constants and code.",
+    "  graphrt-inspect deploy.so\n"
+    "  graphrt-inspect deploy_lib.so --graph deploy_graph.json --params deploy_params.params --dot graph.dot\n"
+    "  graphrt-inspect deploy_relax.so\n"};
+
+const std::vector<FlagSpec> kFlags = {
+    {"--graph", true, false, "G.json",
+     "graph JSON of a three-file export; MODEL is then its kernels library (default: none, MODEL holds the graph)"},
+    {"--params", true, false, "P.params", "params file of a three-file export (needs --graph; default: none)"},
+    {"--dot", true, false, "FILE.dot", "writes the graph as Graphviz DOT (default: none)"},
+    {"--loader", true, false, "dlopen|elf", "how MODEL is loaded: dlopen, or graphrt's own ELF loader (default: dlopen)"},
+    {"--all-functions", false, false, "", "lists every function of each module (default: off, the first 12)"},
+    {"--trust-exports", false, false, "",
+     "lists a library without TVM markers (hand-written kernels), taking its exported functions as TVM packed "
+     "functions (default: off, such a library is refused)"},
+};
 
 // A module imported by several others (the import tree is a DAG) is listed
 // in full once; a walk per path would be exponential in a crafted file.
@@ -78,13 +92,8 @@ void write_dot(const graphrt::GraphDef& g, const std::set<std::string>& params, 
 }
 
 int run(int argc, char** argv) {
-  Args args({{"--graph", true}, {"--params", true}, {"--dot", true}, {"--loader", true}, {"--all-functions", false},
-             {"--trust-exports", false}, {"--help", false}, {"-h", false}});
-  args.parse(argc, argv);
-  if (args.has("--help") || args.has("-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
+  Args args(kHelp, kFlags);
+  if (!args.parse(argc, argv)) return 0;
   if (args.positional().size() != 1) throw UsageError(args.positional().empty() ? "no MODEL given" : "expected one MODEL");
   const graphrt::LoadOptions options = load_options_from_args(args);
   const std::string path = args.positional()[0];
@@ -92,6 +101,7 @@ int run(int argc, char** argv) {
   std::string graph_path = args.get("--graph");
   if (graph_path.empty()) {
     // Not a factory: still print the module tree, then say what is missing.
+    check_model_file(path);
     graphrt::Module root = graphrt::load_module(path, options);
     std::cout << "model: " << path << "\n\nmodule tree:\n";
     std::vector<const graphrt::ModuleNode*> listed;

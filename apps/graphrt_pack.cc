@@ -35,24 +35,40 @@ using graphrt::Error;
 
 namespace {
 
-const char* kUsage =
-    "usage: graphrt-pack -o OUT.so [--graph G.json [--params P.params] [--module-name default]]\n"
-    "                    [--blob-entry TKEY=FILE ...] [--cc CC] [--cxx CXX] [--cflags FLAGS] [--ldflags FLAGS]\n"
-    "                    [-I DIR ...] [--emit-c FILE.c] [--emit-blob FILE.bin] [--verbose] SOURCES/OBJECTS...\n"
-    "  SOURCES: .c / .cc / .cpp files with TVM packed-ABI kernels, or .o / .a files\n"
+const AppHelp kHelp = {
+    "graphrt-pack", "-o OUT.so [options] SOURCES/OBJECTS...",
+    "Builds a library in TVM's export format from C/C++ kernels (.c, .cc, .cpp) or objects (.o, .a),\n"
+    "without TVM: kernels only, or with --graph (and --params) a one-file model graphrt-run runs.\n"
     "\n"
     "Each kernel is an exported function with TVM's packed C signature, declared by\n"
     "#include <graphrt/tvm_abi.h> (graphrt-pack passes its -I):\n"
     "  int NAME(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code,\n"
     "           void* resource_handle);\n"
-    "A graph node's tensors (its inputs, then its outputs) arrive as DLTensor* in args[i].v_handle\n"
-    "with type_codes[i] == kTVMDLTensorHandle; return 0, or -1 after TVMAPISetLastError(msg).\n"
+    "A graph node's tensors (its inputs, then its outputs) arrive in args[i].v_handle as DLTensor*\n"
+    "(type code kTVMDLTensorHandle, or kTVMNDArrayHandle from Python and TVM's C++ API: both point at a\n"
+    "DLTensor); return 0, or -1 after TVMAPISetLastError(msg).\n"
     "With --graph, every function the graph calls (func_name) must be defined by SOURCES.\n"
-    "\n"
-    "Example:\n"
+    "(README.md, 'Writing kernels for graphrt-pack', has a complete kernel.)",
     "  graphrt-pack -o model.so kernels.c --graph graph.json --params model.params\n"
     "  graphrt-run model.so --random-inputs 0\n"
-    "(README.md, 'Writing kernels for graphrt-pack', has a complete kernel.)\n";
+    "  graphrt-pack -o add_one.so add_one.c     # kernels only: the lib of a three-file model\n"};
+
+const std::vector<FlagSpec> kFlags = {
+    {"-o", true, false, "OUT.so", "the library to write (required; also --output)"},
+    {"--output", true, false, "OUT.so", "the same as -o"},
+    {"--graph", true, false, "G.json", "graph JSON to embed: the result is a one-file model (default: kernels only)"},
+    {"--params", true, false, "P.params", "params to embed with --graph (default: none)"},
+    {"--module-name", true, false, "NAME", "the factory's module name, as relay.build's mod_name (default: default)"},
+    {"--blob-entry", true, true, "TKEY=FILE", "adds a blob record of type TKEY holding FILE's bytes (default: none)"},
+    {"--cc", true, false, "CC", "C compiler (default: $CC, else cc)"},
+    {"--cxx", true, false, "CXX", "C++ compiler and linker (default: $CXX, else c++)"},
+    {"--cflags", true, false, "FLAGS", "more compiler flags, split at spaces (default: none; -O2 -fPIC are always given)"},
+    {"--ldflags", true, false, "FLAGS", "more linker flags, split at spaces (default: none)"},
+    {"-I", true, true, "DIR", "more include directories (default: graphrt's headers only)"},
+    {"--emit-c", true, false, "FILE.c", "keeps the generated C file holding the blob (default: a temporary file)"},
+    {"--emit-blob", true, false, "FILE.bin", "writes the raw __tvm_dev_mblob bytes (default: none)"},
+    {"--verbose", false, false, "", "prints each compiler and linker command (default: off)"},
+};
 
 #ifndef GRAPHRT_PACK_INCLUDE_DIRS
 #define GRAPHRT_PACK_INCLUDE_DIRS ""
@@ -165,15 +181,8 @@ void check_graph_functions_defined(const std::string& graph_path, const std::str
 }
 
 int run(int argc, char** argv) {
-  Args args({{"-o", true}, {"--output", true}, {"--graph", true}, {"--params", true}, {"--module-name", true},
-             {"--blob-entry", true, true}, {"--cc", true}, {"--cxx", true}, {"--cflags", true}, {"--ldflags", true},
-             {"-I", true, true}, {"--emit-c", true}, {"--emit-blob", true}, {"--verbose", false}, {"--help", false},
-             {"-h", false}});
-  args.parse(argc, argv);
-  if (args.has("--help") || args.has("-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
+  Args args(kHelp, kFlags);
+  if (!args.parse(argc, argv)) return 0;
   std::string out = args.has("-o") ? args.get("-o") : args.get("--output");
   if (out.empty()) throw UsageError("no output given (-o OUT.so)");
   if (args.has("--params") && !args.has("--graph")) throw UsageError("--params needs --graph");

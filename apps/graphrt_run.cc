@@ -3,16 +3,24 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include "common/args.h"
+#include "common/expected_output.h"
+#include "common/npz.h"
 #include "common/model.h"
 #include "common/output_file.h"
 #include "common/relax_model.h"
@@ -27,15 +35,63 @@ using graphrt::operator!=;
 
 namespace {
 
-const char* kUsage =
-    "usage: graphrt-run MODEL.so [--graph G.json [--params P.params]] [--input NAME=FILE.npy ...]\n"
-    "                   [--function NAME (Relax executables; default main)]\n"
-    "                   [--random-inputs SEED] [--output-dir DIR] [--device cpu|cuda[:N]] [--threads N]\n"
-    "                   [--repeat N] [--warmup N] [--profile [--trace FILE.json]]\n"
-    "                   [--memory-plan auto|tvm|liveness] [--cuda-graph] [--loader dlopen|elf] [--trust-exports]\n"
-    "                   [--quiet]\n"
-    "  --trust-exports  load a library without TVM markers (hand-written kernels) and call its\n"
-    "                   exported functions as TVM packed functions\n";
+const AppHelp kHelp = {
+    "graphrt-run", "MODEL [options]",
+    "Runs a model exported by TVM: a one-file export_library .so or .tar (graph or Relax), the\n"
+    "kernels library of a three-file export with --graph/--params, or a tvmc package (module.tar).\n"
+    "Prints each output's shape, dtype and first values; writes outputs, latency and profiles on request.\n"
+    "Exit status: 0 ok, 1 error (or an output that differs from --expected-output), 2 usage mistake.",
+    "  graphrt-run deploy.so --input data=input.npy --output-dir out/\n"
+    "  graphrt-run deploy.so --random-inputs 0 --repeat 100 --json > summary.json\n"
+    "  graphrt-run deploy.so --input data=input.npy --expected-output 0=tvm_output_0.npy --tolerance 1e-5\n"
+    "  graphrt-run deploy_lib.so --graph deploy_graph.json --params deploy_params.params --inputs inputs.npz\n"
+    "  graphrt-run module.tar --inputs inputs.npz --output-dir out/ --output-format npz   # tvmc package\n"};
+
+const std::vector<FlagSpec> kFlags = {
+    {"--graph", true, false, "G.json",
+     "graph JSON of a three-file export; MODEL is then its kernels library (default: none, MODEL holds the graph)"},
+    {"--params", true, false, "P.params", "params file of a three-file export (needs --graph; default: none)"},
+    {"--input", true, true, "NAME=FILE.npy", "sets input NAME from an .npy file (default: none)"},
+    {"--inputs", true, false, "FILE.npz",
+     "sets the inputs from an .npz archive, one array per input name (np.savez, tvmc's format; default: none)"},
+    {"--random-inputs", true, false, "SEED",
+     "fills the inputs not given with random values from SEED (graph models; default: off, every input must be given)"},
+    {"--save-inputs", true, false, "FILE.npz",
+     "writes the inputs of the run (given and random) to an .npz archive, so the run can be repeated with --inputs "
+     "(default: off)"},
+    {"--output-dir", true, false, "DIR",
+     "writes the outputs into DIR, created if absent and checked before the model runs (default: none, outputs are only "
+     "printed)"},
+    {"--output-format", true, false, "npy|npz",
+     "npy: DIR/output_<i>.npy; npz: one DIR/outputs.npz holding output_0, output_1, ... as tvmc writes (default: npy)"},
+    {"--expected-output", true, true, "I=FILE.npy",
+     "compares output I with an .npy file: prints 'matches', or the max difference and the first differing index and "
+     "exits 1 (default: none)"},
+    {"--tolerance", true, false, "T",
+     "largest absolute difference --expected-output accepts (default: 0, values must be equal)"},
+    {"--json", false, false, "",
+     "prints one JSON summary on stdout (model, load time, latency stats with p99 and throughput, peak memory, outputs' "
+     "shapes, dtypes and checksums); the human-readable text goes to stderr (default: off)"},
+    {"--function", true, false, "NAME", "function of a Relax executable to call (default: main)"},
+    {"--device", true, false, "cpu|cuda[:N]", "device to run on (default: cpu)"},
+    {"--threads", true, false, "N", "threads of the kernel thread pool (default: TVM_NUM_THREADS, else the number of cores)"},
+    {"--repeat", true, false, "N", "times the model runs, timed: prints mean, p50, p90, p99, min, max latency (default: 0, one untimed run)"},
+    {"--warmup", true, false, "N", "untimed runs before the timed ones (default: 1 with --repeat, else 0)"},
+    {"--profile", false, false, "", "prints a per-node (graph) or per-call (Relax) time table (default: off)"},
+    {"--trace", true, false, "FILE.json", "with --profile, writes a Chrome trace of the profiled run (default: none)"},
+    {"--memory-plan", true, false, "auto|tvm|liveness",
+     "how a graph's intermediate tensors share memory (default: auto, or GRAPHRT_MEMORY_PLAN)"},
+    {"--cuda-graph", false, false, "", "on CUDA, captures the whole graph once and replays it (default: off)"},
+    {"--loader", true, false, "dlopen|elf", "how MODEL is loaded: dlopen, or graphrt's own ELF loader (default: dlopen)"},
+    {"--trust-exports", false, false, "",
+     "loads a library without TVM markers (hand-written kernels) and calls its exported functions as TVM packed "
+     "functions (default: off, such a library is refused)"},
+    {"--quiet", false, false, "", "prints nothing but errors and --json (default: off)"},
+};
+
+// The human-readable text: stdout, or stderr when --json takes stdout.
+std::ostream* g_human = &std::cout;
+std::ostream& human() { return *g_human; }
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -121,64 +177,188 @@ double percentile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - lo);
 }
 
+std::string fnv1a64(const void* data, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+// Creates --output-dir when absent, before the model loads, so a run never ends in an unwritable place.
+void prepare_output_dir(const std::string& dir) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw Error("output directory exists and is not a directory").with("dir", dir);
+  } else if (mkdir(dir.c_str(), 0755) != 0) {
+    const int err = errno;
+    throw Error(Error::kind_of_errno(err), std::string("cannot create output directory: ") + std::strerror(err) +
+                                              (err == ENOENT ? " (its parent directory does not exist)" : ""))
+        .with("dir", dir);
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    const int err = errno;
+    throw Error(Error::kind_of_errno(err), std::string("cannot write into output directory: ") + std::strerror(err))
+        .with("dir", dir);
+  }
+}
+
+double peak_rss_bytes() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;
+}
+
 void sync(DLDevice dev) {
   if (dev.device_type != kDLCPU) graphrt::device_api(dev)->synchronize(dev, nullptr);
 }
 
-// The outputs of a run, printed and (with --output-dir) written as output_<i>.npy.
-void write_outputs(const std::vector<graphrt::NDArray>& outputs, const std::string& out_dir, bool quiet) {
-  if (!out_dir.empty()) {
-    struct stat st;
-    if (stat(out_dir.c_str(), &st) != 0 && mkdir(out_dir.c_str(), 0755) != 0)
-      throw Error("cannot create output directory").with("dir", out_dir);
-  }
+// The outputs of a run, printed and (with --output-dir) written as output_<i>.npy or outputs.npz.
+void write_outputs(const std::vector<graphrt::NDArray>& outputs, const std::string& out_dir, const std::string& format,
+                   bool quiet, nlohmann::ordered_json* report) {
+  std::vector<NpzEntry> npz;
   for (size_t i = 0; i < outputs.size(); ++i) {
     graphrt::NDArray host = outputs[i].copy_to_device(DLDevice{kDLCPU, 0});
     if (!quiet)
-      std::cout << "output " << i << ": " << graphrt::shape_to_string(host.shape()) << " "
-                << graphrt::dtype_to_string(host.dtype()) << " " << preview(host, 8) << "\n";
-    if (!out_dir.empty()) {
-      std::string path = out_dir + "/output_" + std::to_string(i) + ".npy";
-      write_npy(path, host.dtype(), host.shape(), host->data, host.nbytes());
-    }
+      human() << "output " << i << ": " << graphrt::shape_to_string(host.shape()) << " "
+              << graphrt::dtype_to_string(host.dtype()) << " " << preview(host, 8) << "\n";
+    double sum = 0;
+    for (int64_t k = 0, n = value_count(host); k < n; ++k) sum += element_as_double(host, k);
+    report->push_back({{"index", i},
+                       {"shape", std::vector<int64_t>(host.shape().begin(), host.shape().end())},
+                       {"dtype", graphrt::dtype_to_string(host.dtype())},
+                       {"sum", sum},
+                       {"fnv1a64", fnv1a64(host->data, host.nbytes())}});
+    if (out_dir.empty()) continue;
+    const std::string name = "output_" + std::to_string(i);
+    if (format == "npz")
+      npz.push_back({name, encode_npy(host.dtype(), host.shape(), host->data, host.nbytes())});
+    else
+      write_npy(out_dir + "/" + name + ".npy", host.dtype(), host.shape(), host->data, host.nbytes());
   }
-  if (!out_dir.empty() && !quiet) std::cout << "wrote " << outputs.size() << " output(s) to " << out_dir << "\n";
+  if (out_dir.empty()) return;
+  if (format == "npz") write_npz(out_dir + "/outputs.npz", npz);
+  if (!quiet)
+    human() << "wrote " << outputs.size() << " output(s) to " << out_dir << (format == "npz" ? "/outputs.npz" : "")
+            << "\n";
 }
 
-void print_latency(std::vector<double> ms, int repeat, int warmup) {
+nlohmann::ordered_json latency_report(std::vector<double> ms, int repeat, int warmup) {
   double mean = 0;
   for (double v : ms) mean += v;
   mean /= ms.size();
-  std::printf("latency over %d runs (%d warm-up): mean %.4f ms, p50 %.4f ms, p90 %.4f ms, min %.4f ms, max %.4f ms\n",
-              repeat, warmup, mean, percentile(ms, 0.5), percentile(ms, 0.9), *std::min_element(ms.begin(), ms.end()),
-              *std::max_element(ms.begin(), ms.end()));
+  char line[300];
+  std::snprintf(line, sizeof line,
+                "latency over %d runs (%d warm-up): mean %.4f ms, p50 %.4f ms, p90 %.4f ms, p99 %.4f ms, min %.4f ms, "
+                "max %.4f ms, %.1f runs/s",
+                repeat, warmup, mean, percentile(ms, 0.5), percentile(ms, 0.9), percentile(ms, 0.99),
+                *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()),
+                mean > 0 ? 1000.0 / mean : 0.0);
+  human() << line << "\n";
+  return {{"runs", repeat},
+          {"warmup", warmup},
+          {"mean_ms", mean},
+          {"p50_ms", percentile(ms, 0.5)},
+          {"p90_ms", percentile(ms, 0.9)},
+          {"p99_ms", percentile(ms, 0.99)},
+          {"min_ms", *std::min_element(ms.begin(), ms.end())},
+          {"max_ms", *std::max_element(ms.begin(), ms.end())},
+          {"throughput_per_s", mean > 0 ? 1000.0 / mean : 0.0}};
+}
+
+// What every run ends with: outputs written, compared with --expected-output, the --json
+// summary printed. Returns the exit status.
+int finish(const std::vector<graphrt::NDArray>& outputs, const Args& args, const std::vector<ExpectedOutput>& expected,
+           nlohmann::ordered_json& report) {
+  report["outputs"] = nlohmann::ordered_json::array();
+  write_outputs(outputs, args.get("--output-dir"), args.get("--output-format", "npy"), args.has("--quiet"),
+                &report["outputs"]);
+  bool ok = true;
+  if (!expected.empty()) {
+    report["expected"] = nlohmann::ordered_json::array();
+    const double tolerance = args.get_double("--tolerance", 0.0, 0.0, 1e300);
+    for (const ExpectedOutputResult& r : check_expected_outputs(outputs, expected, tolerance)) {
+      nlohmann::ordered_json j = {{"output", r.output}, {"file", r.file}, {"tolerance", tolerance},
+                                  {"matches", r.matches}, {"max_difference", r.max_difference}};
+      if (r.first_differing_index >= 0) j["first_differing_index"] = r.first_differing_index;
+      if (r.matches) {
+        human() << "output " << r.output << " matches " << r.file << " (max difference "
+                << number_text(r.max_difference) << ", tolerance " << number_text(tolerance) << ")\n";
+      } else {
+        std::cerr << "graphrt-run: " << r.problem << "\n";
+        j["problem"] = r.problem;
+        ok = false;
+      }
+      report["expected"].push_back(j);
+    }
+  }
+  report["peak_rss_bytes"] = static_cast<int64_t>(peak_rss_bytes());
+  if (args.has("--json")) std::cout << report.dump(2) << "\n";
+  return ok ? 0 : 1;
+}
+
+// The inputs given by --input NAME=FILE.npy and --inputs FILE.npz, read once the model has loaded.
+struct GivenInput {
+  std::string name, file;
+  NpyArray array;
+};
+
+std::vector<GivenInput> read_given_inputs(const Args& args) {
+  std::vector<GivenInput> given;
+  for (const std::string& spec : args.all("--input")) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--input expects NAME=FILE.npy, got '" + spec + "'");
+    given.push_back({spec.substr(0, eq), spec.substr(eq + 1), read_npy(spec.substr(eq + 1))});
+  }
+  if (args.has("--inputs")) {
+    const std::string path = args.get("--inputs");
+    for (auto& kv : read_npz(path)) given.push_back({kv.first, path, std::move(kv.second)});
+  }
+  return given;
+}
+
+void save_inputs(const std::string& path, const std::vector<std::pair<std::string, graphrt::NDArray>>& inputs) {
+  std::vector<NpzEntry> entries;
+  for (const auto& kv : inputs)
+    entries.push_back({kv.first, encode_npy(kv.second.dtype(), kv.second.shape(), kv.second->data, kv.second.nbytes())});
+  write_npz(path, entries);
+  human() << "wrote " << inputs.size() << " input(s) to " << path << "\n";
 }
 
 // A Relax executable: its function called with the --input arrays in parameter order; a tuple
 // result is written flattened depth-first, as TVM's output_<i>.npy are.
-int run_relax(const Model& model, const std::vector<std::pair<std::string, std::string>>& given, const Args& args,
-              DLDevice dev) {
+int run_relax(const Model& model, const std::vector<GivenInput>& given, const std::vector<ExpectedOutput>& expected,
+              const Args& args, DLDevice dev, nlohmann::ordered_json& report,
+              std::chrono::steady_clock::time_point load_start) {
   for (const char* flag : {"--trace", "--memory-plan", "--cuda-graph", "--random-inputs"})
     if (args.has(flag)) throw UsageError(std::string(flag) + " is not supported for Relax executables yet");
   if (dev.device_type != kDLCPU) throw UsageError("Relax executables run on the CPU only");
   RelaxFunction fn = open_relax_function(model.root, args.get("--function"));
+  report["format"] = "relax";
+  report["function"] = fn.name;
+  report["load_ms"] =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   std::vector<graphrt::NDArray> inputs(fn.param_names.size());
-  for (const auto& kv : given) {
-    auto it = std::find(fn.param_names.begin(), fn.param_names.end(), kv.first);
+  for (const GivenInput& in : given) {
+    auto it = std::find(fn.param_names.begin(), fn.param_names.end(), in.name);
     if (it == fn.param_names.end())
-      throw Error("unknown input '" + kv.first + "' (" + fn.name + " takes " + join(fn.param_names) + ")");
+      throw Error("unknown input '" + in.name + "' (" + fn.name + " takes " + join(fn.param_names) + ")")
+          .with("file", in.file);
     auto& slot = inputs[static_cast<size_t>(it - fn.param_names.begin())];
-    if (slot.defined()) throw UsageError("input '" + kv.first + "' given twice");
-    NpyArray a = read_npy(kv.second);
-    slot = graphrt::NDArray::empty(a.shape, a.dtype, DLDevice{kDLCPU, 0});
-    slot.copy_from_bytes(a.data.data(), a.data.size());
+    if (slot.defined()) throw UsageError("input '" + in.name + "' given twice");
+    slot = graphrt::NDArray::empty(in.array.shape, in.array.dtype, DLDevice{kDLCPU, 0});
+    slot.copy_from_bytes(in.array.data.data(), in.array.data.size());
   }
   graphrt::ArgList call_args;
+  std::vector<std::pair<std::string, graphrt::NDArray>> used;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
       throw Error("input '" + fn.param_names[i] + "' not given (use --input " + fn.param_names[i] + "=FILE.npy)");
     call_args.add_ndarray(inputs[i]);
+    used.emplace_back(fn.param_names[i], inputs[i]);
   }
+  if (args.has("--save-inputs")) save_inputs(args.get("--save-inputs"), used);
   graphrt::PackedFunc f = fn.vm->require_function(fn.name);
   const int repeat = static_cast<int>(args.get_int("--repeat", 0, 0, 1000000));
   const int warmup = static_cast<int>(args.get_int("--warmup", repeat > 0 ? 1 : 0, 0, 1000000));
@@ -189,40 +369,36 @@ int run_relax(const Model& model, const std::vector<std::pair<std::string, std::
     graphrt::call_function(f, call_args);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
-  if (repeat > 0) print_latency(ms, repeat, warmup);
+  if (repeat > 0) report["latency"] = latency_report(ms, repeat, warmup);
   std::string structure;
   const std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::call_function(f, call_args), &structure);
-  const bool quiet = args.has("--quiet");
-  if (!quiet) std::cout << fn.name << " returned " << structure << "\n";
-  write_outputs(outputs, args.get("--output-dir"), quiet);
+  if (!args.has("--quiet")) human() << fn.name << " returned " << structure << "\n";
   if (args.has("--profile")) {
     graphrt::ArgList profile_args;
     profile_args.add_string(fn.name);
     for (const auto& a : inputs) profile_args.add_ndarray(a);
-    std::cout << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
+    human() << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
   }
-  return 0;
+  return finish(outputs, args, expected, report);
 }
 
 int run(int argc, char** argv) {
-  Args args({{"--graph", true},         {"--params", true},     {"--input", true, true}, {"--random-inputs", true},
-             {"--output-dir", true},    {"--device", true},     {"--threads", true},     {"--repeat", true},
-             {"--warmup", true},        {"--profile", false},   {"--trace", true},       {"--memory-plan", true},
-             {"--cuda-graph", false},   {"--loader", true},     {"--quiet", false},      {"--help", false},
-             {"-h", false},             {"--trust-exports", false}, {"--function", true}});
-  args.parse(argc, argv);
-  if (args.has("--help") || args.has("-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
+  Args args(kHelp, kFlags);
+  if (!args.parse(argc, argv)) return 0;
   if (args.positional().size() != 1)
     throw UsageError(args.positional().empty() ? "no MODEL given" : "expected one MODEL, got " +
                                                                      std::to_string(args.positional().size()) +
                                                                      " (" + join(args.positional()) + ")");
+  if (args.has("--json")) g_human = &std::cerr;
   const graphrt::LoadOptions load_options = load_options_from_args(args);
   std::string plan = args.get("--memory-plan");
   if (args.has("--memory-plan")) check_memory_plan_option(plan);
   if (args.has("--trace") && !args.has("--profile")) throw UsageError("--trace needs --profile");
+  const std::string format = args.get("--output-format", "npy");
+  if (format != "npy" && format != "npz") throw UsageError("--output-format expects npy or npz, got '" + format + "'");
+  if (args.has("--output-format") && !args.has("--output-dir")) throw UsageError("--output-format needs --output-dir");
+  if (args.has("--tolerance") && !args.has("--expected-output")) throw UsageError("--tolerance needs --expected-output");
+  args.get_double("--tolerance", 0.0, 0.0, 1e300);
   int repeat = static_cast<int>(args.get_int("--repeat", 0, 0, 1000000));
   int warmup = static_cast<int>(args.get_int("--warmup", repeat > 0 ? 1 : 0, 0, 1000000));
   int threads = static_cast<int>(args.get_int("--threads", 0, 0, 4096));
@@ -230,22 +406,29 @@ int run(int argc, char** argv) {
   long long seed = args.get_int("--random-inputs", -1, 0, (1LL << 62));
   DLDevice dev = parse_device(args.get("--device", "cpu"));
 
-  // Inputs given on the command line, parsed before anything runs.
-  std::vector<std::pair<std::string, std::string>> given;
-  for (const std::string& spec : args.all("--input")) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      throw UsageError("--input expects NAME=FILE.npy, got '" + spec + "'");
-    given.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
-  }
+  // The output directory is made (or refused) before the model loads, so a run never ends
+  // with nowhere to write.
   std::string out_dir = args.get("--output-dir");
+  if (!out_dir.empty()) prepare_output_dir(out_dir);
 
   if (threads > 0) graphrt::set_num_threads(threads);
   require_device(dev);
-  Model model = load_model(args.positional()[0], load_options, args.get("--graph"), args.get("--params"));
-  if (model.is_relax) return run_relax(model, given, args, dev);
+  const std::string model_path = args.positional()[0];
+  nlohmann::ordered_json report = {{"model", model_path}, {"device", args.get("--device", "cpu")}};
+  auto load_start = std::chrono::steady_clock::now();
+  Model model = load_model(model_path, load_options, args.get("--graph"), args.get("--params"));
+  // Then the files the run reads: a model that cannot load is reported before them. Reading
+  // them is not part of the load time.
+  const auto read_start = std::chrono::steady_clock::now();
+  const std::vector<GivenInput> given = read_given_inputs(args);
+  const std::vector<ExpectedOutput> expected = read_expected_outputs(args.all("--expected-output"));
+  load_start += std::chrono::steady_clock::now() - read_start;
+  if (model.is_relax) return run_relax(model, given, expected, args, dev, report, load_start);
   if (args.has("--function")) throw UsageError("--function applies to Relax executables; this model is a graph");
   auto ex = make_executor(model, dev, plan, args.has("--cuda-graph"));
+  report["format"] = model.three_file ? "graph (three-file)" : "graph";
+  report["load_ms"] =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
 
   // Inputs to provide: graph inputs minus bound params.
   std::set<std::string> params(model.param_names.begin(), model.param_names.end());
@@ -257,26 +440,28 @@ int run(int argc, char** argv) {
     needed_names.push_back(info.name);
   }
   std::set<std::string> set_names;
-  for (const auto& kv : given) {
-    const std::string& name = kv.first;
+  std::map<std::string, graphrt::NDArray> used;
+  for (const GivenInput& in : given) {
+    const std::string& name = in.name;
     int index = ex->input_index(name);
-    if (index < 0) throw Error("unknown input '" + name + "' (" + describe_inputs(needed_names) + ")");
+    if (index < 0) throw Error("unknown input '" + name + "' (" + describe_inputs(needed_names) + ")").with("file", in.file);
     if (set_names.count(name)) throw UsageError("input '" + name + "' given twice");
-    NpyArray a = read_npy(kv.second);
+    const NpyArray& a = in.array;
     graphrt::NDArray cur = ex->get_input(index);
     std::vector<int64_t> want(cur.shape().begin(), cur.shape().end());
     if (!npy_dtype_fits(a.dtype, cur.dtype()))
       throw Error("input '" + name + "' has dtype " + graphrt::dtype_to_string(a.dtype) + ", the model expects " +
                   graphrt::dtype_to_string(cur.dtype()))
-          .with("file", kv.second);
+          .with("file", in.file);
     if (a.shape != want)
       throw Error("input '" + name + "' has shape " + graphrt::shape_to_string(a.shape) + ", the model expects " +
                   graphrt::shape_to_string(want))
-          .with("file", kv.second);
+          .with("file", in.file);
     graphrt::NDArray host = graphrt::NDArray::empty(want, cur.dtype(), DLDevice{kDLCPU, 0});
     host.copy_from_bytes(a.data.data(), a.data.size());
     ex->set_input(index, host.handle());
     set_names.insert(name);
+    used[name] = host;
   }
   // Params are weights, not inputs: never filled with random numbers, and their advice differs.
   std::vector<std::string> missing_params;
@@ -298,13 +483,20 @@ int run(int argc, char** argv) {
     if (set_names.count(info.name)) continue;
     if (seed < 0)
       throw Error("input '" + info.name + "' not given (use --input " + info.name +
-                  "=FILE.npy or --random-inputs SEED)");
+                  "=FILE.npy, --inputs FILE.npz or --random-inputs SEED)");
     graphrt::NDArray host = graphrt::NDArray::empty(info.shape, info.dtype, DLDevice{kDLCPU, 0});
     fill_random(host, rng);
     ex->set_input(info.name, host.handle());
+    used[info.name] = host;
     if (!quiet)
-      std::cout << "input " << info.name << ": random " << graphrt::shape_to_string(info.shape) << " "
-                << graphrt::dtype_to_string(info.dtype) << " (seed " << seed << ")\n";
+      human() << "input " << info.name << ": random " << graphrt::shape_to_string(info.shape) << " "
+              << graphrt::dtype_to_string(info.dtype) << " (seed " << seed << ")\n";
+  }
+  if (args.has("--save-inputs")) {
+    std::vector<std::pair<std::string, graphrt::NDArray>> in_order;
+    for (const auto& info : needed)
+      if (used.count(info.name)) in_order.emplace_back(info.name, used[info.name]);
+    save_inputs(args.get("--save-inputs"), in_order);
   }
 
   for (int i = 0; i < warmup; ++i) ex->run();
@@ -317,7 +509,7 @@ int run(int argc, char** argv) {
       sync(dev);
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    print_latency(ms, repeat, warmup);
+    report["latency"] = latency_report(ms, repeat, warmup);
   } else if (warmup == 0) {
     ex->run();
     sync(dev);
@@ -325,18 +517,17 @@ int run(int argc, char** argv) {
 
   std::vector<graphrt::NDArray> outputs;
   for (int i = 0; i < ex->num_outputs(); ++i) outputs.push_back(ex->get_output(i));
-  write_outputs(outputs, out_dir, quiet);
 
   if (args.has("--profile")) {
-    graphrt::ProfileReport report = ex->profile(std::max(1, repeat), std::max(1, warmup));
-    std::cout << report.table();
+    graphrt::ProfileReport profile = ex->profile(std::max(1, repeat), std::max(1, warmup));
+    human() << profile.table();
     if (args.has("--trace")) {
       std::string path = args.get("--trace");
-      write_output_file(path, report.chrome_trace(), "trace file");
-      if (!quiet) std::cout << "wrote Chrome trace to " << path << "\n";
+      write_output_file(path, profile.chrome_trace(), "trace file");
+      if (!quiet) human() << "wrote Chrome trace to " << path << "\n";
     }
   }
-  return 0;
+  return finish(outputs, args, expected, report);
 }
 
 }  // namespace

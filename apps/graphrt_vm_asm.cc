@@ -2,12 +2,13 @@
 // and dumps bytecode back to text.
 //
 //   graphrt-vm-asm IN.vmasm -o OUT.vmbc
-//   graphrt-vm-asm --dump IN.vmbc
+//   graphrt-vm-asm IN.vmbc --dump        (options in any order)
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "common/args.h"
 #include "common/packed_args.h"
 #include "common/output_file.h"
 #include "graphrt/regular_file.h"
@@ -20,15 +21,17 @@ constexpr size_t kMaxInputBytes = size_t(256) << 20;
 
 std::string read_all(const std::string& path) { return graphrt::read_regular_file(path, "input", kMaxInputBytes); }
 
-const char kUsage[] =
-    "usage: graphrt-vm-asm IN.vmasm -o OUT.vmbc   assemble and verify\n"
-    "       graphrt-vm-asm --dump IN.vmbc         verify and disassemble\n"
-    "The text format is described in modules/vm/README.md.\n";
+const graphrt_apps::AppHelp kHelp = {
+    "graphrt-vm-asm", "IN [options]",
+    "Assembles VM text (.vmasm) into verified bytecode (.vmbc), or verifies bytecode and prints it as\n"
+    "text (--dump). The text format is described in modules/vm/README.md.",
+    "  graphrt-vm-asm prog.vmasm -o prog.vmbc\n"
+    "  graphrt-vm-asm prog.vmbc --dump\n"};
 
-int usage() {
-  std::cerr << kUsage;
-  return 2;
-}
+const std::vector<graphrt_apps::FlagSpec> kFlags = {
+    {"-o", true, false, "OUT.vmbc", "assembles IN and writes the verified bytecode to OUT.vmbc (required unless --dump)"},
+    {"--dump", false, false, "", "verifies the bytecode IN and prints it as text (default: off; one of -o or --dump is needed)"},
+};
 
 // The runtime's VM functions (the VM back end's public API), errors naming `file`.
 graphrt::RetValue call_vm(const char* function, const std::string& argument, const std::string& file) {
@@ -50,20 +53,16 @@ int dump_file(const std::string& in) {
   return 0;
 }
 
+int run(int argc, char** argv) {
+  graphrt_apps::Args args(kHelp, kFlags);
+  if (!args.parse(argc, argv)) return 0;
+  if (args.positional().size() != 1)
+    throw graphrt_apps::UsageError(args.positional().empty() ? "no input file given" : "expected one input file");
+  if (args.has("--dump") == args.has("-o")) throw graphrt_apps::UsageError("give either -o OUT.vmbc or --dump");
+  const std::string& in = args.positional()[0];
+  return args.has("--dump") ? dump_file(in) : assemble_file(in, args.get("-o"));
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  try {
-    if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (args.size() == 2 && args[0] == "--dump") return dump_file(args[1]);
-    if (args.size() == 3 && args[1] == "-o") return assemble_file(args[0], args[2]);
-    return usage();
-  } catch (const std::exception& e) {
-    std::cerr << "graphrt-vm-asm: " << e.what() << "\n";
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return graphrt_apps::run_app("graphrt-vm-asm", run, argc, argv); }

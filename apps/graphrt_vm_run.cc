@@ -47,17 +47,27 @@ using graphrt_apps::global_function;
 using graphrt_apps::module_arg;
 using graphrt_apps::string_arg;
 
-const char* kUsage =
-    "usage: graphrt-vm-run --module=FILE.vmbc|FILE.vmasm|LIB.so[@create][?k=v] [--module=...]\n"
-    "                      --function=NAME [--input=VALUE ...] [--output=@FILE.npy|- ...]\n"
-    "                      [--budget=N] [--memory-limit=BYTES] [--trace] [--benchmark=N]\n"
-    "  --input   i32=5 | f32=1.5 | 5 | 2x3xf32=1,2,3,4,5,6 | 4xi32=7 (splat) | @file.npy\n"
-    "  --output  one per result, in order: @file.npy writes it, - prints it (default)\n"
-    "  --budget  branches + calls the call may execute (default GRAPHRT_VM_BUDGET or 100000000)\n"
-    "  --memory-limit  bytes all VM buffers and tensors may hold together\n"
-    "                  (default GRAPHRT_VM_MEMORY_LIMIT or 536870912)\n"
-    "  --trace   print every executed instruction to stderr\n"
-    "  --benchmark N  run N more times and print timings\n";
+const graphrt_apps::AppHelp kHelp = {
+    "graphrt-vm-run", "--module=FILE [--module=...] --function=NAME [options]",
+    "Calls one function of graphrt's VM modules, as IREE's iree-run-module does, and prints its results.\n"
+    "Modules are .vmbc, .vmasm or native LIB.so[@create][?k=v] modules, linked in order after the\n"
+    "built-in tensor and tvm modules. Ctrl-C stops the call cleanly.",
+    "  graphrt-vm-run --module=demo.vmasm --function=add --input=i32=5 --input=37\n"
+    "  graphrt-vm-run --module=demo.vmasm --function=ident --input=2x2xf32=1,2,3,4 --output=@out.npy\n"
+    "  graphrt-vm-run --module=demo.vmasm --function=add --input=1 --input=2 --benchmark=100\n"};
+
+const std::vector<graphrt_apps::FlagSpec> kFlags = {
+    {"--module", true, true, "FILE", "a module to link: .vmbc, .vmasm or LIB.so[@create][?k=v] (required, at least one)"},
+    {"--function", true, false, "NAME", "the function to call, NAME or module.NAME (required; without it the exports are listed)"},
+    {"--input", true, true, "VALUE",
+     "one argument, in order: i32=5 | f32=1.5 | 5 | 2x3xf32=1,2,3,4,5,6 | 4xi32=7 (splat) | @file.npy (default: none)"},
+    {"--output", true, true, "@FILE.npy|-", "one per result, in order: @file.npy writes it, - prints it (default: -)"},
+    {"--budget", true, false, "N", "branches + calls the call may execute (default: GRAPHRT_VM_BUDGET, else 100000000)"},
+    {"--memory-limit", true, false, "BYTES",
+     "bytes all VM buffers and tensors may hold together (default: GRAPHRT_VM_MEMORY_LIMIT, else 536870912)"},
+    {"--trace", false, false, "", "prints every executed instruction to stderr (default: off)"},
+    {"--benchmark", true, false, "N", "runs the call N more times and prints timings (default: 0)"},
+};
 
 // The VM's global functions (registered by libgraphrt's VM back end) used here.
 std::string vm_string(const char* function, const graphrt::Module& module, const std::string& name) {
@@ -438,20 +448,8 @@ void set_memory_limit(const std::string& text, const std::string& source) {
 }
 
 int run(int argc, char** argv) {
-  graphrt_apps::Args args({{"--module", true, true},
-                           {"--function", true},
-                           {"--input", true, true},
-                           {"--output", true, true},
-                           {"--budget", true},
-                           {"--memory-limit", true},
-                           {"--trace", false},
-                           {"--benchmark", true},
-                           {"--help", false}});
-  args.parse(argc, argv);
-  if (args.has("--help")) {
-    std::cout << kUsage;
-    return 0;
-  }
+  graphrt_apps::Args args(kHelp, kFlags);
+  if (!args.parse(argc, argv)) return 0;
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   // The budget of the modules linked next (the library reads the variable too, but cannot report it).
   if (const char* env = std::getenv("GRAPHRT_VM_BUDGET")) set_budget(env, "GRAPHRT_VM_BUDGET");

@@ -3,12 +3,13 @@
 // throughput of 1..K executors each run from its own thread. Every model is
 // measured in a fresh child process, so its peak memory is its own.
 //
-//   runtime_bench [--runs N] [--concurrent K] [--seconds S] MODEL_DIR...
+//   runtime_bench [--runs N] [--concurrent K] [--seconds S] MODEL...
 //
-// A MODEL_DIR holds deploy_factory.so (TVM's one-file export). Inputs are
+// A MODEL is a one-file export (.so or .tar), or a folder holding deploy_factory.so. Inputs are
 // zeros: timings do not depend on the values. Thread count: TVM_NUM_THREADS.
 // For the side-by-side with TVM's runtime from Python, see README.md.
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/args.h"
 #include "graphrt/graph_executor.h"
 #include "graphrt/runtime.h"
 
@@ -91,7 +93,9 @@ double throughput(const std::vector<std::shared_ptr<GraphExecutor>>& executors, 
 
 // One model, in the calling (child) process; prints one line.
 int measure(const std::string& dir, const Settings& s) {
-  std::string path = dir + "/deploy_factory.so";
+  struct stat st;
+  const bool is_dir = stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  std::string path = is_dir ? dir + "/deploy_factory.so" : dir;
   runtime_init();  // the runtime's own start-up is not the model's load time
   long base_kb = rss_kb();
   clock_type::time_point start = clock_type::now();
@@ -109,7 +113,7 @@ int measure(const std::string& dir, const Settings& s) {
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   double peak_mb = (usage.ru_maxrss - base_kb) / 1024.0;
-  std::string name = dir.substr(dir.find_last_of('/', dir.size() - 2) + 1);
+  std::string name = dir.substr(dir.find_last_of('/') + 1);
   // The best run next to the median: on a shared machine the median moves with
   // the neighbours, the best much less.
   std::printf("%-20s load %8.2f ms  run %9.3f ms (best %9.3f)  peak+ %7.1f MB", name.c_str(), load_ms,
@@ -126,21 +130,30 @@ int measure(const std::string& dir, const Settings& s) {
   return 0;
 }
 
-}  // namespace
+const graphrt_apps::AppHelp kHelp = {
+    "runtime_bench", "[options] MODEL...",
+    "Measures what a deployer measures, per model, each in a fresh process: load to ready, median and best\n"
+    "run latency, peak memory added, and runs per second of 1..K executors each run from its own thread.\n"
+    "A MODEL is a one-file export (.so or .tar) or a folder holding deploy_factory.so; inputs are zeros.\n"
+    "Threads per run: TVM_NUM_THREADS (default: the number of cores).",
+    "  runtime_bench deploy.so\n"
+    "  runtime_bench --runs 20 --concurrent 2 --seconds 0.2 ../shared/fixtures/mlp\n"};
 
-int main(int argc, char** argv) {
+const std::vector<graphrt_apps::FlagSpec> kFlags = {
+    {"--runs", true, false, "N", "timed runs for the latency median and best (default: 50)"},
+    {"--concurrent", true, false, "K", "measure throughput with 1..K executors (default: 4; 0 skips it)"},
+    {"--seconds", true, false, "S", "how long each throughput measurement lasts (default: 2)"},
+};
+
+int run(int argc, char** argv) {
   Settings s;
-  std::vector<std::string> dirs;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) s.runs = std::max(1, std::atoi(argv[++i]));
-    else if (std::strcmp(argv[i], "--concurrent") == 0 && i + 1 < argc) s.concurrent = std::max(0, std::atoi(argv[++i]));
-    else if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) s.seconds = std::atof(argv[++i]);
-    else dirs.push_back(argv[i]);
-  }
-  if (dirs.empty()) {
-    std::fprintf(stderr, "usage: runtime_bench [--runs N] [--concurrent K] [--seconds S] MODEL_DIR...\n");
-    return 2;
-  }
+  graphrt_apps::Args args(kHelp, kFlags);
+  if (!args.parse(argc, argv)) return 0;
+  s.runs = static_cast<int>(args.get_int("--runs", 50, 1, 100000000));
+  s.concurrent = static_cast<int>(args.get_int("--concurrent", 4, 0, 1024));
+  s.seconds = args.get_double("--seconds", 2.0, 0.0, 86400.0);
+  std::vector<std::string> dirs = args.positional();
+  if (dirs.empty()) throw graphrt_apps::UsageError("no MODEL given");
   int failures = 0;
   for (std::string& dir : dirs) {
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -162,3 +175,7 @@ int main(int argc, char** argv) {
   }
   return failures == 0 ? 0 : 1;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return graphrt_apps::run_app("runtime_bench", run, argc, argv); }

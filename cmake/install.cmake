@@ -16,7 +16,7 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/tvm DESTINATION ${CMAKE_INSTALL_IN
 # Installed apps find the installed libgraphrt next to them (RUNPATH $ORIGIN/../lib), so
 # prefix/bin/graphrt-run starts without LD_LIBRARY_PATH wherever the prefix is moved.
 file(RELATIVE_PATH graphrt_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
-foreach(app graphrt_run graphrt_inspect graphrt_pack graphrt_vm_asm graphrt_vm_run)
+foreach(app graphrt_run graphrt_inspect graphrt_pack graphrt_vm_asm graphrt_vm_run runtime_bench)
   if(TARGET ${app})
     set_target_properties(${app} PROPERTIES INSTALL_RPATH "$ORIGIN/${graphrt_bin_to_lib}")
     install(TARGETS ${app} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -30,3 +30,26 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/graphrtConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/graphrtConfig.cmake ${CMAKE_BINARY_DIR}/graphrtConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/graphrt)
+
+# dlpack/dlpack.h, which graphrt's public headers include: installed with them, so a
+# find_package(graphrt) consumer builds on a machine without libdlpack-dev.
+install(FILES ${DLPACK_INCLUDE_DIR}/dlpack/dlpack.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlpack)
+
+# The Python package, into PREFIX/lib/pythonX.Y/site-packages: the folder a virtual environment
+# at PREFIX reads (elsewhere, PYTHONPATH names it). _install_location.py tells the package where
+# the installed libgraphrt is, relative to itself, so no environment variable is needed and the
+# prefix may be moved as a whole.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_FOUND)
+  set(GRAPHRT_PYTHON_INSTALL_DIR "lib/python${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}/site-packages"
+    CACHE STRING "Where cmake --install puts the graphrt Python package (relative to the prefix)")
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/python/graphrt DESTINATION ${GRAPHRT_PYTHON_INSTALL_DIR}
+    PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE PATTERN "_install_location.py" EXCLUDE)
+  file(RELATIVE_PATH graphrt_python_to_lib ${CMAKE_INSTALL_PREFIX}/${GRAPHRT_PYTHON_INSTALL_DIR}/graphrt
+    ${CMAKE_INSTALL_FULL_LIBDIR})
+  file(WRITE ${CMAKE_BINARY_DIR}/python_install_location.py
+    "# Written by cmake --install: the installed libgraphrt's folder, relative to this package.\n"
+    "LIBRARY_DIR = \"${graphrt_python_to_lib}\"\n")
+  install(FILES ${CMAKE_BINARY_DIR}/python_install_location.py DESTINATION ${GRAPHRT_PYTHON_INSTALL_DIR}/graphrt
+    RENAME _install_location.py)
+endif()

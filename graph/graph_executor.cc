@@ -15,6 +15,7 @@
 #include "graphrt/packed_func.h"
 #include "op_call.h"
 #include "storage_plan.h"
+#include "src/layer_api/kernel_failure.h"
 #include "src/layer_api/string_distance.h"
 #include "src/layer_api/thread_pool_run_scope.h"
 
@@ -64,6 +65,8 @@ struct GraphExecutor::Impl {
 
   void run_ops() {
     OpCall::Direct* calls = direct_calls.data();
+    // Read once per run, not per node: kernels set the last error only when they fail.
+    const uint64_t generation = last_error_generation();
     for (size_t i = 0, n = direct_calls.size(); i < n; ++i) {
       const OpCall::Direct& c = calls[i];
       if (!c.fn) {
@@ -72,7 +75,8 @@ struct GraphExecutor::Impl {
       }
       TVMValue ret;
       int ret_code = kTVMNullptr;
-      if (c.fn(c.values, c.codes, c.num_args, &ret, &ret_code, nullptr) != 0) ops[i].fail(last_error_as_exception());
+      if (c.fn(c.values, c.codes, c.num_args, &ret, &ret_code, nullptr) != 0)
+        ops[i].fail(kernel_failure(ops[i].function_name(), generation));
     }
   }
 
@@ -367,6 +371,26 @@ struct GraphExecutor::Impl {
     std::vector<std::string> names = lib->function_names();
     for (const Module& m : lib->imports()) {
       for (const std::string& name : m->function_names()) names.push_back(name);
+    }
+    // When most of the graph's functions are missing, the graph and the library do not belong
+    // together: one missing name and its look-alikes would send the user hunting for a typo.
+    std::vector<std::string> wanted, missing;
+    for (const GraphNode& n : graph.nodes) {
+      if (n.op == "null" || n.func_name == "__copy" || n.func_name == "__nop" || n.func_name.empty()) continue;
+      if (std::find(wanted.begin(), wanted.end(), n.func_name) != wanted.end()) continue;
+      wanted.push_back(n.func_name);
+      if (!lib->get_function(n.func_name, true)) missing.push_back(n.func_name);
+    }
+    if (missing.size() * 2 > wanted.size()) {
+      std::string list;
+      for (size_t i = 0; i < missing.size() && i < 3; ++i) list += (i ? ", " : "") + missing[i];
+      if (missing.size() > 3) list += ", ...";
+      throw Error(ErrorKind::kNotFound,
+                  "the graph and the library come from different exports: the library has " +
+                  std::to_string(wanted.size() - missing.size()) + " of the " + std::to_string(wanted.size()) +
+                  " functions the graph calls (missing: " + list +
+                  "); pass the kernels library exported together with this graph")
+          .with("symbol", node.func_name);
     }
     std::string hint = closest_matches(node.func_name, names, 3);
     throw Error(ErrorKind::kNotFound,

@@ -4,6 +4,8 @@
 #include <functional>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "src/layer_api/time_evaluator_support.h"
 #include "graphrt/graph_executor.h"
 
@@ -12,6 +14,16 @@ namespace graphrt {
 namespace {
 
 using Method = std::function<void(GraphExecutor&, const TVMArgs&, RetValue*)>;
+
+// {"shape": {name: [dims]}, "dtype": {name: "float32"}}: TVM's (shape_dict, dtype_dict).
+std::string tensor_info_json(const std::vector<TensorInfo>& infos) {
+  nlohmann::json shape = nlohmann::json::object(), dtype = nlohmann::json::object();
+  for (const TensorInfo& t : infos) {
+    shape[t.name] = t.shape;
+    dtype[t.name] = dtype_to_string(t.dtype);
+  }
+  return nlohmann::json{{"shape", shape}, {"dtype", dtype}}.dump();
+}
 
 int input_index_arg(GraphExecutor& ex, const TVMArgs& args, int i, bool* unknown) {
   if (args.code(i) == kTVMStr) {
@@ -104,17 +116,13 @@ const std::map<std::string, Method>& methods() {
       {"get_input_name", [](GraphExecutor& ex, const TVMArgs& a, RetValue* r) {
          r->set_string(ex.input_name(static_cast<int>(a.as_int(0))));
        }},
-      // graphrt: get_input_info as JSON text ({"shape": {...}, "dtype": {...}}),
+      // graphrt: get_input_info / get_output_info as JSON text ({"shape": {...}, "dtype": {...}}),
       // since graphrt exposes no Map objects.
       {"get_input_info_json", [](GraphExecutor& ex, const TVMArgs&, RetValue* r) {
-         std::string shapes, dtypes;
-         for (const TensorInfo& t : ex.input_info()) {
-           std::string dims;
-           for (int64_t d : t.shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
-           shapes += (shapes.empty() ? "" : ",") + std::string("\"") + t.name + "\":[" + dims + "]";
-           dtypes += (dtypes.empty() ? "" : ",") + std::string("\"") + t.name + "\":\"" + dtype_to_string(t.dtype) + "\"";
-         }
-         r->set_string("{\"shape\":{" + shapes + "},\"dtype\":{" + dtypes + "}}");
+         r->set_string(tensor_info_json(ex.input_info()));
+       }},
+      {"get_output_info_json", [](GraphExecutor& ex, const TVMArgs&, RetValue* r) {
+         r->set_string(tensor_info_json(ex.output_info()));
        }},
       {"run", [](GraphExecutor& ex, const TVMArgs&, RetValue*) { ex.run(); }},
       {"load_params", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) { ex.load_params(a.as_string(0)); }},

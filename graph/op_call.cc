@@ -1,5 +1,7 @@
 #include "op_call.h"
 
+#include "src/layer_api/kernel_failure.h"
+
 namespace graphrt {
 
 OpCall OpCall::make(uint32_t node_id, std::string node_name, std::string function_name, PackedFunc fn,
@@ -35,7 +37,9 @@ void OpCall::invoke() {
   if (cfunc_) {
     TVMValue ret;
     int ret_code = kTVMNullptr;
-    if (cfunc_(values_.data(), codes_.data(), n, &ret, &ret_code, nullptr) != 0) fail(last_error_as_exception());
+    const uint64_t generation = last_error_generation();
+    if (cfunc_(values_.data(), codes_.data(), n, &ret, &ret_code, nullptr) != 0)
+      fail(kernel_failure(function_name_, generation));
     return;
   }
   try {

@@ -3,8 +3,11 @@
 #include "layer_api/library_origin.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "graphrt/binary_loader.h"
@@ -44,10 +47,32 @@ bool has_tvm_marker(const Library& library) {
 
 void require_tvm_library(const Library& library, const LoadOptions& options) {
   if (options.trust_exports || library.registered_tvm_code() || has_tvm_marker(library)) return;
-  throw Error("not a TVM module: no __tvm_dev_mblob and no TVM-ABI symbol (__tvm_module_ctx, __TVMAPISetLastError, "
-              "a TVM* import), so its functions are not known to be packed functions; load a TVM export or a "
-              "graphrt-pack output, or opt in with trust_exports (--trust-exports) for hand-written packed functions")
-      .with("file", library.origin());
+  const std::string what = "not a TVM module: no __tvm_dev_mblob and no TVM-ABI symbol (__tvm_module_ctx, "
+                           "__TVMAPISetLastError, a TVM* import), so its functions are not known to be packed functions";
+  // trust_exports only helps a library of hand-written packed functions: never a versioned
+  // system library (libz.so.1, libm.so.6), nor a library that exports no function at all.
+  const std::string origin = library.origin();
+  // The file itself, past symlinks: /usr/lib/x86_64-linux-gnu/libz.so is libz.so.1.2.13.
+  std::unique_ptr<char, decltype(&std::free)> real(realpath(origin.c_str(), nullptr), &std::free);
+  const std::string resolved = real ? real.get() : origin;
+  const std::string base = resolved.substr(resolved.find_last_of('/') + 1);
+  bool system_library = base.find(".so.") != std::string::npos;
+  for (const char* dir : {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"})
+    if (resolved.compare(0, std::strlen(dir), dir) == 0) system_library = true;
+  bool exports_function = false;
+  for (const std::string& name : library.symbol_names())
+    if (!is_runtime_data_symbol(name) && library.is_function(name)) exports_function = true;
+  std::string advice;
+  if (system_library)
+    advice = "; it looks like a system library, not a model: graphrt runs the file TVM's export_library writes "
+             "(deploy.so, deploy.tar) or a graphrt-pack output";
+  else if (!exports_function && !library.symbol_names().empty())
+    advice = "; it exports no function, so it holds no kernels: graphrt runs the file TVM's export_library writes "
+             "(deploy.so, deploy.tar) or a graphrt-pack output";
+  else
+    advice = "; load a TVM export or a graphrt-pack output, or opt in with trust_exports (--trust-exports) for "
+             "hand-written packed functions";
+  throw Error(what + advice).with("file", origin);
 }
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "c_api_support.h"
+#include "layer_api/kernel_failure.h"
 #include "graphrt/module.h"
 
 namespace graphrt {
@@ -40,6 +41,8 @@ LastError& last_error_storage() {
   thread_local LastError error;
   return error;
 }
+// Advanced by every set_last_error: tells a kernel's fresh report from an earlier one.
+thread_local uint64_t last_error_counter = 0;
 // The byte array TVMFuncCall hands out for kTVMBytes returns.
 TVMByteArray& returned_bytes() {
   thread_local TVMByteArray bytes;
@@ -69,7 +72,15 @@ ErrorKind kind_from_tvm_prefix(const std::string& message) {
 const std::string& last_error() { return last_error_storage().message; }
 ErrorKind last_error_kind() { return last_error_storage().kind; }
 void set_last_error_from_tvm(const std::string& message) { set_last_error(message, kind_from_tvm_prefix(message)); }
+uint64_t last_error_generation() { return last_error_counter; }
+Error kernel_failure(const std::string& function, uint64_t generation_before) {
+  if (last_error_counter == generation_before || last_error_storage().message.empty())
+    return Error("kernel '" + function + "' failed without a message (it returned non-zero without calling "
+                 "TVMAPISetLastError)");
+  return last_error_as_exception();
+}
 void set_last_error(const std::string& message, ErrorKind kind) {
+  ++last_error_counter;
   last_error_storage().message = message;
   last_error_storage().kind = kind;
   last_error_storage().python_error = nullptr;
@@ -317,9 +328,13 @@ void FunctionNode::call(const TVMArgs& args, RetValue* ret) const {
   TVMValue ret_value;
   ret_value.v_handle = nullptr;
   int ret_code = kTVMNullptr;
+  const uint64_t generation = last_error_generation();
   int rc = cfunc_(const_cast<TVMValue*>(args.values()), const_cast<int*>(args.codes()), args.size(), &ret_value,
                   &ret_code, nullptr);
-  if (rc != 0) throw last_error_as_exception().with("function", name_);
+  if (rc != 0) {
+    if (last_error_generation() == generation) throw kernel_failure(name_, generation);
+    throw last_error_as_exception().with("function", name_);
+  }
   switch (ret_code) {
     case kTVMArgInt: ret->set_int(ret_value.v_int64); break;
     case kTVMArgBool: ret->set_bool(ret_value.v_int64 != 0); break;

@@ -8,8 +8,9 @@ Each block runs in a fresh empty directory that holds, as symlinks:
   - every top-level entry of the source tree (scripts/, examples/, python/, include/, ...),
   - build -> the build directory under test (so `build/apps/graphrt-run` works as written),
   - the files named by a `files` directive (below).
-python blocks see PYTHONPATH=<source>/python and GRAPHRT_LIBRARY_PATH=<libgraphrt>, the way
-README tells users to run the package from the build tree; every block sees GRAPHRT_FIXTURES.
+python blocks see PYTHONPATH=<source>/python, the one line README tells users to run the package
+from the source tree with (GRAPHRT_LIBRARY_PATH=<libgraphrt> only when the build under test is not
+<source>/build, where the package looks by itself); every block sees GRAPHRT_FIXTURES.
 
 Directives: HTML comments (invisible on the rendered page) on the lines right above a fence,
 one directive per comment:
@@ -191,7 +192,13 @@ def main():
     lib = os.path.abspath(a.library) if a.library else os.path.join(paths["build"], "libgraphrt.so")
     env = dict(os.environ)
     env["GRAPHRT_FIXTURES"] = paths["fixtures"]
-    env["GRAPHRT_LIBRARY_PATH"] = lib
+    # The README tells users one line, PYTHONPATH=<source>/python, and the package finds
+    # <source>/build/libgraphrt.so by itself: so the blocks run that way, and are told where the
+    # library is only when the build under test is elsewhere.
+    if os.path.realpath(lib) != os.path.realpath(os.path.join(paths["source"], "build", "libgraphrt.so")):
+        env["GRAPHRT_LIBRARY_PATH"] = lib
+    else:
+        env.pop("GRAPHRT_LIBRARY_PATH", None)
     env["PYTHONPATH"] = os.path.join(paths["source"], "python") + (
         os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     failed = 0

@@ -243,6 +243,8 @@ NpyArray parse_npy(const std::vector<char>& bytes, const std::string& path) {
   return npy_from_bytes(bytes.data(), bytes.size(), path);
 }
 
+NpyArray parse_npy(const char* data, size_t size, const std::string& path) { return npy_from_bytes(data, size, path); }
+
 bool npy_dtype_fits(DLDataType npy, DLDataType want) {
   if (npy == want) return true;
   if (want.lanes != 1) return false;
@@ -255,8 +257,7 @@ bool npy_dtype_fits(DLDataType npy, DLDataType want) {
   return sub_byte_int && npy.code == want.code && npy.bits == 8 && npy.lanes == 1;
 }
 
-void write_npy(const std::string& path, DLDataType dtype, const std::vector<int64_t>& shape, const void* data,
-               size_t nbytes) {
+std::string encode_npy(DLDataType dtype, const std::vector<int64_t>& shape, const void* data, size_t nbytes) {
   std::string dims;
   for (int64_t d : shape) dims += std::to_string(d) + ", ";
   if (shape.size() > 1) dims.resize(dims.size() - 2);
@@ -271,7 +272,12 @@ void write_npy(const std::string& path, DLDataType dtype, const std::vector<int6
   bytes += static_cast<char>(len >> 8);
   bytes += header;
   bytes.append(static_cast<const char*>(data), nbytes);
-  write_output_file(path, bytes, ".npy file");
+  return bytes;
+}
+
+void write_npy(const std::string& path, DLDataType dtype, const std::vector<int64_t>& shape, const void* data,
+               size_t nbytes) {
+  write_output_file(path, encode_npy(dtype, shape, data, nbytes), ".npy file");
 }
 
 }  // namespace graphrt_apps

@@ -20,6 +20,9 @@ struct NpyArray {
 NpyArray read_npy(const std::string& path);
 // The same from the file's bytes; `path` only names the source in errors.
 NpyArray parse_npy(const std::vector<char>& bytes, const std::string& path);
+NpyArray parse_npy(const char* data, size_t size, const std::string& path);
+// The bytes of a v1.0 file holding `data` (what write_npy writes, and an .npz member).
+std::string encode_npy(DLDataType dtype, const std::vector<int64_t>& shape, const void* data, size_t nbytes);
 // Writes a v1.0 file; `data` holds numel elements of `dtype` in C order.
 void write_npy(const std::string& path, DLDataType dtype, const std::vector<int64_t>& shape, const void* data,
                size_t nbytes);

@@ -3,6 +3,7 @@
 #include "elf_library.h"
 #include "graphrt/error.h"
 #include "graphrt/regular_file.h"
+#include "tvmc_package.h"
 
 namespace graphrt {
 namespace elf {
@@ -29,11 +30,16 @@ std::shared_ptr<Library> load_object_library(const LibrarySource& source) {
   LoadOptions options;
   options.imports = default_import_resolver();
   if (!source.path.empty()) {
-    const std::string bytes = read_export(source.path);
+    std::string bytes = read_export(source.path);
+    // A tvmc package is a tar too; its members are a library, a graph and params, not objects.
+    if (is_tvmc_package(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()))
+      return load_tvmc_package(std::move(bytes), source.path);
     return std::make_shared<ObjectLibrary>(link_object_export(reinterpret_cast<const uint8_t*>(bytes.data()),
                                                               bytes.size(), options, source.path));
   }
   GRAPHRT_CHECK(source.data != nullptr && source.size != 0, "elf-object loader: empty source");
+  if (is_tvmc_package(source.data, source.size))
+    return load_tvmc_package(std::string(reinterpret_cast<const char*>(source.data), source.size), "<memory>");
   return std::make_shared<ObjectLibrary>(link_object_export(source.data, source.size, options, "<memory>"));
 }
 

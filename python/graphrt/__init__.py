@@ -32,6 +32,16 @@ from .params import save_param_dict, load_param_dict, save_param_dict_to_file, l
 
 __version__ = "0.1.0"
 
+from . import _not_a_compiler
+_not_a_compiler.install(__name__)
+
+
+def __getattr__(name):
+    # `import graphrt as tvm; tvm.relay.build(...)`: say why there is no relay.
+    if name in _not_a_compiler.COMPILER_PACKAGES:
+        raise AttributeError(_not_a_compiler.message("tvm." + name))
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
 # Load and initialise libgraphrt at import, as `import tvm` loads its runtime,
 # so the first model load does not pay for either. A missing library is
 # reported by the first call that needs it.

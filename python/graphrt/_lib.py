@@ -167,7 +167,15 @@ def _candidates():
     pkg = os.path.dirname(os.path.abspath(__file__))
     python_dir = os.path.dirname(pkg)
     repo = os.path.dirname(python_dir)
-    dirs = [pkg, os.path.join(python_dir, "build"), os.path.join(repo, "build"), os.path.join(repo, "build", "lib")]
+    dirs = [pkg]
+    # An installed package knows where its libgraphrt is: `cmake --install` writes the library
+    # folder relative to the package, `pip install ./python` the absolute path it found.
+    try:
+        from . import _install_location
+        dirs.append(os.path.normpath(os.path.join(pkg, _install_location.LIBRARY_DIR)))
+    except ImportError:
+        pass
+    dirs += [os.path.join(python_dir, "build"), os.path.join(repo, "build"), os.path.join(repo, "build", "lib")]
     out = []
     for d in dirs:
         out.extend(os.path.join(d, n) for n in names)
@@ -175,7 +183,8 @@ def _candidates():
 
 
 def find_library():
-    """Path of libgraphrt: GRAPHRT_LIBRARY_PATH (a file or a directory), else the build tree
+    """Path of libgraphrt: GRAPHRT_LIBRARY_PATH (a file or a directory), else the one the package
+    was installed with (cmake --install, pip install ./python), else the build tree
     (<package>/../build, <repo>/build), else whatever the system linker finds."""
     candidates, from_env = _candidates()
     for c in candidates:
@@ -189,8 +198,9 @@ def find_library():
     if found:
         return found
     raise GraphrtError(
-        "cannot find libgraphrt.so: set GRAPHRT_LIBRARY_PATH to the library (or its directory), "
-        "or build it into <repo>/build (searched: %s)" % ", ".join(sorted(set(os.path.dirname(c) for c in candidates))))
+        "cannot find libgraphrt.so: build it into <repo>/build, or install graphrt (cmake --install build "
+        "--prefix P installs this package with it), or set GRAPHRT_LIBRARY_PATH to the library or its "
+        "directory (searched: %s)" % ", ".join(sorted(set(os.path.dirname(c) for c in candidates))))
 
 
 def lib():

@@ -290,6 +290,17 @@ class GraphModule:
     def get_num_outputs(self):
         return self._get_num_outputs()
 
+    def get_output_index(self, name):
+        """Index of the output produced by node `name` ("name:i" for a node's i-th output), -1 when
+        no output has that name: TVM's get_output_index."""
+        return self.module["get_output_index"](name)
+
+    def get_output_info(self):
+        """(shape_dict, dtype_dict) of the outputs, keyed by the name of the node producing each, as
+        TVM's get_output_info; the result also answers ["shape"] and ["dtype"]."""
+        info = json.loads(self.module["get_output_info_json"]())
+        return InputInfo({k: tuple(v) for k, v in info["shape"].items()}, dict(info["dtype"]))
+
     def get_num_inputs(self):
         return self._get_num_inputs()
 

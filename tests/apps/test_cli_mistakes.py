@@ -123,7 +123,7 @@ def test_pack_help_documents_signature_header_and_example():
     p = run([app("graphrt-pack"), "--help"])
     assert p.returncode == 0, p.stderr
     assert "int NAME(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code" in p.stdout
-    assert "#include <graphrt/tvm_abi.h>" in p.stdout and "Example:" in p.stdout
+    assert "#include <graphrt/tvm_abi.h>" in p.stdout and "\nexamples:\n" in p.stdout
 
 
 def test_pack_refuses_graph_calling_undefined_functions(demo, tmp_path):
@@ -146,7 +146,9 @@ def test_libm_is_refused_at_load(prog):
     libm = libm_path()
     p = run([app(prog), libm] + (["--random-inputs", "0"] if prog == "graphrt-run" else []))
     err = one_line_error(p, prog)
-    assert "not a TVM module" in err and libm in err and "--trust-exports" in err, err
+    assert "not a TVM module" in err and libm in err, err
+    # --trust-exports cannot make libm's functions packed functions: not offered.
+    assert "looks like a system library, not a model" in err and "--trust-exports" not in err, err
     assert p.stdout == "", p.stdout  # nothing listed as functions
 
 
@@ -158,7 +160,7 @@ def test_hand_written_kernels_run_with_trust_exports(tmp_path):
     np.save(tmp_path / "x.npy", x)
     args = [app("graphrt-run"), lib, "--graph", "graph.json", "--input", "x=x.npy", "--output-dir", "out"]
     err = one_line_error(run(args, cwd=tmp_path), "graphrt-run")
-    assert "not a TVM module" in err, err
+    assert "not a TVM module" in err and "--trust-exports" in err, err
     p = run(args + ["--trust-exports"], cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "output_0.npy"), x + 1)
@@ -220,3 +222,71 @@ def test_vm_asm_output_is_replaced_whole_or_not_at_all(tmp_path):
     p = run([app("graphrt-vm-asm"), str(good), "-o", str(folder)])
     assert p.returncode != 0 and "a-folder.vmbc" in p.stderr, p.stderr
     assert leftovers(tmp_path) == []
+
+
+# ---- files handed to the wrong place are named, with what they look like ----
+def test_graph_given_a_params_file(mlp):
+    err = one_line_error(run([app("graphrt-run"), "deploy_lib.so", "--graph", "deploy_params.params",
+                              "--random-inputs", "0"], cwd=mlp.dir), "graphrt-run")
+    assert ("--graph expects a graph JSON (it starts with '{'), but this file looks like a params file (TVM's "
+            "save_param_dict format); pass it with --params and the graph JSON with --graph") in err, err
+    assert "deploy_params.params" in err, err
+
+
+@pytest.mark.parametrize("prog", ["graphrt-inspect", "graphrt-run"])
+def test_model_given_a_graph_json(mlp, prog):
+    err = one_line_error(run([app(prog), "deploy_graph.json"], cwd=mlp.dir), prog)
+    assert ("MODEL is a graph JSON, not a model library: pass the kernels library (deploy_lib.so) as MODEL and this "
+            "file with --graph") in err and "deploy_graph.json" in err, err
+
+
+# ---- a system library through its unversioned name: still no --trust-exports offered ----
+@pytest.mark.parametrize("path", ["/usr/lib/x86_64-linux-gnu/libz.so", "/lib/x86_64-linux-gnu/libz.so.1"])
+def test_libz_is_not_offered_trust_exports(path):
+    if not os.path.exists(path):
+        pytest.skip("%s is absent" % path)
+    err = one_line_error(run([app("graphrt-run"), path, "--random-inputs", "0"]), "graphrt-run")
+    assert "not a TVM module" in err and "looks like a system library, not a model" in err, err
+    assert "--trust-exports" not in err, err
+
+
+# ---- a graph with another export's kernels library ----
+def test_graph_and_library_from_different_exports(mlp):
+    from _cases import case_dir
+    other = case_dir("squeezenet1.1")
+    with open(os.path.join(other, "deploy_graph.json")) as f:
+        graph = json.load(f)
+    def functions(graph):
+        names = []
+        for n in graph["nodes"]:
+            name = n.get("attrs", {}).get("func_name")
+            if n["op"] != "null" and name not in ("__nop", "__copy") and name not in names:
+                names.append(name)
+        return names
+    wanted = functions(graph)
+    with open(mlp.path("deploy_graph.json")) as f:
+        has = set(functions(json.load(f)))  # what mlp's kernels library defines
+    missing = [w for w in wanted if w not in has]
+    assert len(missing) > len(wanted) / 2
+    p = run([app("graphrt-run"), mlp.path("deploy_lib.so"), "--graph", os.path.join(other, "deploy_graph.json"),
+             "--params", os.path.join(other, "deploy_params.params"), "--random-inputs", "0"])
+    err = one_line_error(p, "graphrt-run")
+    assert ("the graph and the library come from different exports: the library has %d of the %d functions the "
+            "graph calls (missing: %s, ...); pass the kernels library exported together with this graph"
+            % (len(wanted) - len(missing), len(wanted), ", ".join(missing[:3]))) in err, err
+    assert "did you mean" not in err, err
+
+
+# ---- a kernel that fails without a message, in a graph run twice ----
+def test_graph_kernel_failing_without_a_message(tmp_path):
+    from _not_tvm import add_one_graph, build_add_one
+    lib = build_add_one(tmp_path)
+    graph = json.loads(add_one_graph(3))
+    graph["attrs"]["shape"][1][1] = [4]  # the output's shape differs from the input's: add_one returns -1
+    (tmp_path / "graph.json").write_text(json.dumps(graph))
+    args = [app("graphrt-run"), lib, "--graph", "graph.json", "--random-inputs", "0", "--trust-exports"]
+    for extra in ([], ["--repeat", "2", "--warmup", "0"]):
+        err = one_line_error(run(args + extra, cwd=tmp_path), "graphrt-run")
+        assert err == ("graphrt-run: error: node 1 'add_one' (add_one) failed: kernel 'add_one' failed without a "
+                       "message (it returned non-zero without calling TVMAPISetLastError) [node: add_one, "
+                       "symbol: add_one]"), err

@@ -240,7 +240,7 @@ def test_fifo_as_graph_or_params_is_refused(kernels_so, fifo, flag, tmp_path):
 def test_dev_zero_as_vm_assembler_source_is_refused(tmp_path):
     p = run([app("graphrt-vm-asm"), "/dev/zero", "-o", str(tmp_path / "x.vmbc")])
     assert p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    assert p.stderr.startswith("graphrt-vm-asm: input is a character device, not a regular file [file: /dev/zero]")
+    assert p.stderr.startswith("graphrt-vm-asm: error: input is a character device, not a regular file [file: /dev/zero]")
     assert not (tmp_path / "x.vmbc").exists()
 
 

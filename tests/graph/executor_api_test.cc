@@ -44,11 +44,32 @@ TEST(ExecutorApi, BadInputsGiveClearErrors) {
 
 TEST(ExecutorApi, MissingNodeFunctionNamesNodeAndFunction) {
   GRAPHRT_REQUIRE_FIXTURES();
+  Module lib = load_module(fixture_path("mlp/deploy_lib.so"));
+  // One function of the graph missing (a typo): the node, the name and its look-alike.
+  std::string graph = read_text(fixture_path("mlp/deploy_graph.json"));
+  const std::string attr = "\"func_name\": \"tvmgen_default_fused_nn_softmax\"";
+  const size_t at = graph.find(attr);
+  ASSERT_NE(at, std::string::npos);
+  graph.replace(at, attr.size(), "\"func_name\": \"tvmgen_default_fused_nn_softmx\"");
+  std::string msg = error_of([&] { GraphExecutor::create(graph, lib, {cpu()}); });
+  EXPECT_NE(msg.find("calls function 'tvmgen_default_fused_nn_softmx', which the library does not have (did you "
+                     "mean: tvmgen_default_fused_nn_softmax"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("graph node "), std::string::npos) << msg;
+}
+
+TEST(ExecutorApi, GraphOfAnotherExportSaysSo) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  // Most of the graph's functions missing: the graph and the library do not belong together.
   Module other_lib = load_module(fixture_path("multi_io/deploy_lib.so"));
   std::string graph = read_text(fixture_path("mlp/deploy_graph.json"));
   std::string msg = error_of([&] { GraphExecutor::create(graph, other_lib, {cpu()}); });
-  EXPECT_NE(msg.find("tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("graph node 4"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the graph and the library come from different exports: the library has 0 of the 4 functions "
+                     "the graph calls (missing: tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu, "),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(msg.find("did you mean"), std::string::npos) << msg;
 }
 
 TEST(ExecutorApi, ParamsThatDoNotMatchAreNamed) {

@@ -100,7 +100,9 @@ def test_libm_is_refused_at_load(lib_ok):
     with pytest.raises(graphrt.GraphrtError) as e:
         graphrt.load_module(libm)
     msg = str(e.value)
-    assert "not a TVM module" in msg and libm in msg and "trust_exports" in msg, msg
+    assert "not a TVM module" in msg and libm in msg, msg
+    # trust_exports cannot make a system library's functions packed functions: not offered.
+    assert "looks like a system library, not a model" in msg and "trust_exports" not in msg, msg
     assert "\n" not in msg.strip(), msg
 
 
@@ -108,7 +110,7 @@ def test_libm_is_refused_at_load(lib_ok):
 def test_hand_written_kernels_run_with_trust_exports(lib_ok, tmp_path, loader):
     from _not_tvm import add_one_graph, build_add_one
     path = build_add_one(tmp_path)
-    with pytest.raises(graphrt.GraphrtError, match="not a TVM module"):
+    with pytest.raises(graphrt.GraphrtError, match="not a TVM module.*trust_exports"):
         graphrt.load_module(path, loader=loader)
     lib = graphrt.load_module(path, loader=loader, trust_exports=True)
     gmod = graph_executor.create(add_one_graph(4), lib, graphrt.cpu(0))
