@@ -199,7 +199,7 @@ InferRequest decode_rest_request(const char* body, size_t size, const std::strin
   json root;
   try {
     root = json::parse(body, body + json_size);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers beyond double
     std::string what = e.what();
     const size_t colon = what.find("parse error");
     fail("", "body", "malformed JSON: " + (colon == std::string::npos ? what : what.substr(colon)));
@@ -320,7 +320,7 @@ json parse_small_body(const std::string& body, const char* what) {
     json root = json::parse(body);
     if (!root.is_object()) fail("", "body", std::string(what) + " must be a JSON object");
     return root;
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     fail("", "body", std::string("malformed JSON in the ") + what + ": " + e.what());
   }
 }

@@ -52,7 +52,7 @@ ModelConfig parse_model_config(const std::string& text) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw Error(std::string("malformed JSON: ") + e.what());
   }
   if (!root.is_object()) throw Error("config.json must hold a JSON object");
