@@ -209,7 +209,6 @@ struct HttpFrontend::Impl {
   ServerInfo info;
   HttpOptions options;
   PipelinedServer server;
-  std::atomic<bool> stopping{false};
 
   void infer(const httplib::Request& req, httplib::Response& res) {
     const Clock::time_point start = Clock::now();
@@ -221,6 +220,7 @@ struct HttpFrontend::Impl {
       return;
     }
     ModelMetrics& metrics = model->metrics();
+    InferTimings timings;
     bool ok = false;
     guarded(res, [&] {
       try {
@@ -231,7 +231,6 @@ struct HttpFrontend::Impl {
           header = &header_value;
         }
         const InferRequest request = decode_rest_request(req.body.data(), req.body.size(), header);
-        InferTimings timings;
         InferResponse response;
         response.outputs = model->infer(request, &timings);
         response.model_name = model->name();
@@ -247,20 +246,13 @@ struct HttpFrontend::Impl {
         } else {
           res.set_content(std::move(body), kJson);
         }
-        metrics.queue_ns += static_cast<uint64_t>(timings.queue_ns);
-        metrics.compute_input_ns += static_cast<uint64_t>(timings.input_ns);
-        metrics.compute_infer_ns += static_cast<uint64_t>(timings.infer_ns);
-        metrics.compute_output_ns += static_cast<uint64_t>(timings.output_ns);
-        metrics.inference_count += 1;
-        metrics.exec_count += 1;
         ok = true;
       } catch (Error& e) {
         throw e.with("model", model->name());
       }
     });
-    (ok ? metrics.request_success : metrics.request_failure) += 1;
-    metrics.request_ns += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    record_request(metrics, ok, timings,
+                   std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
   }
 
   void model_metadata(const httplib::Request& req, httplib::Response& res) {
@@ -295,12 +287,14 @@ struct HttpFrontend::Impl {
       reply_json(res, 200, "{\"live\":true}");
     });
     server.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) {
-      const bool ready = !stopping && repository->all_ready();
+      const bool ready = repository->all_ready();
       reply_json(res, ready ? 200 : 503, ready ? "{\"ready\":true}" : "{\"ready\":false}");
     });
     server.Get("/v2", [this](const httplib::Request&, httplib::Response& res) {
+      std::string extensions;
+      for (const std::string& e : info.extensions) extensions += (extensions.empty() ? "" : ",") + json_string(e);
       reply_json(res, 200, "{\"name\":" + json_string(info.name) + ",\"version\":" + json_string(info.version) +
-                               ",\"extensions\":[\"binary_tensor_data\",\"model_repository\"]}");
+                               ",\"extensions\":[" + extensions + "]}");
     });
     const std::string model = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
     server.Get(model, [this](const httplib::Request& req, httplib::Response& res) { model_metadata(req, res); });
@@ -367,10 +361,7 @@ HttpFrontend::~HttpFrontend() = default;
 
 int HttpFrontend::bind() { return bind_server(impl_->server, impl_->options.host, impl_->options.port, "HTTP"); }
 void HttpFrontend::serve() { impl_->server.listen_after_bind(); }
-void HttpFrontend::stop() {
-  impl_->stopping = true;
-  impl_->server.stop();
-}
+void HttpFrontend::stop() { impl_->server.stop(); }
 
 struct MetricsFrontend::Impl {
   Metrics* metrics = nullptr;

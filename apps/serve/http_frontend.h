@@ -9,6 +9,7 @@
 
 #include "metrics.h"
 #include "repository.h"
+#include "server_info.h"
 
 namespace graphrt_serve {
 
@@ -19,11 +20,6 @@ struct HttpOptions {
   size_t max_request_bytes = size_t(64) << 20;
   int read_timeout_ms = 10000;  // a client slower than this between bytes is dropped
   int keep_alive_timeout_s = 5;
-};
-
-struct ServerInfo {
-  std::string name = "graphrt-serve";
-  std::string version;
 };
 
 class HttpFrontend {

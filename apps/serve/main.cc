@@ -11,6 +11,7 @@
 #include "common/args.h"
 #include "graphrt/error.h"
 #include "graphrt/runtime.h"
+#include "grpc_frontend.h"
 #include "http_frontend.h"
 #include "metrics.h"
 #include "repository.h"
@@ -25,15 +26,18 @@ using graphrt_apps::UsageError;
 namespace {
 
 const char* kUsage =
-    "usage: graphrt-serve --model-repository DIR [--http-port 8000] [--metrics-port 8002] [--host ADDR]\n"
+    "usage: graphrt-serve --model-repository DIR [--http-port 8000] [--grpc-port 8001] [--metrics-port 8002]\n"
+    "                     [--host ADDR]\n"
     "                     [--threads N] [--http-threads N] [--max-request-bytes N] [--read-timeout-ms N]\n"
     "  --model-repository DIR  DIR/<model>/<version>/ holds a model (one .so/.tar/Relax file, or\n"
     "                          kernels .so + graph .json + .params); DIR/<model>/config.json is optional\n"
     "  --http-port N           REST (Open Inference Protocol) port; 0 picks a free one\n"
+    "  --grpc-port N           gRPC (inference.GRPCInferenceService, grpc.health.v1) port; 0 picks a free\n"
+    "                          one, -1 disables\n"
     "  --metrics-port N        Prometheus metrics (GET /metrics); 0 picks a free one, -1 disables\n"
     "  --host ADDR             address to listen on (default 0.0.0.0)\n"
     "  --threads N             kernel thread pool size (default: graphrt's)\n"
-    "  --http-threads N        connections served at once (default 64)\n"
+    "  --http-threads N        HTTP connections, and gRPC calls, served at once (default 64)\n"
     "  --max-request-bytes N   largest request body accepted (default 67108864); larger: 413\n"
     "  --read-timeout-ms N     drop a client that sends nothing for this long mid-request (default 10000)\n"
     "  --version               print the version\n"
@@ -55,7 +59,6 @@ int serve(int argc, char** argv) {
   }
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   if (!args.has("--model-repository")) throw UsageError("--model-repository DIR is required");
-  if (args.has("--grpc-port")) throw UsageError("--grpc-port: the gRPC front end is not built yet");
 
   graphrt_serve::HttpOptions http;
   http.host = args.get("--host", "0.0.0.0");
@@ -63,6 +66,7 @@ int serve(int argc, char** argv) {
   http.threads = static_cast<int>(args.get_int("--http-threads", 64, 1, 4096));
   http.max_request_bytes = static_cast<size_t>(args.get_int("--max-request-bytes", 64 << 20, 1024, 1LL << 40));
   http.read_timeout_ms = static_cast<int>(args.get_int("--read-timeout-ms", 10000, 1, 3600000));
+  const int grpc_port = static_cast<int>(args.get_int("--grpc-port", 8001, -1, 65535));
   const int metrics_port = static_cast<int>(args.get_int("--metrics-port", 8002, -1, 65535));
   const int threads = static_cast<int>(args.get_int("--threads", 0, 0, 4096));
 
@@ -91,17 +95,31 @@ int serve(int argc, char** argv) {
     metrics_frontend = std::make_unique<graphrt_serve::MetricsFrontend>(&metrics, http.host, metrics_port);
     bound_metrics_port = metrics_frontend->bind();
   }
+  std::unique_ptr<graphrt_serve::GrpcFrontend> grpc_frontend;
+  int bound_grpc_port = -1;
+  if (grpc_port >= 0) {
+    graphrt_serve::GrpcOptions grpc;
+    grpc.host = http.host;
+    grpc.port = grpc_port;
+    grpc.max_request_bytes = http.max_request_bytes;
+    grpc.threads = http.threads;
+    grpc_frontend = std::make_unique<graphrt_serve::GrpcFrontend>(&repository, info, grpc);
+    bound_grpc_port = grpc_frontend->start();
+  }
   std::thread http_thread([&] { frontend.serve(); });
   std::thread metrics_thread([&] {
     if (metrics_frontend) metrics_frontend->serve();
   });
   // Tests and scripts read the ports from this line (0 asks for free ports).
-  std::cout << "graphrt-serve: listening: http " << http_port << " metrics " << bound_metrics_port << std::endl;
+  std::cout << "graphrt-serve: listening: http " << http_port << " grpc " << bound_grpc_port << " metrics "
+            << bound_metrics_port << std::endl;
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   std::cout << "graphrt-serve: signal " << signal_number << ": draining" << std::endl;
+  repository.set_draining();
   frontend.stop();
+  if (grpc_frontend) grpc_frontend->stop();
   http_thread.join();
   if (metrics_frontend) metrics_frontend->stop();
   metrics_thread.join();

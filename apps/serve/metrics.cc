@@ -4,6 +4,19 @@
 
 namespace graphrt_serve {
 
+void record_request(ModelMetrics& m, bool ok, const InferTimings& timings, int64_t request_ns) {
+  const auto relaxed = std::memory_order_relaxed;
+  (ok ? m.request_success : m.request_failure).fetch_add(1, relaxed);
+  m.request_ns.fetch_add(static_cast<uint64_t>(request_ns), relaxed);
+  if (!ok) return;
+  m.inference_count.fetch_add(1, relaxed);
+  m.exec_count.fetch_add(1, relaxed);
+  m.queue_ns.fetch_add(static_cast<uint64_t>(timings.queue_ns), relaxed);
+  m.compute_input_ns.fetch_add(static_cast<uint64_t>(timings.input_ns), relaxed);
+  m.compute_infer_ns.fetch_add(static_cast<uint64_t>(timings.infer_ns), relaxed);
+  m.compute_output_ns.fetch_add(static_cast<uint64_t>(timings.output_ns), relaxed);
+}
+
 std::shared_ptr<ModelMetrics> Metrics::for_model(const std::string& model, const std::string& version) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = models_[{model, version}];

@@ -27,6 +27,15 @@ struct ModelMetrics {
   std::atomic<int64_t> pending{0};           // requests waiting for an instance now
 };
 
+// The phases of one request, measured where they happen.
+struct InferTimings {
+  int64_t queue_ns = 0, input_ns = 0, infer_ns = 0, output_ns = 0;
+};
+
+// Adds one request's outcome: its count, its end-to-end time, and for a successful one its
+// phases, one inference and one execution (no batching yet: a request is one execution).
+void record_request(ModelMetrics& m, bool ok, const InferTimings& timings, int64_t request_ns);
+
 class Metrics {
  public:
   // The counters of a model version; the same object across unload and reload, so that

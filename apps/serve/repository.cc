@@ -204,6 +204,7 @@ std::vector<std::string> Repository::versions(const std::string& name) const {
 }
 
 bool Repository::all_ready() const {
+  if (draining_) return false;
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& kv : models_)
     if (kv.second.versions.empty() && kv.second.reason != "unloaded") return false;

@@ -4,6 +4,7 @@
 // took, so neither drops a request in flight.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,7 +38,10 @@ class Repository {
 
   std::vector<IndexEntry> index(bool ready_only) const;
   std::vector<std::string> versions(const std::string& name) const;  // loaded ones, ascending
+  // Every model that should serve does, and the server is not stopping.
   bool all_ready() const;
+  // The server is stopping: readiness turns false for every front end at once.
+  void set_draining() { draining_ = true; }
   // True when <name> exists and is ready (the given version, or its default).
   bool model_ready(const std::string& name, const std::string& version) const;
 
@@ -55,6 +59,7 @@ class Repository {
   mutable std::mutex mutex_;  // guards models_
   std::mutex load_mutex_;     // one load or unload at a time
   std::map<std::string, Entry> models_;
+  std::atomic<bool> draining_{false};
 };
 
 // True for a name that may be a folder of the repository (no separators, no leading dot).

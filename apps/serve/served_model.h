@@ -34,10 +34,6 @@ struct OutputTensor {
   std::string data;  // little-endian, row-major
 };
 
-struct InferTimings {
-  int64_t queue_ns = 0, input_ns = 0, infer_ns = 0, output_ns = 0;
-};
-
 // One executor of a model; used by one request at a time.
 class Instance {
  public:

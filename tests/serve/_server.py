@@ -115,7 +115,7 @@ class Server:
 
     def __init__(self, repo, *extra, timeout=120):
         self.args = [serve_binary(), "--model-repository", repo, "--host", "127.0.0.1", "--http-port", "0",
-                     "--metrics-port", "0"] + list(extra)
+                     "--grpc-port", "0", "--metrics-port", "0"] + list(extra)
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.stdout_lines = []
         self.stderr_text = []
@@ -127,6 +127,7 @@ class Server:
         parts = line.split()
         self.http_port = int(parts[parts.index("http") + 1])
         self.metrics_port = int(parts[parts.index("metrics") + 1])
+        self.grpc_port = int(parts[parts.index("grpc") + 1])
         self.url = "http://127.0.0.1:%d" % self.http_port
         self._err_thread = threading.Thread(target=self._drain_stderr, daemon=True)
         self._err_thread.start()
