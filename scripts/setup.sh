@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config libdlpack-dev nlohmann-json3-dev libdmlc-dev googletest libgtest-dev
           libbenchmark-dev zlib1g-dev python3-numpy python3-pytest python3-setuptools
           libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-          python3-requests python3-grpcio python3-protobuf prometheus)
+          python3-requests python3-grpcio python3-protobuf prometheus haproxy nginx wrk)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -19,6 +19,7 @@ def stubs(tmp_dir):
         return _cache["mods"]
     require_module("grpc")
     require_module("google.protobuf")
+    os.makedirs(tmp_dir, exist_ok=True)
     protoc = shutil.which("protoc")
     plugin = shutil.which("grpc_python_plugin")
     if not protoc or not plugin:
