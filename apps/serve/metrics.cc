@@ -9,8 +9,8 @@ void record_request(ModelMetrics& m, bool ok, const InferTimings& timings, int64
   (ok ? m.request_success : m.request_failure).fetch_add(1, relaxed);
   m.request_ns.fetch_add(static_cast<uint64_t>(request_ns), relaxed);
   if (!ok) return;
-  m.inference_count.fetch_add(1, relaxed);
-  m.exec_count.fetch_add(1, relaxed);
+  m.inference_count.fetch_add(static_cast<uint64_t>(timings.inferences), relaxed);
+  m.exec_count.fetch_add(static_cast<uint64_t>(timings.executions), relaxed);
   m.queue_ns.fetch_add(static_cast<uint64_t>(timings.queue_ns), relaxed);
   m.compute_input_ns.fetch_add(static_cast<uint64_t>(timings.input_ns), relaxed);
   m.compute_infer_ns.fetch_add(static_cast<uint64_t>(timings.infer_ns), relaxed);

@@ -30,10 +30,12 @@ struct ModelMetrics {
 // The phases of one request, measured where they happen.
 struct InferTimings {
   int64_t queue_ns = 0, input_ns = 0, infer_ns = 0, output_ns = 0;
+  int64_t inferences = 1;  // the request's batch rows where the model batches
+  int64_t executions = 1;  // 0 for a request that rode in another's batched execution
 };
 
 // Adds one request's outcome: its count, its end-to-end time, and for a successful one its
-// phases, one inference and one execution (no batching yet: a request is one execution).
+// phases, inferences and executions.
 void record_request(ModelMetrics& m, bool ok, const InferTimings& timings, int64_t request_ns);
 
 class Metrics {

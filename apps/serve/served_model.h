@@ -81,6 +81,7 @@ class ServedModel {
   static std::shared_ptr<ServedModel> load(const std::string& name, const std::string& version,
                                            const std::string& version_dir, const ModelConfig& config,
                                            std::shared_ptr<ModelMetrics> metrics);
+  ServedModel();  // empty; load() makes a usable one
   ~ServedModel();
 
   const std::string& name() const { return name_; }
@@ -95,13 +96,19 @@ class ServedModel {
   std::vector<OutputTensor> infer(const InferRequest& request, InferTimings* timings);
 
  private:
-  ServedModel() = default;
   std::string name_, version_;
   const char* platform_ = "";
+  // Runs requests together: one execution over their inputs concatenated along the first
+  // dimension, its outputs split back (served_model.cc).
+  struct Batcher;
+  std::vector<OutputTensor> run_batched(const std::vector<const InputTensor*>& inputs, int64_t rows,
+                                        std::chrono::steady_clock::time_point deadline, InferTimings* timings);
+
   ModelConfig config_;
   std::vector<TensorMetadata> inputs_, outputs_;
   std::shared_ptr<ModelMetrics> metrics_;
   InstancePool pool_;
+  std::unique_ptr<Batcher> batcher_;  // set when config.json asks for dynamic batching
 };
 
 }  // namespace graphrt_serve
