@@ -196,9 +196,92 @@ InferRequest decode_rest_request(const char* body, size_t size, const std::strin
            "0 (a raw binary request without a JSON header) is not supported; send the JSON header",
            ErrorKind::kUnsupported);
   }
+  // Tensor data streams straight into tensor bytes while the parser reads it, when the
+  // input's datatype came before its "data" (as clients write it): the document tree then
+  // holds no element of it, which for large tensors is most of the parse's time and memory.
+  // Data that comes first stays in the tree and is converted after the parse.
+  struct Streamed {
+    bool active = false;
+    Datatype datatype = Datatype::kFp32;
+    std::string bytes;
+    int64_t count = 0;
+    int max_depth = 0;
+    int data_keys = 0;
+  };
+  std::vector<Streamed> streamed;
+  bool in_inputs = false;
+  std::string root_key, input_key, input_name;
+  bool have_type = false;
+  Datatype input_type = Datatype::kFp32;
+  int data_state = 0;  // 1: "data" key seen, 2: inside its array
+  int nesting = 0;
+  int inputs_keys = 0;
+  auto tensor_label = [&] { return input_name.empty() ? "input " + std::to_string(streamed.size() - 1) : input_name; };
+  auto on_event = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
+    using E = json::parse_event_t;
+    if (data_state == 2) {
+      Streamed& st = streamed.back();
+      if (event == E::value) {
+        append_element(parsed, st.datatype, tensor_label(), &st.bytes);
+        ++st.count;
+        return false;
+      }
+      if (event == E::array_start) {
+        st.max_depth = std::max(st.max_depth, ++nesting);
+        return true;
+      }
+      if (event == E::array_end) {
+        if (--nesting > 0) return false;  // an emptied inner array: nothing to keep
+        data_state = 0;
+        return true;  // the (empty) data array itself stays, so "data" is present
+      }
+      return true;  // objects inside data: kept for the walk below to refuse
+    }
+    if (event == E::key) {
+      if (depth == 1) {
+        root_key = parsed.get<std::string>();
+        // The tree keeps the last of repeated keys; streamed data must belong to that one.
+        if (root_key == "inputs" && ++inputs_keys > 1) fail("", "inputs", "given twice");
+      }
+      if (depth == 3 && in_inputs) {
+        input_key = parsed.get<std::string>();
+        if (input_key == "data") {
+          if (++streamed.back().data_keys > 1) fail(tensor_label(), "data", "given twice");
+          data_state = 1;
+        }
+      }
+      return true;
+    }
+    if (depth == 1 && event == E::array_start && root_key == "inputs") in_inputs = true;
+    if (depth == 1 && event == E::array_end) in_inputs = false;
+    if (depth == 2 && in_inputs && (event == E::object_start || event == E::array_start || event == E::value)) {
+      streamed.emplace_back();
+      input_name.clear();
+      input_key.clear();
+      have_type = false;
+      data_state = 0;
+    }
+    if (depth == 3 && in_inputs && event == E::value) {
+      if (input_key == "name" && parsed.is_string()) input_name = parsed.get<std::string>();
+      if (input_key == "datatype" && parsed.is_string())
+        have_type = datatype_from_name(parsed.get<std::string>(), &input_type);
+      if (data_state == 1) data_state = 0;  // "data" that is not an array: the walk refuses it
+    }
+    if (depth == 3 && in_inputs && event == E::array_start && data_state == 1) {
+      data_state = 0;
+      if (have_type) {
+        Streamed& st = streamed.back();
+        st.active = true;
+        st.datatype = input_type;
+        st.max_depth = nesting = 1;
+        data_state = 2;
+      }
+    }
+    return true;
+  };
   json root;
   try {
-    root = json::parse(body, body + json_size);
+    root = json::parse(body, body + json_size, on_event);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers beyond double
     std::string what = e.what();
     const size_t colon = what.find("parse error");
@@ -229,7 +312,10 @@ InferRequest decode_rest_request(const char* body, size_t size, const std::strin
   const char* binary = body + json_size;
   const size_t binary_size = size - json_size;
   size_t binary_used = 0;
+  size_t index = 0;
   for (const json& in : *inputs) {
+    const Streamed* st = index < streamed.size() && streamed[index].active ? &streamed[index] : nullptr;
+    ++index;
     if (!in.is_object()) fail("", "inputs", std::string("each input must be an object, got a ") + json_type(in));
     InputTensor t;
     auto name = in.find("name");
@@ -277,7 +363,18 @@ InferRequest decode_rest_request(const char* body, size_t size, const std::strin
       if (!data->is_array()) fail(t.name, "data", std::string("must be an array, got a ") + json_type(*data));
       int64_t count = 0;
       const int max_depth = std::min<int>(limits.max_data_depth, std::max<int>(1, static_cast<int>(t.shape.size())));
-      flatten_data(*data, t.datatype, t.name, 1, max_depth, numel, &count, &t.decoded);
+      if (st) {
+        // A repeated "datatype" key could differ from the one the data streamed as.
+        if (st->datatype != t.datatype) fail(t.name, "datatype", "given twice with different values");
+        if (st->max_depth > max_depth)
+          fail(t.name, "data", "nested deeper than the shape's rank allows (" + std::to_string(max_depth) + ")");
+        if (!data->empty()) fail(t.name, "data", "holds an object");
+        if (st->count > numel) fail(t.name, "data", "holds more elements than the shape's " + std::to_string(numel));
+        count = st->count;
+        t.decoded = std::move(streamed[index - 1].bytes);
+      } else {
+        flatten_data(*data, t.datatype, t.name, 1, max_depth, numel, &count, &t.decoded);
+      }
       if (count != numel)
         fail(t.name, "data", "holds " + std::to_string(count) + " elements, shape " + shape_text(t.shape) + " needs " +
                                  std::to_string(numel));

@@ -92,6 +92,34 @@ TEST(ServeDecode, RangeAndTypeErrorsNameTensorAndField) {
   EXPECT_NE(error_of(one("FP32", "[1]", "[1,2]")).find("more elements"), std::string::npos);
 }
 
+TEST(ServeDecode, StreamedAndTreeDataAgree) {
+  // "datatype" before "data" streams the elements; after it, the tree path converts them.
+  const std::string streamed = R"({"inputs":[{"name":"t","datatype":"INT16","shape":[2,2],"data":[[1,-2],[3,4]]}]})";
+  const std::string tree = R"({"inputs":[{"data":[[1,-2],[3,4]],"name":"t","shape":[2,2],"datatype":"INT16"}]})";
+  EXPECT_EQ(std::string(decode(streamed).inputs[0].data(), 8), bytes_of<int16_t>({1, -2, 3, 4}));
+  EXPECT_EQ(std::string(decode(tree).inputs[0].data(), 8), bytes_of<int16_t>({1, -2, 3, 4}));
+  // Several inputs, one streamed and one not, keep their own data.
+  InferRequest two = decode(
+      R"({"inputs":[{"name":"a","datatype":"FP32","shape":[1],"data":[0.5]},)"
+      R"({"data":[7],"name":"b","datatype":"INT64","shape":[1]}],"outputs":[{"name":"o","data":[1]}]})");
+  EXPECT_EQ(std::string(two.inputs[0].data(), 4), bytes_of<float>({0.5f}));
+  EXPECT_EQ(std::string(two.inputs[1].data(), 8), bytes_of<int64_t>({7}));
+  // Element errors while streaming name the tensor, even before its name was read.
+  EXPECT_NE(error_of(R"({"inputs":[{"datatype":"UINT8","data":[300],"name":"late","shape":[1]}]})").find("input 0"),
+            std::string::npos);
+  // Repeated keys cannot smuggle data past the checks.
+  for (const char* body :
+       {R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[1]}],"inputs":[]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[2],"data":[1],"data":[2]}]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[1],"datatype":"INT32"}]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[2],"data":[1,{"x":2}]}]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[[[1]]]}]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[1,2]}]})",
+        R"({"inputs":[5,{"name":"t","datatype":"FP32","shape":[1],"data":[1]}]})"}) {
+    EXPECT_NE(error_of(body), "") << body;
+  }
+}
+
 TEST(ServeDecode, BinaryDataAndLyingLengths) {
   const std::string header =
       R"({"inputs":[{"name":"a","datatype":"INT16","shape":[2],"parameters":{"binary_data_size":4}},)"
