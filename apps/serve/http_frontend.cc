@@ -72,6 +72,11 @@ void guarded(httplib::Response& res, F&& body) {
   }
 }
 
+// Set by a handler when the connection must close after its answer: the request's body was
+// not read (too large, or in an encoding refused before the library would inflate it), so
+// what follows on the connection is not a request. Connections are served on one thread.
+thread_local bool close_after_response = false;
+
 // A connection's byte stream with its own read buffer that lives as long as the connection:
 // bytes of a pipelined request that arrived with the previous one stay in it, and
 // "readable" counts them. (The library's own connection loop waits on the socket only, so it
@@ -174,8 +179,9 @@ class PipelinedServer : public httplib::Server {
     for (size_t left = max_requests_per_connection; left > 0; --left) {
       if (!stream.wait_for_request(keep_alive_timeout_ms, stopping)) break;
       bool closed = false;
+      close_after_response = false;
       ok = process_request(stream, left == 1 || stopping(), closed, nullptr);
-      if (!ok || closed) break;
+      if (!ok || closed || close_after_response) break;
     }
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);
@@ -327,14 +333,42 @@ struct HttpFrontend::Impl {
                     reply_json(res, 200, "{}");
                   });
                 });
+    // A compressed body is refused before the library inflates it: inflating first would let
+    // a small request (a gzip bomb) become gigabytes, past --max-request-bytes.
+    // Chunked bodies are refused too: cpp-httplib 0.11 does not hold them to the body limit.
+    server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+      const std::string encoding = req.get_header_value("Content-Encoding");
+      const bool compressed = !encoding.empty() && encoding != "identity";
+      const bool chunked = req.has_header("Transfer-Encoding");
+      if (!compressed && !chunked) return httplib::Server::HandlerResponse::Unhandled;
+      close_after_response = true;
+      res.set_header("Connection", "close");
+      if (compressed)
+        reply_json(res, 415, error_json("Content-Encoding '" + encoding + "' is not accepted: send the body as is"));
+      else
+        reply_json(res, 411, error_json("Transfer-Encoding '" + req.get_header_value("Transfer-Encoding") +
+                                        "' is not accepted: send Content-Length"));
+      return httplib::Server::HandlerResponse::Handled;
+    });
+    // Errors the library raised itself (our handlers always answer with a body): the request's
+    // framing is in doubt (a body over the limit, a broken chunked body, a bad request line),
+    // so the connection closes after the answer, except for an unknown route.
     server.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
+      if (res.status != 404) {
+        close_after_response = true;
+        res.set_header("Connection", "close");
+      }
       if (res.status == 413)
         res.set_content(error_json("request body larger than --max-request-bytes (" +
                                    std::to_string(options.max_request_bytes) + ")"),
                         kJson);
       else if (res.status == 404)
         res.set_content(error_json("no endpoint " + req.method + " " + req.path), kJson);
+      else if (res.status == 400)
+        res.set_content(error_json("malformed HTTP request, or a chunked body that is malformed or larger than "
+                                   "--max-request-bytes (" + std::to_string(options.max_request_bytes) + ")"),
+                        kJson);
       else
         res.set_content(error_json("HTTP error " + std::to_string(res.status)), kJson);
     });

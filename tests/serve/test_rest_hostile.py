@@ -2,6 +2,7 @@
 model, tensor and field at fault, and the server keeps answering well-formed requests."""
 import json
 import os
+import re
 import socket
 import time
 
@@ -169,6 +170,37 @@ def test_unknown_model_version_and_route(served, mlp_input):
 def test_body_over_limit(served, mlp_input):
     r = post(served, b"{" + b" " * (MAX_BYTES + 10) + b"}")
     assert r.status_code == 413, r.status_code
+    still_serves(served, mlp_input)
+
+
+def test_compressed_and_chunked_bodies(served, mlp_input):
+    import gzip
+    import requests
+    # A gzip bomb: 300 KB that would inflate to 300 MB, past --max-request-bytes.
+    bomb = gzip.compress(b"[" + b"0," * (150 * 1024 * 1024) + b"0]", compresslevel=9)
+    t0 = time.time()
+    r = post(served, bomb, headers={"Content-Encoding": "gzip"})
+    assert r.status_code == 415 and "Content-Encoding" in r.json()["error"], r.text
+    assert time.time() - t0 < 10
+    with open("/proc/%d/status" % served.proc.pid) as f:
+        rss_kb = int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+    assert rss_kb < 300 * 1024, "the server inflated the bomb: %d kB resident" % rss_kb
+    # Chunked bodies are refused before reading (the HTTP library would not bound them).
+    s = _raw(served)
+    s.sendall(b"POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+              b"10000\r\n" + b" " * 0x10000 + b"\r\n")
+    status, headers, payload, _ = _read_response(s)
+    assert status == 411 and "Content-Length" in json.loads(payload)["error"], payload
+    assert headers.get("connection") == "close"
+    try:
+        for _ in range(200):  # 13 MB more: the server must not be reading it
+            s.sendall(b"10000\r\n" + b" " * 0x10000 + b"\r\n")
+    except OSError:
+        pass
+    s.close()
+    with open("/proc/%d/status" % served.proc.pid) as f:
+        rss_kb = int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+    assert rss_kb < 300 * 1024, "the server read the chunked body: %d kB resident" % rss_kb
     still_serves(served, mlp_input)
 
 
