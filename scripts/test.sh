@@ -10,7 +10,7 @@ scripts/setup.sh --tests
 source scripts/build-options.sh
 
 echo "== normal build (build/)"
-cmake -S . -B build "${normal_build_options[@]}"
+cmake -S . -B build "${normal_build_options[@]}" -DGRAPHRT_REQUIRE_SERVE=ON
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
 

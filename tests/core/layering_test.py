@@ -12,7 +12,8 @@ including a layer's internals).
   modules/register_all.cc  public headers, src/layer_api/ and each layer's one
                        registration header (graph/register_graph_executor.h,
                        modules/<name>/register.h)
-  apps/                public headers and apps/common/
+  apps/                public headers and apps/common/ (and what protoc generates from an
+                       app's own .proto, beside it)
 
 Public headers are include/graphrt/, include/tvm/ and the system's (dlpack,
 dmlc, nlohmann, libc, the standard library).
@@ -83,10 +84,20 @@ def check_registration(path, kind, target):
     return check_upper_layer(path, kind, target, None)
 
 
+def generated_from_own_proto(path, target):
+    """True for protoc's output (X.pb.h, X.grpc.pb.h) of an X.proto next to `path`."""
+    for suffix in (".grpc.pb.h", ".pb.h"):
+        if target.endswith(suffix) and "/" not in target:
+            return own_file(path, target[:-len(suffix)] + ".proto")
+    return False
+
+
 def check_app(path, kind, target):
     if target.startswith(PUBLIC_PREFIXES):
         return None
     if kind == '"' and (target.startswith("common/") or (own_file(path, target) and "/" not in target)):
+        return None
+    if kind == '"' and generated_from_own_proto(path, target):
         return None
     if is_repo_path(target) or kind == '"':
         return "apps use the public API only"

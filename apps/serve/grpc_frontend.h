@@ -1,0 +1,36 @@
+// The gRPC front end: inference.GRPCInferenceService (the Open Inference
+// Protocol's gRPC form) and the standard grpc.health.v1 service. The only files
+// that see gRPC and the generated protocol code.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "repository.h"
+#include "server_info.h"
+
+namespace graphrt_serve {
+
+struct GrpcOptions {
+  std::string host = "0.0.0.0";
+  int port = 8001;  // 0: any free port
+  size_t max_request_bytes = size_t(64) << 20;
+  int threads = 64;  // RPCs served at once
+};
+
+class GrpcFrontend {
+ public:
+  GrpcFrontend(Repository* repository, const ServerInfo& info, const GrpcOptions& options);
+  ~GrpcFrontend();
+  // Starts serving; returns the port bound. Throws graphrt::Error when it cannot bind.
+  int start();
+  // Health turns NOT_SERVING, new RPCs are refused, RPCs in flight finish; then returns.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphrt_serve

@@ -1,0 +1,55 @@
+// The REST front end (Open Inference Protocol over HTTP/1.1 with keep-alive,
+// Triton's binary tensor data and model repository extensions) and the
+// Prometheus metrics endpoint. The only files that see the HTTP library.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "metrics.h"
+#include "repository.h"
+#include "server_info.h"
+
+namespace graphrt_serve {
+
+struct HttpOptions {
+  std::string host = "0.0.0.0";
+  int port = 8000;              // 0: any free port
+  int threads = 64;             // connections served at once (keep-alive holds one each)
+  size_t max_request_bytes = size_t(64) << 20;
+  int read_timeout_ms = 10000;  // a client slower than this between bytes is dropped
+  int keep_alive_timeout_s = 5;
+};
+
+class HttpFrontend {
+ public:
+  HttpFrontend(Repository* repository, const ServerInfo& info, const HttpOptions& options);
+  ~HttpFrontend();
+  // Binds the port; returns the port bound. Throws graphrt::Error when it cannot.
+  int bind();
+  // Serves until stop(); returns when requests in flight are answered.
+  void serve();
+  // Stops accepting; readiness turns false at once.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// GET /metrics in Prometheus' text format.
+class MetricsFrontend {
+ public:
+  MetricsFrontend(Metrics* metrics, const std::string& host, int port);
+  ~MetricsFrontend();
+  int bind();
+  void serve();
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphrt_serve

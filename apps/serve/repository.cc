@@ -1,0 +1,222 @@
+#include "repository.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "graphrt/error.h"
+#include "graphrt/regular_file.h"
+#include "model_config.h"
+
+namespace graphrt_serve {
+
+using graphrt::Error;
+using graphrt::ErrorKind;
+
+namespace {
+
+bool is_dir(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::vector<std::string> subfolders(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw Error(Error::kind_of_errno(errno), "cannot read the folder").with("dir", dir);
+  while (dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (!n.empty() && n[0] != '.' && is_dir(dir + "/" + n)) out.push_back(n);
+  }
+  closedir(d);
+  return out;
+}
+
+// A version folder's number, or -1 when the name is not a non-negative integer.
+int64_t version_number(const std::string& name) {
+  if (name.empty() || name.size() > 18) return -1;
+  int64_t v = 0;
+  for (char c : name) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+int64_t parse_version(const std::string& name, const std::string& version) {
+  const int64_t v = version_number(version);
+  if (v < 0)
+    throw Error(ErrorKind::kNotFound, "unknown version '" + version + "' (versions are integers)")
+        .with("model", name).with("field", "version");
+  return v;
+}
+
+}  // namespace
+
+bool valid_model_name(const std::string& name) {
+  if (name.empty() || name[0] == '.' || name.size() > 255) return false;
+  for (char c : name)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  return true;
+}
+
+std::vector<std::string> Repository::model_folders() const {
+  std::vector<std::string> out;
+  for (const std::string& n : subfolders(root_))
+    if (valid_model_name(n)) out.push_back(n);
+  return out;
+}
+
+std::map<int64_t, std::shared_ptr<ServedModel>> Repository::load_versions(const std::string& name) const {
+  const std::string dir = root_ + "/" + name;
+  ModelConfig config;
+  if (is_file(dir + "/config.json")) {
+    try {
+      config = parse_model_config(graphrt::read_regular_file(dir + "/config.json", "model config"));
+    } catch (Error& e) {
+      throw e.with("file", dir + "/config.json");
+    }
+  }
+  std::map<int64_t, std::string> folders;
+  for (const std::string& v : subfolders(dir)) {
+    const int64_t n = version_number(v);
+    if (n >= 0) folders[n] = v;
+  }
+  if (folders.empty())
+    throw Error(ErrorKind::kNotFound, "no version folder (DIR/<model>/<integer>/)").with("dir", dir);
+  std::map<int64_t, std::shared_ptr<ServedModel>> loaded;
+  for (const auto& kv : folders) {
+    const std::string version = std::to_string(kv.first);
+    try {
+      loaded[kv.first] = ServedModel::load(name, version, dir + "/" + kv.second, config,
+                                           metrics_->for_model(name, version));
+    } catch (Error& e) {
+      throw e.with("version", version);
+    }
+  }
+  return loaded;
+}
+
+void Repository::load_all() {
+  std::lock_guard<std::mutex> load_lock(load_mutex_);
+  for (const std::string& name : model_folders()) {
+    Entry entry;
+    try {
+      entry.versions = load_versions(name);
+      entry.state = "READY";
+    } catch (const std::exception& e) {
+      entry.reason = e.what();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    models_[name] = std::move(entry);
+  }
+}
+
+void Repository::load(const std::string& name) {
+  if (!valid_model_name(name) || !is_dir(root_ + "/" + name))
+    throw Error(ErrorKind::kNotFound, "no model folder '" + name + "' in the repository").with("model", name);
+  std::lock_guard<std::mutex> load_lock(load_mutex_);
+  std::map<int64_t, std::shared_ptr<ServedModel>> versions;
+  try {
+    versions = load_versions(name);
+  } catch (Error& e) {
+    // A model that serves keeps serving; one already listed records why it is not ready. A
+    // failed first load of a new folder changes nothing (the server stays ready).
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = models_.find(name);
+    if (it != models_.end() && it->second.versions.empty()) it->second.reason = e.what();
+    throw e.with("model", name);
+  }
+  std::map<int64_t, std::shared_ptr<ServedModel>> old;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry& entry = models_[name];
+    old.swap(entry.versions);
+    entry.versions = std::move(versions);
+    entry.state = "READY";
+    entry.reason.clear();
+  }
+  // `old` is released here, outside the lock; requests still holding a version keep it alive.
+}
+
+void Repository::unload(const std::string& name) {
+  std::lock_guard<std::mutex> load_lock(load_mutex_);
+  std::map<int64_t, std::shared_ptr<ServedModel>> old;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = models_.find(name);
+    if (it == models_.end())
+      throw Error(ErrorKind::kNotFound, "unknown model '" + name + "'").with("model", name);
+    old.swap(it->second.versions);
+    it->second.state = "UNAVAILABLE";
+    it->second.reason = "unloaded";
+  }
+}
+
+std::shared_ptr<ServedModel> Repository::find(const std::string& name, const std::string& version) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = models_.find(name);
+  if (it == models_.end()) throw Error(ErrorKind::kNotFound, "unknown model '" + name + "'").with("model", name);
+  const Entry& entry = it->second;
+  if (entry.versions.empty())
+    throw Error(ErrorKind::kFailedPrecondition,
+                "model '" + name + "' is not ready" + (entry.reason.empty() ? "" : ": " + entry.reason))
+        .with("model", name);
+  if (version.empty()) return entry.versions.rbegin()->second;
+  auto v = entry.versions.find(parse_version(name, version));
+  if (v == entry.versions.end())
+    throw Error(ErrorKind::kNotFound, "model '" + name + "' has no version " + version)
+        .with("model", name).with("field", "version");
+  return v->second;
+}
+
+std::vector<IndexEntry> Repository::index(bool ready_only) const {
+  std::vector<IndexEntry> out;
+  std::map<std::string, Entry> known;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    known = models_;
+  }
+  // Models added to the folder since start are listed too: the load API may load them.
+  for (const std::string& name : model_folders())
+    if (!known.count(name)) known[name].reason = "not loaded";
+  for (const auto& kv : known) {
+    if (kv.second.versions.empty()) {
+      if (!ready_only) out.push_back(IndexEntry{kv.first, "", kv.second.state, kv.second.reason});
+      continue;
+    }
+    for (const auto& v : kv.second.versions) out.push_back(IndexEntry{kv.first, v.second->version(), "READY", ""});
+  }
+  return out;
+}
+
+std::vector<std::string> Repository::versions(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  auto it = models_.find(name);
+  if (it != models_.end())
+    for (const auto& v : it->second.versions) out.push_back(v.second->version());
+  return out;
+}
+
+bool Repository::all_ready() const {
+  if (draining_) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& kv : models_)
+    if (kv.second.versions.empty() && kv.second.reason != "unloaded") return false;
+  return true;
+}
+
+bool Repository::model_ready(const std::string& name, const std::string& version) const {
+  try {
+    return find(name, version) != nullptr;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace graphrt_serve

@@ -1,0 +1,68 @@
+// The model repository (Triton's layout): DIR/<model>/[config.json]/<version>/,
+// the version folders named by integers, the highest served by default. Loads
+// and unloads swap whole models under a lock; requests keep the shared_ptr they
+// took, so neither drops a request in flight.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "metrics.h"
+#include "served_model.h"
+
+namespace graphrt_serve {
+
+struct IndexEntry {
+  std::string name, version, state, reason;
+};
+
+class Repository {
+ public:
+  Repository(std::string root, Metrics* metrics) : root_(std::move(root)), metrics_(metrics) {}
+
+  // Loads every model folder; a model that fails stays listed as UNAVAILABLE with its reason.
+  // Throws graphrt::Error only when the repository folder cannot be read.
+  void load_all();
+  // The version to serve ("" or absent: the highest). Throws graphrt::Error: not found for
+  // an unknown model or version, failed precondition for a model that is not ready.
+  std::shared_ptr<ServedModel> find(const std::string& name, const std::string& version) const;
+  // (Re)loads DIR/<name>; on failure the versions already loaded keep serving. Throws graphrt::Error.
+  void load(const std::string& name);
+  // Stops serving <name>; requests in flight finish. Throws not found for an unknown model.
+  void unload(const std::string& name);
+
+  std::vector<IndexEntry> index(bool ready_only) const;
+  std::vector<std::string> versions(const std::string& name) const;  // loaded ones, ascending
+  // Every model that should serve does, and the server is not stopping.
+  bool all_ready() const;
+  // The server is stopping: readiness turns false for every front end at once.
+  void set_draining() { draining_ = true; }
+  // True when <name> exists and is ready (the given version, or its default).
+  bool model_ready(const std::string& name, const std::string& version) const;
+
+ private:
+  struct Entry {
+    std::map<int64_t, std::shared_ptr<ServedModel>> versions;
+    std::string state = "UNAVAILABLE";
+    std::string reason;
+  };
+  std::map<int64_t, std::shared_ptr<ServedModel>> load_versions(const std::string& name) const;
+  std::vector<std::string> model_folders() const;
+
+  std::string root_;
+  Metrics* metrics_;
+  mutable std::mutex mutex_;  // guards models_
+  std::mutex load_mutex_;     // one load or unload at a time
+  std::map<std::string, Entry> models_;
+  std::atomic<bool> draining_{false};
+};
+
+// True for a name that may be a folder of the repository (no separators, no leading dot).
+bool valid_model_name(const std::string& name);
+
+}  // namespace graphrt_serve

@@ -1,0 +1,516 @@
+#include "served_model.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <deque>
+#include <exception>
+#include <set>
+
+#include "common/model.h"
+#include "common/relax_model.h"
+#include "graphrt/error.h"
+#include "graphrt/graph_executor.h"
+#include "graphrt/runtime.h"
+
+namespace graphrt_serve {
+
+using graphrt::Error;
+using graphrt::ErrorKind;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int64_t ns_since(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+}
+
+OutputTensor output_from(const graphrt::NDArray& array, const std::string& name) {
+  OutputTensor out;
+  out.name = name;
+  if (!datatype_from_dl(array.dtype(), &out.datatype))
+    throw Error(ErrorKind::kUnsupported, "output type " + dl_type_name(array.dtype()) + " has no protocol datatype")
+        .with("tensor", name);
+  out.shape = array.shape();
+  out.data.resize(array.nbytes());
+  array.copy_to_bytes(&out.data[0], out.data.size());
+  return out;
+}
+
+// A graph executor over the model's (shared) params.
+class GraphInstance : public Instance {
+ public:
+  GraphInstance(std::shared_ptr<graphrt::GraphExecutor> executor, std::vector<int> input_indices,
+                std::vector<std::string> output_names)
+      : executor_(std::move(executor)), input_indices_(std::move(input_indices)), output_names_(std::move(output_names)) {}
+
+  void run(const std::vector<const InputTensor*>& inputs, std::vector<OutputTensor>* outputs,
+           InferTimings* timings) override {
+    auto t0 = Clock::now();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const InputTensor& in = *inputs[i];
+      std::vector<int64_t> shape = in.shape;
+      DLTensor t{};
+      t.data = const_cast<char*>(in.data());  // set_input only reads it
+      t.device = DLDevice{kDLCPU, 0};
+      t.ndim = static_cast<int>(shape.size());
+      datatype_to_dl(in.datatype, &t.dtype);
+      t.shape = shape.data();
+      executor_->set_input(input_indices_[i], &t);
+    }
+    timings->input_ns = ns_since(t0);
+    t0 = Clock::now();
+    executor_->run();
+    timings->infer_ns = ns_since(t0);
+    t0 = Clock::now();
+    outputs->clear();
+    for (size_t i = 0; i < output_names_.size(); ++i)
+      outputs->push_back(output_from(executor_->get_output(static_cast<int>(i)), output_names_[i]));
+    timings->output_ns = ns_since(t0);
+  }
+
+ private:
+  std::shared_ptr<graphrt::GraphExecutor> executor_;
+  std::vector<int> input_indices_;
+  std::vector<std::string> output_names_;
+};
+
+// A Relax VM over the executable (its constants shared by every VM of it).
+class RelaxInstance : public Instance {
+ public:
+  explicit RelaxInstance(graphrt_apps::RelaxFunction fn)
+      : fn_(std::move(fn)), entry_(fn_.vm->require_function(fn_.name)) {}
+
+  void run(const std::vector<const InputTensor*>& inputs, std::vector<OutputTensor>* outputs,
+           InferTimings* timings) override {
+    auto t0 = Clock::now();
+    // Copies, not views: kernels may rely on the allocator's alignment, which request
+    // bytes do not have.
+    std::vector<graphrt::NDArray> arrays;
+    graphrt::ArgList args;
+    for (const InputTensor* in : inputs) {
+      DLDataType dl;
+      datatype_to_dl(in->datatype, &dl);
+      graphrt::NDArray a = graphrt::NDArray::empty(in->shape, dl, DLDevice{kDLCPU, 0});
+      a.copy_from_bytes(in->data(), in->size());
+      arrays.push_back(a);
+    }
+    for (const auto& a : arrays) args.add_ndarray(a);
+    timings->input_ns = ns_since(t0);
+    t0 = Clock::now();
+    graphrt::RetValue result = graphrt::call_function(entry_, args);
+    timings->infer_ns = ns_since(t0);
+    t0 = Clock::now();
+    std::string structure;
+    const std::vector<graphrt::NDArray> flat = graphrt_apps::flatten_relax_result(result, &structure);
+    outputs->clear();
+    for (size_t i = 0; i < flat.size(); ++i) outputs->push_back(output_from(flat[i], "output_" + std::to_string(i)));
+    timings->output_ns = ns_since(t0);
+  }
+
+ private:
+  graphrt_apps::RelaxFunction fn_;
+  graphrt::PackedFunc entry_;
+};
+
+struct ModelFiles {
+  std::string model;                  // the one model file, or the kernels of the three-file form
+  std::string graph_json, params;     // three-file form
+};
+
+bool has_suffix(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+ModelFiles find_model_files(const std::string& dir) {
+  std::vector<std::string> files;
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw Error(ErrorKind::kNotFound, "cannot open the version folder").with("dir", dir);
+  while (dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.empty() || n[0] == '.') continue;
+    struct stat st;
+    if (stat((dir + "/" + n).c_str(), &st) == 0 && S_ISREG(st.st_mode)) files.push_back(n);
+  }
+  closedir(d);
+  std::sort(files.begin(), files.end());
+  ModelFiles f;
+  if (files.size() == 1) {
+    f.model = dir + "/" + files[0];
+    return f;
+  }
+  std::vector<std::string> so, js, params;
+  for (const auto& n : files) {
+    if (has_suffix(n, ".so")) so.push_back(n);
+    else if (has_suffix(n, ".json")) js.push_back(n);
+    else if (has_suffix(n, ".params")) params.push_back(n);
+  }
+  if (files.size() == 3 && so.size() == 1 && js.size() == 1 && params.size() == 1) {
+    f.model = dir + "/" + so[0];
+    f.graph_json = dir + "/" + js[0];
+    f.params = dir + "/" + params[0];
+    return f;
+  }
+  std::string list;
+  for (const auto& n : files) list += (list.empty() ? "" : ", ") + n;
+  throw Error(ErrorKind::kNotFound, "a version folder holds one model file, or kernels .so + graph .json + "
+                                    ".params; found " + (files.empty() ? std::string("nothing") : list))
+      .with("dir", dir);
+}
+
+// Applies config entry `i` (name, datatype, shape) to metadata entry `m`; config datatype and
+// shape must agree with what the model records.
+void apply_config(const TensorConfig& c, TensorMetadata* m, const char* what) {
+  if (!c.name.empty()) m->name = c.name;
+  if (!c.datatype.empty()) {
+    Datatype d;
+    datatype_from_name(c.datatype, &d);
+    if (m->known_type && d != m->datatype)
+      throw Error(std::string("config.json gives ") + what + " '" + m->name + "' datatype " + c.datatype +
+                  ", the model has " + datatype_name(m->datatype))
+          .with("field", "datatype");
+    m->datatype = d;
+    m->known_type = true;
+  }
+  if (c.has_shape) {
+    if (m->known_shape && c.shape != m->shape)
+      throw Error(std::string("config.json gives ") + what + " '" + m->name + "' shape " + shape_text(c.shape) +
+                  ", the model has " + shape_text(m->shape))
+          .with("field", "shape");
+    m->shape = c.shape;
+    m->known_shape = true;
+  }
+}
+
+std::string join_names(const std::vector<TensorMetadata>& v) {
+  std::string s;
+  for (const auto& t : v) s += (s.empty() ? "" : ", ") + t.name;
+  return s;
+}
+
+}  // namespace
+
+void InstancePool::add(std::unique_ptr<Instance> instance) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.push_back(instance.get());
+  all_.push_back(std::move(instance));
+}
+
+InstancePool::Lease InstancePool::acquire(int64_t max_waiting, Clock::time_point deadline, ModelMetrics* metrics) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (free_.empty()) {
+    if (waiting_ >= max_waiting)
+      throw Error(ErrorKind::kResourceExhausted,
+                  "the model's queue is full (" + std::to_string(max_waiting) + " requests waiting); retry later")
+          .with("field", "max_queue_size");
+    ++waiting_;
+    metrics->pending.fetch_add(1, std::memory_order_relaxed);
+    const bool got = available_.wait_until(lock, deadline, [&] { return !free_.empty(); });
+    --waiting_;
+    metrics->pending.fetch_sub(1, std::memory_order_relaxed);
+    if (!got)
+      throw Error(ErrorKind::kInterrupted, "timed out waiting for a model instance").with("field", "timeout");
+  }
+  Instance* instance = free_.back();
+  free_.pop_back();
+  return Lease(this, instance);
+}
+
+void InstancePool::release(Instance* instance) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(instance);
+  }
+  available_.notify_one();
+}
+
+struct ServedModel::Batcher {
+  struct Pending {
+    const std::vector<const InputTensor*>* inputs = nullptr;
+    int64_t rows = 0;
+    Clock::time_point arrived;
+    bool taken = false;  // in a batch: its answer will come
+    bool done = false;
+    std::vector<OutputTensor> outputs;
+    std::exception_ptr error;
+    InferTimings timings;
+  };
+  int64_t max_rows = 0;
+  std::chrono::microseconds delay{0};
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Pending*> queue;
+  bool forming = false;  // a leader is gathering the next batch
+
+  int64_t queued_rows() const {
+    int64_t n = 0;
+    for (const Pending* p : queue) n += p->rows;
+    return n;
+  }
+};
+
+ServedModel::ServedModel() = default;
+ServedModel::~ServedModel() = default;
+
+// The first request of a batch leads it: it waits up to max_queue_delay_us for more rows (or
+// until max_batch_size rows wait), takes what fits, and runs them as one execution while the
+// next request starts gathering the next batch. The others wait for their slice of the answer.
+std::vector<OutputTensor> ServedModel::run_batched(const std::vector<const InputTensor*>& inputs, int64_t rows,
+                                                   Clock::time_point deadline, InferTimings* timings) {
+  Batcher& b = *batcher_;
+  Batcher::Pending me;
+  me.inputs = &inputs;
+  me.rows = rows;
+  me.arrived = Clock::now();
+  std::unique_lock<std::mutex> lock(b.mutex);
+  if (static_cast<int64_t>(b.queue.size()) >= std::max<int64_t>(config_.max_queue_size, 1) + b.max_rows)
+    throw Error(ErrorKind::kResourceExhausted, "the model's queue is full (" + std::to_string(b.queue.size()) +
+                                                   " requests waiting); retry later")
+        .with("field", "max_queue_size");
+  b.queue.push_back(&me);
+  metrics_->pending.fetch_add(1, std::memory_order_relaxed);
+  b.changed.notify_all();
+  while (!me.done) {
+    if (!me.taken && !b.forming && b.queue.front() == &me) {
+      b.forming = true;
+      const Clock::time_point flush = std::min(me.arrived + b.delay, deadline);
+      while (b.queued_rows() < b.max_rows && Clock::now() < flush) b.changed.wait_until(lock, flush);
+      std::vector<Batcher::Pending*> batch;
+      int64_t total = 0;
+      while (!b.queue.empty() && total + b.queue.front()->rows <= b.max_rows) {
+        batch.push_back(b.queue.front());
+        batch.back()->taken = true;
+        total += b.queue.front()->rows;
+        b.queue.pop_front();
+      }
+      metrics_->pending.fetch_sub(static_cast<int64_t>(batch.size()), std::memory_order_relaxed);
+      b.forming = false;
+      b.changed.notify_all();
+      lock.unlock();
+      try {
+        InstancePool::Lease instance = pool_.acquire(INT64_MAX, Clock::time_point::max(), metrics_.get());
+        const Clock::time_point started = Clock::now();
+        // The inputs of every request concatenated along the first dimension, in batch order.
+        std::vector<InputTensor> joined(inputs.size());
+        std::vector<const InputTensor*> pointers;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          joined[i].name = inputs[i]->name;
+          joined[i].datatype = inputs[i]->datatype;
+          joined[i].shape = inputs[i]->shape;
+          joined[i].shape[0] = total;
+          for (const Batcher::Pending* p : batch) joined[i].decoded.append((*p->inputs)[i]->data(), (*p->inputs)[i]->size());
+          pointers.push_back(&joined[i]);
+        }
+        std::vector<OutputTensor> all;
+        InferTimings t;
+        instance->run(pointers, &all, &t);
+        for (const OutputTensor& o : all)
+          if (o.shape.empty() || o.shape[0] != total || o.data.size() % static_cast<size_t>(total) != 0)
+            throw Error(ErrorKind::kFailedPrecondition, "output " + shape_text(o.shape) + " of a batch of " +
+                                                            std::to_string(total) + " is not batched along its first "
+                                                            "dimension: this model cannot batch")
+                .with("tensor", o.name).with("field", "max_batch_size");
+        size_t row = 0;
+        for (Batcher::Pending* p : batch) {
+          for (const OutputTensor& o : all) {
+            const size_t row_bytes = o.data.size() / static_cast<size_t>(total);
+            OutputTensor part{o.name, o.datatype, o.shape, o.data.substr(row * row_bytes, p->rows * row_bytes)};
+            part.shape[0] = p->rows;
+            p->outputs.push_back(std::move(part));
+          }
+          row += static_cast<size_t>(p->rows);
+          p->timings = t;
+          p->timings.queue_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(started - p->arrived).count();
+          p->timings.inferences = p->rows;
+          p->timings.executions = p == &me ? 1 : 0;
+        }
+      } catch (...) {
+        for (Batcher::Pending* p : batch) p->error = std::current_exception();
+      }
+      lock.lock();
+      for (Batcher::Pending* p : batch) p->done = true;
+      b.changed.notify_all();
+      break;
+    }
+    if (!me.taken && Clock::now() >= deadline) {
+      b.queue.erase(std::find(b.queue.begin(), b.queue.end(), &me));
+      metrics_->pending.fetch_sub(1, std::memory_order_relaxed);
+      b.changed.notify_all();
+      throw Error(ErrorKind::kInterrupted, "timed out waiting for a batch").with("field", "timeout");
+    }
+    b.changed.wait_until(lock, me.taken ? Clock::time_point::max() : deadline);
+  }
+  if (me.error) std::rethrow_exception(me.error);
+  *timings = me.timings;
+  return std::move(me.outputs);
+}
+
+std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const std::string& version,
+                                               const std::string& version_dir, const ModelConfig& config,
+                                               std::shared_ptr<ModelMetrics> metrics) {
+  auto m = std::make_shared<ServedModel>();
+  m->name_ = name;
+  m->version_ = version;
+  m->config_ = config;
+  m->metrics_ = std::move(metrics);
+  const ModelFiles files = find_model_files(version_dir);
+  const graphrt_apps::Model model = graphrt_apps::load_model(files.model, graphrt::LoadOptions{}, files.graph_json,
+                                                             files.params);
+  if (model.is_relax) {
+    m->platform_ = "tvm_relax";
+    for (int i = 0; i < config.instance_count; ++i) {
+      graphrt_apps::RelaxFunction fn = graphrt_apps::open_relax_function(model.root, config.function);
+      if (i == 0)
+        for (const std::string& p : fn.param_names) m->inputs_.push_back(TensorMetadata{p, false, {}, false, {}});
+      m->pool_.add(std::make_unique<RelaxInstance>(std::move(fn)));
+    }
+    if (!config.inputs.empty() && config.inputs.size() != m->inputs_.size())
+      throw Error("config.json lists " + std::to_string(config.inputs.size()) + " inputs, the function takes " +
+                  std::to_string(m->inputs_.size()) + " (" + join_names(m->inputs_) + ")")
+          .with("field", "input");
+    for (size_t i = 0; i < config.inputs.size(); ++i) {
+      if (!config.inputs[i].name.empty() && config.inputs[i].name != m->inputs_[i].name)
+        throw Error("config.json input " + std::to_string(i) + " is '" + config.inputs[i].name +
+                    "', the function's parameter is '" + m->inputs_[i].name + "'")
+            .with("field", "input");
+      apply_config(config.inputs[i], &m->inputs_[i], "input");
+    }
+    for (size_t i = 0; i < config.outputs.size(); ++i) {
+      TensorMetadata t{"output_" + std::to_string(i), false, {}, false, {}};
+      apply_config(config.outputs[i], &t, "output");
+      m->outputs_.push_back(t);
+    }
+    if (config.max_batch_size > 0) {
+      // Batching concatenates requests along the first dimension: every input must declare
+      // it variable (-1) and every other dimension fixed, so that any requests fit together.
+      for (const TensorMetadata& t : m->inputs_) {
+        bool ok = t.known_shape && !t.shape.empty() && t.shape[0] == -1;
+        for (size_t d = 1; ok && d < t.shape.size(); ++d) ok = t.shape[d] >= 0;
+        if (!ok)
+          throw Error("max_batch_size needs every input declared in config.json with shape [-1, fixed dims...]; '" +
+                      t.name + "' is " + (t.known_shape ? shape_text(t.shape) : std::string("undeclared")))
+              .with("field", "max_batch_size");
+      }
+      m->batcher_ = std::make_unique<Batcher>();
+      m->batcher_->max_rows = config.max_batch_size;
+      m->batcher_->delay = std::chrono::microseconds(config.max_queue_delay_us);
+    }
+    return m;
+  }
+  m->platform_ = "tvm_graph";
+  if (config.max_batch_size > 0)
+    throw Error(ErrorKind::kUnsupported, "dynamic batching needs a model with a variable first dimension (a Relax "
+                                         "executable with a symbolic batch); graph exports have fixed shapes")
+        .with("field", "max_batch_size");
+  const std::set<std::string> params(model.param_names.begin(), model.param_names.end());
+  std::vector<int> input_indices;
+  std::vector<std::string> output_names;
+  for (int i = 0; i < config.instance_count; ++i) {
+    auto executor = graphrt_apps::make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+    if (i == 0) {
+      int index = 0;
+      for (const graphrt::TensorInfo& info : executor->input_info()) {
+        if (!params.count(info.name)) {
+          TensorMetadata t{info.name, true, {}, true, info.shape};
+          if (!datatype_from_dl(info.dtype, &t.datatype))
+            throw Error(ErrorKind::kUnsupported, "input type " + dl_type_name(info.dtype) + " has no protocol datatype")
+                .with("tensor", info.name);
+          m->inputs_.push_back(t);
+          input_indices.push_back(index);
+        }
+        ++index;
+      }
+      int o = 0;
+      for (const graphrt::TensorInfo& info : executor->output_info()) {
+        // Graph outputs are node entries, not names a client could know: output_<i>.
+        TensorMetadata t{"output_" + std::to_string(o++), true, {}, true, info.shape};
+        if (!datatype_from_dl(info.dtype, &t.datatype))
+          throw Error(ErrorKind::kUnsupported, "output type " + dl_type_name(info.dtype) + " has no protocol datatype")
+              .with("tensor", t.name);
+        m->outputs_.push_back(t);
+      }
+      if (config.inputs.size() > m->inputs_.size() || config.outputs.size() > m->outputs_.size())
+        throw Error("config.json lists more inputs or outputs than the graph has (inputs: " + join_names(m->inputs_) +
+                    "; outputs: " + std::to_string(m->outputs_.size()) + ")");
+      for (size_t k = 0; k < config.inputs.size(); ++k) apply_config(config.inputs[k], &m->inputs_[k], "input");
+      for (size_t k = 0; k < config.outputs.size(); ++k) apply_config(config.outputs[k], &m->outputs_[k], "output");
+      for (const auto& t : m->outputs_) output_names.push_back(t.name);
+    }
+    m->pool_.add(std::make_unique<GraphInstance>(executor, input_indices, output_names));
+  }
+  return m;
+}
+
+std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferTimings* timings) {
+  // Inputs in the model's order, each checked against the metadata before any instance is taken.
+  std::vector<const InputTensor*> ordered(inputs_.size(), nullptr);
+  for (const InputTensor& in : request.inputs) {
+    size_t i = 0;
+    while (i < inputs_.size() && inputs_[i].name != in.name) ++i;
+    if (i == inputs_.size())
+      throw Error("unknown input '" + in.name + "' (the model takes " + join_names(inputs_) + ")")
+          .with("tensor", in.name).with("field", "name");
+    const TensorMetadata& want = inputs_[i];
+    if (in.datatype == Datatype::kBytes || (want.known_type && in.datatype != want.datatype))
+      throw Error(std::string("datatype ") + datatype_name(in.datatype) + ", the model takes " +
+                  (want.known_type ? datatype_name(want.datatype) : "numeric tensors"))
+          .with("tensor", in.name).with("field", "datatype");
+    if (want.known_shape) {
+      bool ok = want.shape.size() == in.shape.size();
+      for (size_t d = 0; ok && d < in.shape.size(); ++d) ok = want.shape[d] < 0 || want.shape[d] == in.shape[d];
+      if (!ok)
+        throw Error("shape " + shape_text(in.shape) + ", the model takes " + shape_text(want.shape))
+            .with("tensor", in.name).with("field", "shape");
+    }
+    ordered[i] = &in;
+  }
+  for (size_t i = 0; i < ordered.size(); ++i)
+    if (!ordered[i])
+      throw Error("input '" + inputs_[i].name + "' missing").with("tensor", inputs_[i].name).with("field", "inputs");
+  // Requested outputs are checked before the run when the model's outputs are known.
+  if (!outputs_.empty())
+    for (const RequestedOutput& r : request.outputs) {
+      bool found = false;
+      for (const auto& t : outputs_) found = found || t.name == r.name;
+      if (!found)
+        throw Error("unknown output '" + r.name + "' (the model has " + join_names(outputs_) + ")")
+            .with("tensor", r.name).with("field", "outputs");
+    }
+
+  const int64_t timeout_us = request.timeout_us > 0 ? request.timeout_us : config_.timeout_us;
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      timeout_us > 0 ? start + std::chrono::microseconds(timeout_us) : Clock::time_point::max();
+  std::vector<OutputTensor> all;
+  if (batcher_) {
+    const int64_t rows = ordered.empty() || ordered[0]->shape.empty() ? 0 : ordered[0]->shape[0];
+    for (const InputTensor* in : ordered)
+      if (in->shape.empty() || in->shape[0] != rows)
+        throw Error("the first dimension is the batch: every input needs the same one (" + std::to_string(rows) + ")")
+            .with("tensor", in->name).with("field", "shape");
+    if (rows < 1 || rows > config_.max_batch_size)
+      throw Error("batch of " + std::to_string(rows) + " rows; the model takes 1 to " +
+                  std::to_string(config_.max_batch_size))
+          .with("tensor", ordered[0]->name).with("field", "shape");
+    all = run_batched(ordered, rows, deadline, timings);
+  } else {
+    InstancePool::Lease instance = pool_.acquire(config_.max_queue_size, deadline, metrics_.get());
+    timings->queue_ns = ns_since(start);
+    instance->run(ordered, &all, timings);
+  }
+  if (!config_.outputs.empty())
+    for (size_t i = 0; i < all.size() && i < outputs_.size(); ++i) all[i].name = outputs_[i].name;
+  if (request.outputs.empty()) return all;
+  std::vector<OutputTensor> picked;
+  for (const RequestedOutput& r : request.outputs) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const OutputTensor& t) { return t.name == r.name; });
+    if (it == all.end())
+      throw Error("unknown output '" + r.name + "' (the model returned " + std::to_string(all.size()) + " outputs)")
+          .with("tensor", r.name).with("field", "outputs");
+    picked.push_back(std::move(*it));
+  }
+  return picked;
+}
+
+}  // namespace graphrt_serve

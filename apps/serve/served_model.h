@@ -1,0 +1,114 @@
+// One loaded version of a model: its metadata (inputs and outputs as the
+// protocol names them), its executor instances, and inference on them. Front
+// ends hold a shared_ptr while a request runs, so an unload or a reload never
+// pulls a model out from under a request in flight.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "datatype.h"
+#include "infer_request.h"
+#include "metrics.h"
+#include "model_config.h"
+
+namespace graphrt_serve {
+
+struct TensorMetadata {
+  std::string name;
+  bool known_type = false;  // a Relax executable records neither type nor shape of its parameters
+  Datatype datatype = Datatype::kFp32;
+  bool known_shape = false;
+  std::vector<int64_t> shape;  // -1: any size
+};
+
+struct OutputTensor {
+  std::string name;
+  Datatype datatype = Datatype::kFp32;
+  std::vector<int64_t> shape;
+  std::string data;  // little-endian, row-major
+};
+
+// One executor of a model; used by one request at a time.
+class Instance {
+ public:
+  virtual ~Instance() = default;
+  // `inputs` in the model's input order; fills every output in the model's order.
+  virtual void run(const std::vector<const InputTensor*>& inputs, std::vector<OutputTensor>* outputs,
+                   InferTimings* timings) = 0;
+};
+
+// The instances of a version and the requests waiting for one: at most
+// `max_waiting` wait (beyond: resource exhausted, HTTP 429), each at most until its deadline.
+class InstancePool {
+ public:
+  class Lease {
+   public:
+    Lease(InstancePool* pool, Instance* instance) : pool_(pool), instance_(instance) {}
+    Lease(Lease&& other) noexcept : pool_(other.pool_), instance_(other.instance_) { other.instance_ = nullptr; }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { if (instance_) pool_->release(instance_); }
+    Instance* operator->() const { return instance_; }
+
+   private:
+    InstancePool* pool_;
+    Instance* instance_;
+  };
+
+  void add(std::unique_ptr<Instance> instance);
+  // Throws graphrt::Error: resource exhausted when `max_waiting` requests already wait,
+  // interrupted when `deadline` passes first.
+  Lease acquire(int64_t max_waiting, std::chrono::steady_clock::time_point deadline, ModelMetrics* metrics);
+
+ private:
+  void release(Instance* instance);
+  std::mutex mutex_;
+  std::condition_variable available_;
+  std::vector<std::unique_ptr<Instance>> all_;
+  std::vector<Instance*> free_;
+  int64_t waiting_ = 0;
+};
+
+class ServedModel {
+ public:
+  // Loads DIR/<name>/<version>/ (one model file, or kernels .so + graph .json + .params).
+  static std::shared_ptr<ServedModel> load(const std::string& name, const std::string& version,
+                                           const std::string& version_dir, const ModelConfig& config,
+                                           std::shared_ptr<ModelMetrics> metrics);
+  ServedModel();  // empty; load() makes a usable one
+  ~ServedModel();
+
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const char* platform() const { return platform_; }
+  const std::vector<TensorMetadata>& inputs() const { return inputs_; }
+  const std::vector<TensorMetadata>& outputs() const { return outputs_; }  // empty when not known before a run
+  ModelMetrics& metrics() const { return *metrics_; }
+
+  // Runs `request`; returns the requested outputs in the order requested (all, in the
+  // model's order, when none are named). Throws graphrt::Error naming tensor and field.
+  std::vector<OutputTensor> infer(const InferRequest& request, InferTimings* timings);
+
+ private:
+  std::string name_, version_;
+  const char* platform_ = "";
+  // Runs requests together: one execution over their inputs concatenated along the first
+  // dimension, its outputs split back (served_model.cc).
+  struct Batcher;
+  std::vector<OutputTensor> run_batched(const std::vector<const InputTensor*>& inputs, int64_t rows,
+                                        std::chrono::steady_clock::time_point deadline, InferTimings* timings);
+
+  ModelConfig config_;
+  std::vector<TensorMetadata> inputs_, outputs_;
+  std::shared_ptr<ModelMetrics> metrics_;
+  InstancePool pool_;
+  std::unique_ptr<Batcher> batcher_;  // set when config.json asks for dynamic batching
+};
+
+}  // namespace graphrt_serve

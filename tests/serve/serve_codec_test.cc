@@ -1,0 +1,209 @@
+// The server's codecs without a server: every protocol datatype decoded from JSON and from
+// binary data into the exact bytes a model reads, encoded back, config.json and the metrics page.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "graphrt/error.h"
+#include "graphrt/float16.h"
+#include "infer_request.h"
+#include "infer_response.h"
+#include "metrics.h"
+#include "model_config.h"
+
+using namespace graphrt_serve;
+
+namespace {
+
+InferRequest decode(const std::string& body, const std::string* header = nullptr) {
+  return decode_rest_request(body.data(), body.size(), header);
+}
+
+std::string one(const std::string& datatype, const std::string& shape, const std::string& data) {
+  return R"({"inputs":[{"name":"t","datatype":")" + datatype + R"(","shape":)" + shape + R"(,"data":)" + data +
+         "}]}";
+}
+
+template <typename T>
+std::string bytes_of(std::initializer_list<T> values) {
+  std::string out;
+  for (T v : values) out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+  return out;
+}
+
+std::string decoded(const std::string& datatype, const std::string& shape, const std::string& data) {
+  InferRequest r = decode(one(datatype, shape, data));
+  EXPECT_EQ(r.inputs.size(), 1u);
+  return std::string(r.inputs[0].data(), r.inputs[0].size());
+}
+
+std::string error_of(const std::string& body) {
+  try {
+    decode(body);
+  } catch (const graphrt::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(ServeDecode, EveryDatatypeFromJson) {
+  EXPECT_EQ(decoded("BOOL", "[3]", "[true,false,true]"), std::string("\1\0\1", 3));
+  EXPECT_EQ(decoded("UINT8", "[2]", "[0,255]"), bytes_of<uint8_t>({0, 255}));
+  EXPECT_EQ(decoded("UINT16", "[2]", "[1,65535]"), bytes_of<uint16_t>({1, 65535}));
+  EXPECT_EQ(decoded("UINT32", "[1]", "[4294967295]"), bytes_of<uint32_t>({4294967295u}));
+  EXPECT_EQ(decoded("UINT64", "[1]", "[18446744073709551615]"),
+            bytes_of<uint64_t>({std::numeric_limits<uint64_t>::max()}));
+  EXPECT_EQ(decoded("INT8", "[2]", "[-128,127]"), bytes_of<int8_t>({-128, 127}));
+  EXPECT_EQ(decoded("INT16", "[2]", "[-32768,32767]"), bytes_of<int16_t>({-32768, 32767}));
+  EXPECT_EQ(decoded("INT32", "[2]", "[-2147483648,2147483647]"),
+            bytes_of<int32_t>({std::numeric_limits<int32_t>::min(), 2147483647}));
+  EXPECT_EQ(decoded("INT64", "[2]", "[-9223372036854775808,9223372036854775807]"),
+            bytes_of<int64_t>({std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}));
+  EXPECT_EQ(decoded("FP16", "[2]", "[1.5,-2]"),
+            bytes_of<uint16_t>({graphrt::float16_from_double(1.5), graphrt::float16_from_double(-2)}));
+  EXPECT_EQ(decoded("BF16", "[1]", "[0.25]"), bytes_of<uint16_t>({graphrt::bfloat16_from_double(0.25)}));
+  EXPECT_EQ(decoded("FP32", "[2]", "[0.1,3]"), bytes_of<float>({0.1f, 3.0f}));
+  EXPECT_EQ(decoded("FP64", "[1]", "[0.1]"), bytes_of<double>({0.1}));
+  EXPECT_EQ(decoded("BYTES", "[2]", R"(["ab",""])"), std::string("\2\0\0\0ab\0\0\0\0", 10));
+  // Nested data of the shape's rank, and a scalar.
+  EXPECT_EQ(decoded("INT32", "[2,2]", "[[1,2],[3,4]]"), bytes_of<int32_t>({1, 2, 3, 4}));
+  EXPECT_EQ(decoded("INT32", "[]", "[7]"), bytes_of<int32_t>({7}));
+  EXPECT_EQ(decoded("FP32", "[0,3]", "[]"), "");
+}
+
+TEST(ServeDecode, RangeAndTypeErrorsNameTensorAndField) {
+  for (const char* body : {R"({"inputs":[{"name":"t","datatype":"UINT8","shape":[1],"data":[256]}]})",
+                           R"({"inputs":[{"name":"t","datatype":"INT8","shape":[1],"data":[-129]}]})",
+                           R"({"inputs":[{"name":"t","datatype":"UINT64","shape":[1],"data":[-1]}]})",
+                           R"({"inputs":[{"name":"t","datatype":"INT32","shape":[1],"data":[1.5]}]})",
+                           R"({"inputs":[{"name":"t","datatype":"BOOL","shape":[1],"data":[1]}]})",
+                           R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":["1"]}]})",
+                           R"({"inputs":[{"name":"t","datatype":"BYTES","shape":[1],"data":[1]}]})"}) {
+    const std::string e = error_of(body);
+    EXPECT_NE(e.find("tensor: t"), std::string::npos) << body << ": " << e;
+    EXPECT_NE(e.find("field: data"), std::string::npos) << body << ": " << e;
+  }
+  EXPECT_NE(error_of(one("FP32", "[4611686018427387904,4]", "[1]")).find("overflows"), std::string::npos);
+  EXPECT_NE(error_of(one("FP32", "[3]", "[1,2]")).find("holds 2 elements"), std::string::npos);
+  EXPECT_NE(error_of(one("FP32", "[1]", "[1,2]")).find("more elements"), std::string::npos);
+}
+
+TEST(ServeDecode, StreamedAndTreeDataAgree) {
+  // "datatype" before "data" streams the elements; after it, the tree path converts them.
+  const std::string streamed = R"({"inputs":[{"name":"t","datatype":"INT16","shape":[2,2],"data":[[1,-2],[3,4]]}]})";
+  const std::string tree = R"({"inputs":[{"data":[[1,-2],[3,4]],"name":"t","shape":[2,2],"datatype":"INT16"}]})";
+  EXPECT_EQ(std::string(decode(streamed).inputs[0].data(), 8), bytes_of<int16_t>({1, -2, 3, 4}));
+  EXPECT_EQ(std::string(decode(tree).inputs[0].data(), 8), bytes_of<int16_t>({1, -2, 3, 4}));
+  // Several inputs, one streamed and one not, keep their own data.
+  InferRequest two = decode(
+      R"({"inputs":[{"name":"a","datatype":"FP32","shape":[1],"data":[0.5]},)"
+      R"({"data":[7],"name":"b","datatype":"INT64","shape":[1]}],"outputs":[{"name":"o","data":[1]}]})");
+  EXPECT_EQ(std::string(two.inputs[0].data(), 4), bytes_of<float>({0.5f}));
+  EXPECT_EQ(std::string(two.inputs[1].data(), 8), bytes_of<int64_t>({7}));
+  // Element errors while streaming name the tensor, even before its name was read.
+  EXPECT_NE(error_of(R"({"inputs":[{"datatype":"UINT8","data":[300],"name":"late","shape":[1]}]})").find("input 0"),
+            std::string::npos);
+  // Repeated keys cannot smuggle data past the checks.
+  for (const char* body :
+       {R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[1]}],"inputs":[]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[2],"data":[1],"data":[2]}]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[1],"datatype":"INT32"}]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[2],"data":[1,{"x":2}]}]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[[[1]]]}]})",
+        R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[1,2]}]})",
+        R"({"inputs":[5,{"name":"t","datatype":"FP32","shape":[1],"data":[1]}]})"}) {
+    EXPECT_NE(error_of(body), "") << body;
+  }
+}
+
+TEST(ServeDecode, BinaryDataAndLyingLengths) {
+  const std::string header =
+      R"({"inputs":[{"name":"a","datatype":"INT16","shape":[2],"parameters":{"binary_data_size":4}},)"
+      R"({"name":"b","datatype":"BYTES","shape":[1],"parameters":{"binary_data_size":7}}],)"
+      R"("outputs":[{"name":"o","parameters":{"binary_data":true}}],"parameters":{"binary_data_output":false}})";
+  const std::string binary = bytes_of<int16_t>({-1, 2}) + std::string("\3\0\0\0xyz", 7);
+  const std::string body = header + binary;
+  const std::string hlen = std::to_string(header.size());
+  InferRequest r = decode(body, &hlen);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  EXPECT_EQ(std::string(r.inputs[0].data(), r.inputs[0].size()), bytes_of<int16_t>({-1, 2}));
+  EXPECT_EQ(r.inputs[0].data(), body.data() + header.size());  // a view, not a copy
+  EXPECT_EQ(std::string(r.inputs[1].data(), r.inputs[1].size()), std::string("\3\0\0\0xyz", 7));
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_EQ(r.outputs[0].binary, 1);
+  EXPECT_FALSE(r.binary_output);
+  for (const std::string& bad : {std::to_string(header.size() + 1), std::to_string(body.size() + 1), std::string("x"),
+                                 std::string(""), std::string("99999999999999999999")}) {
+    EXPECT_THROW(decode(body, &bad), graphrt::Error) << bad;
+  }
+  const std::string short_body = body.substr(0, body.size() - 1);
+  EXPECT_THROW(decode(short_body, &hlen), graphrt::Error);
+  const std::string long_body = body + "!";
+  EXPECT_THROW(decode(long_body, &hlen), graphrt::Error);
+  // A BYTES element whose length runs past its tensor's data.
+  std::string lying = header + bytes_of<int16_t>({-1, 2}) + std::string("\x09\0\0\0xyz", 7);
+  EXPECT_THROW(decode(lying, &hlen), graphrt::Error);
+}
+
+TEST(ServeEncode, JsonValuesRoundTripAndBinaryOutputs) {
+  InferRequest req;
+  req.outputs.push_back(RequestedOutput{"b", 1});
+  InferResponse resp;
+  resp.model_name = "m";
+  resp.model_version = "2";
+  resp.has_id = true;
+  resp.id = "q\"1";
+  OutputTensor a{"a", Datatype::kFp32, {3}, bytes_of<float>({0.1f, -0.0f, 1e-45f})};
+  OutputTensor b{"b", Datatype::kInt64, {1}, bytes_of<int64_t>({-5})};
+  OutputTensor c{"c", Datatype::kBool, {2}, std::string("\1\0", 2)};
+  OutputTensor d{"d", Datatype::kFp32, {3}, bytes_of<float>({NAN, INFINITY, -INFINITY})};
+  resp.outputs = {a, b, c, d};
+  size_t json_size = 0;
+  const std::string body = encode_rest_response(resp, req, &json_size);
+  const std::string json = body.substr(0, json_size);
+  EXPECT_EQ(json,
+            R"({"model_name":"m","model_version":"2","id":"q\"1","outputs":[)"
+            R"({"name":"a","datatype":"FP32","shape":[3],"data":[0.1,-0,1e-45]},)"
+            R"({"name":"b","datatype":"INT64","shape":[1],"parameters":{"binary_data_size":8}},)"
+            R"({"name":"c","datatype":"BOOL","shape":[2],"data":[true,false]},)"
+            R"({"name":"d","datatype":"FP32","shape":[3],"data":[NaN,Infinity,-Infinity]}]})");
+  EXPECT_EQ(body.substr(json_size), bytes_of<int64_t>({-5}));
+  EXPECT_EQ(json_string(std::string("a\x01\xff\xc3\xa9", 5)), "\"a\\u0001\\ufffd\xc3\xa9\"");
+}
+
+TEST(ServeConfig, KnownKeysAndMistakes) {
+  ModelConfig c = parse_model_config(
+      R"({"instance_count":2,"max_queue_size":3,"timeout_us":5,"function":"f",)"
+      R"("input":[{"name":"x","datatype":"FP32","shape":[-1,4]}],"output":[{"name":"y"}]})");
+  EXPECT_EQ(c.instance_count, 2);
+  EXPECT_EQ(c.max_queue_size, 3);
+  EXPECT_EQ(c.function, "f");
+  ASSERT_EQ(c.inputs.size(), 1u);
+  EXPECT_EQ(c.inputs[0].shape, (std::vector<int64_t>{-1, 4}));
+  EXPECT_EQ(c.outputs[0].name, "y");
+  for (const char* bad : {"{", "[]", R"({"instance_cont":2})", R"({"instance_count":0})",
+                          R"({"input":[{"name":"x","datatype":"FP33"}]})", R"({"input":[{"nam":"x"}]})"}) {
+    EXPECT_THROW(parse_model_config(bad), graphrt::Error) << bad;
+  }
+}
+
+TEST(ServeMetrics, TextFormat) {
+  Metrics m;
+  auto mm = m.for_model("a\"b", "1");
+  mm->request_success += 2;
+  mm->compute_infer_ns += 1500;
+  EXPECT_EQ(m.for_model("a\"b", "1"), mm);
+  const std::string page = m.render();
+  EXPECT_NE(page.find("graphrt_inference_request_success_total{model=\"a\\\"b\",version=\"1\"} 2\n"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("graphrt_inference_compute_infer_duration_seconds_total{model=\"a\\\"b\",version=\"1\"} "
+                      "0.000001500\n"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("# TYPE graphrt_inference_count_total counter"), std::string::npos);
+}
