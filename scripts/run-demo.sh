@@ -18,22 +18,8 @@ cmake --build build -j"$jobs" --target graphrt_run demo_mlp
 demo=build/examples/demo_mlp
 echo
 echo "== demo: $demo/demo_mlp.so (2-layer MLP, C kernels packed by graphrt-pack), input $demo/input.npy"
+echo "   checked against $demo/expected_output.npy (the generator's float64 forward pass)"
 ./build/apps/graphrt-run "$demo/demo_mlp.so" --input data="$demo/input.npy" \
-  --output-dir build/demo_out --repeat 100 --warmup 10 "$@"
-echo
-echo "== check: build/demo_out/output_0.npy against $demo/expected_output.npy (float64 forward pass)"
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
-"$python" - "$demo/expected_output.npy" build/demo_out/output_0.npy <<'PY'
-import sys
-import numpy as np
-expected, got = (np.load(p) for p in sys.argv[1:3])
-if got.shape != expected.shape or got.dtype != expected.dtype:
-    sys.exit("demo output has shape %s %s, expected %s %s" % (got.shape, got.dtype, expected.shape, expected.dtype))
-diff = float(np.max(np.abs(got.astype(np.float64) - expected)))
-print("max |graphrt - reference| = %.3g over %d values" % (diff, got.size))
-if diff > 1e-5:
-    sys.exit("demo output differs from the reference by %.3g (tolerance 1e-5)" % diff)
-print("demo output matches the reference (tolerance 1e-5)")
-PY
+  --output-dir build/demo_out --repeat 100 --warmup 10 \
+  --expected-output 0="$demo/expected_output.npy" --tolerance 1e-5 "$@"
 echo "== demo done in $(( $(date +%s) - start )) s; next: scripts/test.sh builds and runs every test"
