@@ -186,8 +186,8 @@ struct GraphExecutor::Impl {
       std::string why = kv.second ? "its device_index attrs place " + std::to_string(kv.second) + " tensors on " + type
                                   : "its library holds a '" + type + "' module";
       throw Error("the graph wants a " + upper(type) + " device (" + why + ") but was given " + given_list +
-                  ": create it on a " + type + " device (graphrt-run --device " + type + ":0; Python: " +
-                  "lib[\"default\"](graphrt." + type + "(0)))");
+                  ": create it on a " + type + " device (Python: lib[\"default\"](graphrt." + type + "(0)))")
+          .with("option", "device=" + type);
     }
   }
 
@@ -436,10 +436,12 @@ struct GraphExecutor::Impl {
     std::string msg = "run() before every input was set:";
     if (!params.empty())
       msg += " params not loaded: " + join_names(params, 6) +
-             "; load them with load_params (the model's params file, e.g. deploy_params.params; "
-             "graphrt-run --params)" + (data.empty() ? "" : ";");
+             "; load them with load_params (the model's params file, e.g. deploy_params.params)" +
+             (data.empty() ? "" : ";");
     if (!data.empty()) msg += " inputs not set: " + join_names(data, 6) + "; set them with set_input";
-    throw Error(ErrorKind::kFailedPrecondition, msg);
+    Error error(ErrorKind::kFailedPrecondition, msg);
+    if (!params.empty()) error.with("option", "params");
+    throw error;
   }
 
   void check_ran(int output) const {

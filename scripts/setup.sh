@@ -2,7 +2,7 @@
 # Installs graphrt's build and test dependencies from Debian packages.
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
-packages=(cmake g++ make pkg-config libdlpack-dev nlohmann-json3-dev libdmlc-dev googletest libgtest-dev
+packages=(cmake g++ make pkg-config libdlpack-dev nlohmann-json3-dev googletest libgtest-dev
           libbenchmark-dev zlib1g-dev python3-numpy python3-pytest python3-setuptools)
 missing=()
 for p in "${packages[@]}"; do

@@ -46,8 +46,9 @@ void require_tvm_library(const Library& library, const LoadOptions& options) {
   if (options.trust_exports || library.registered_tvm_code() || has_tvm_marker(library)) return;
   throw Error("not a TVM module: no __tvm_dev_mblob and no TVM-ABI symbol (__tvm_module_ctx, __TVMAPISetLastError, "
               "a TVM* import), so its functions are not known to be packed functions; load a TVM export or a "
-              "graphrt-pack output, or opt in with trust_exports (--trust-exports) for hand-written packed functions")
-      .with("file", library.origin());
+              "graphrt-pack output, or opt in with the trust_exports load option for hand-written packed functions")
+      .with("file", library.origin())
+      .with("option", "trust_exports");
 }
 }  // namespace
 

@@ -38,6 +38,9 @@ void expect_refused_as_not_tvm(const std::string& path, const LoadOptions& optio
     EXPECT_NE(msg.find("__tvm_dev_mblob"), std::string::npos) << msg;
     EXPECT_NE(msg.find("trust_exports"), std::string::npos) << msg;
     EXPECT_EQ(e.context_value("file"), path) << msg;
+    // The option, for the apps to name their flag; the library names none.
+    EXPECT_EQ(e.context_value("option"), "trust_exports") << msg;
+    EXPECT_EQ(msg.find("--"), std::string::npos) << msg;
   }
 }
 
