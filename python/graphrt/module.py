@@ -29,7 +29,7 @@ class Object:
         try:
             h, self.handle = self.handle, None
             if h is not None and h.value and _lib._LIB is not None:
-                _lib._LIB.TVMObjectFree(h)
+                _lib.OBJECT_FREE(h)
         except Exception:
             pass
 

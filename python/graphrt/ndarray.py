@@ -151,7 +151,7 @@ class NDArray:
         """Drops this reference now; later use raises GraphrtError."""
         h, self.handle = self.handle, None
         if h is not None and h.value and self._owned and _lib._LIB is not None:
-            _lib._LIB.TVMArrayFree(h)
+            _lib.ARRAY_FREE(h)
 
     def _h(self):
         if self.handle is None or not self.handle.value:

@@ -127,3 +127,19 @@ def test_run_relax_profile_lists_kernels_and_builtins():
     assert rows["vm.builtin.alloc_tensor"][1] == "builtin"
     assert int(rows["vm.builtin.null_value"][2]) > 1
     assert "Total" in rows
+
+
+@pytest.mark.parametrize("loader", ["dlopen", "elf"])
+def test_run_pre_v020_executable_record(tmp_path, loader):
+    # TVM v0.13 to v0.19 name the record relax.Executable; the rest is the same.
+    from _relax_cases import pre_v020_copy
+    case = RelaxCase("relax_tuple_io")
+    so = pre_v020_copy(case, str(tmp_path / "deploy_v019.so"))
+    _, inputs, outputs = case.input_sets()[0]
+    p = run([a if a != case.path("deploy_relax.so") else so for a in _run_args(case, inputs, tmp_path)] +
+            ["--loader", loader])
+    assert p.returncode == 0, p.stderr
+    for i, expected_path in enumerate(outputs):
+        assert np.load(str(tmp_path / ("output_%d.npy" % i))).tobytes() == np.load(expected_path).tobytes()
+    p = run([app("graphrt-inspect"), so])
+    assert p.returncode == 0 and "relax.Executable (" in p.stdout, p.stdout
