@@ -17,7 +17,8 @@ namespace {
 
 const std::vector<std::string> kVmInterface = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
                                                "get_output_arity", "get_function_arity", "get_function_param_name",
-                                               "save_function", "invoke_closure", "profile", "set_instruction_budget"};
+                                               "save_function", "invoke_closure", "profile", "trace",
+                                               "get_function_param_signature", "set_instruction_budget"};
 
 std::vector<std::string> vm_functions(const graphrt::Module& vm) {
   std::vector<std::string> out;
