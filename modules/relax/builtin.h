@@ -53,6 +53,7 @@ struct BuiltinEntry {
 const BuiltinEntry* shape_builtins(size_t* count);
 const BuiltinEntry* storage_builtins(size_t* count);
 const BuiltinEntry* data_builtins(size_t* count);
+const BuiltinEntry* set_builtins(size_t* count);
 
 }  // namespace relax
 }  // namespace graphrt
