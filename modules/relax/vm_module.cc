@@ -15,6 +15,7 @@ constexpr int kAllocatorNaive = 1;
 
 std::vector<Value> values_from(const TVMArgs& args, int begin, bool own_tensors) {
   std::vector<Value> out;
+  out.reserve(static_cast<size_t>(args.size() > begin ? args.size() - begin : 0));
   for (int i = begin; i < args.size(); ++i) {
     // A borrowed DLTensor kept past the call (set_input) is copied: its owner may free it.
     if (own_tensors && args.code(i) == kTVMDLTensorHandle) {
@@ -225,6 +226,18 @@ PackedFunc VmModuleNode::find_function(const std::string& name, const Module& se
   const int64_t index = linked_->exe->find_function(name);
   if (index < 0 || linked_->exe->functions[static_cast<size_t>(index)].kind != FunctionKind::kVMFunc) return PackedFunc();
   return make_function([this, self, index](const TVMArgs& args, RetValue* ret) {
+    // A model function's few arguments stay on the stack: a call allocates nothing here.
+    constexpr int kOnStack = 8;
+    if (args.size() <= kOnStack) {
+      Value values[kOnStack];
+      const Value* argv[kOnStack];
+      for (int i = 0; i < args.size(); ++i) {
+        values[i] = value_from_arg(args, i);
+        argv[i] = &values[i];
+      }
+      value_to_ret(vm_->call(index, argv, args.size()), ret);
+      return;
+    }
     const std::vector<Value> values = values_from(args, 0, false);
     const std::vector<const Value*> argv = pointers(values);
     value_to_ret(vm_->call(index, argv.data(), static_cast<int>(argv.size())), ret);
