@@ -107,7 +107,10 @@ int run(int argc, char** argv) {
     std::vector<const graphrt::ModuleNode*> listed;
     print_tree(root, 0, args.has("--all-functions"), &listed);
     if (is_relax_executable(root)) {
-      // The executable's own listing: constants (dtype and shape), functions, and the code.
+      // The functions with what their code checks of each parameter, then the executable's
+      // own listing: constants (dtype and shape), functions, and the code.
+      std::cout << "\nRelax functions (parameters as the code checks them; n<k>: a symbolic dimension):\n";
+      for (const std::string& line : relax_function_signatures(root)) std::cout << "  " << line << "\n";
       std::cout << "\n" << graphrt::call_function(root->require_function("stats"), {}).as_string() << "\n"
                 << graphrt::call_function(root->require_function("as_text"), {}).as_string();
       return 0;

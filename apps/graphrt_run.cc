@@ -326,13 +326,48 @@ void save_inputs(const std::string& path, const std::vector<std::pair<std::strin
   human() << "wrote " << inputs.size() << " input(s) to " << path << "\n";
 }
 
+// Random inputs for the parameters not given, shaped as the function's code checks them: a
+// symbolic dimension takes its size from a given input that has it, else 1.
+void fill_relax_inputs(const RelaxFunction& fn, std::vector<graphrt::NDArray>& inputs, long long seed, bool quiet) {
+  std::map<int64_t, int64_t> symbols;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const RelaxParamSignature& s = fn.params[i];
+    if (!inputs[i].defined() || !s.known || inputs[i].shape().size() != s.dims.size()) continue;
+    for (size_t d = 0; d < s.dims.size(); ++d)
+      if (s.symbols[d] >= 0) symbols.emplace(s.symbols[d], inputs[i].shape()[d]);
+  }
+  std::mt19937_64 rng(static_cast<uint64_t>(seed));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].defined()) continue;
+    const RelaxParamSignature& s = fn.params[i];
+    const std::string& name = fn.param_names[i];
+    if (!s.known)
+      throw Error("input '" + name + "' of " + fn.name + " has no dtype and shape in the executable (its code checks " +
+                  s.text + "): give it with --input " + name + "=FILE.npy");
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < s.dims.size(); ++d) {
+      if (s.dims[d] >= 0) {
+        shape.push_back(s.dims[d]);
+      } else {
+        auto it = symbols.find(s.symbols[d]);
+        shape.push_back(it != symbols.end() ? it->second : 1);
+      }
+    }
+    inputs[i] = graphrt::NDArray::empty(shape, s.dtype, DLDevice{kDLCPU, 0});
+    fill_random(inputs[i], rng);
+    if (!quiet)
+      human() << "input " << name << ": random " << graphrt::shape_to_string(shape) << " "
+                << graphrt::dtype_to_string(s.dtype) << " (seed " << seed << "; the code checks " << s.text << ")\n";
+  }
+}
+
 // A Relax executable: its function called with the --input arrays in parameter order; a tuple
 // result is written flattened depth-first, as TVM's output_<i>.npy are.
 int run_relax(const Model& model, const std::vector<GivenInput>& given, const std::vector<ExpectedOutput>& expected,
               const Args& args, DLDevice dev, nlohmann::ordered_json& report,
               std::chrono::steady_clock::time_point load_start) {
-  for (const char* flag : {"--trace", "--memory-plan", "--cuda-graph", "--random-inputs"})
-    if (args.has(flag)) throw UsageError(std::string(flag) + " is not supported for Relax executables yet");
+  for (const char* flag : {"--memory-plan", "--cuda-graph"})
+    if (args.has(flag)) throw UsageError(std::string(flag) + " does not apply to Relax executables");
   if (dev.device_type != kDLCPU) throw UsageError("Relax executables run on the CPU only");
   RelaxFunction fn = open_relax_function(model.root, args.get("--function"));
   report["format"] = "relax";
@@ -350,11 +385,15 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
     slot = graphrt::NDArray::empty(in.array.shape, in.array.dtype, DLDevice{kDLCPU, 0});
     slot.copy_from_bytes(in.array.data.data(), in.array.data.size());
   }
+  const bool quiet = args.has("--quiet");
+  const long long seed = args.get_int("--random-inputs", -1, 0, (1LL << 62));
+  if (seed >= 0) fill_relax_inputs(fn, inputs, seed, quiet);
   graphrt::ArgList call_args;
   std::vector<std::pair<std::string, graphrt::NDArray>> used;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
-      throw Error("input '" + fn.param_names[i] + "' not given (use --input " + fn.param_names[i] + "=FILE.npy)");
+      throw Error("input '" + fn.param_names[i] + "' not given (use --input " + fn.param_names[i] +
+                  "=FILE.npy or --random-inputs SEED)");
     call_args.add_ndarray(inputs[i]);
     used.emplace_back(fn.param_names[i], inputs[i]);
   }
@@ -372,12 +411,19 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
   if (repeat > 0) report["latency"] = latency_report(ms, repeat, warmup);
   std::string structure;
   const std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::call_function(f, call_args), &structure);
-  if (!args.has("--quiet")) human() << fn.name << " returned " << structure << "\n";
-  if (args.has("--profile")) {
+  if (!quiet) human() << fn.name << " returned " << structure << "\n";
+  if (args.has("--profile") || args.has("--trace")) {
     graphrt::ArgList profile_args;
     profile_args.add_string(fn.name);
     for (const auto& a : inputs) profile_args.add_ndarray(a);
-    human() << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
+    if (args.has("--profile"))
+      human() << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
+    if (args.has("--trace")) {
+      const std::string path = args.get("--trace");
+      write_output_file(path, graphrt::call_function(fn.vm->require_function("trace"), profile_args).as_string(),
+                        "trace file");
+      if (!quiet) human() << "wrote Chrome trace to " << path << "\n";
+    }
   }
   return finish(outputs, args, expected, report);
 }

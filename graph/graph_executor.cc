@@ -43,12 +43,14 @@ struct GraphExecutor::Impl {
   std::vector<std::unique_ptr<int64_t>> flat_shapes;
   std::vector<NDArray> shared_param_owners;  // keeps another executor's params alive
   std::vector<OpCall> ops;
+  std::vector<std::vector<uint32_t>> op_entries;  // per op: the entries of its tensor arguments
   std::map<std::string, int> input_by_name;
   std::map<std::string, int> output_by_name;
   std::vector<std::string> param_names;
   bool device_graph_requested = false;
   bool device_graph_tried = false;
   void* device_graph = nullptr;
+  bool device_graph_rebind_logged = false;  // a refused update is logged once
   DLDevice graph_device{kDLCPU, 0};
   std::vector<bool> input_set;  // per arg node: set_input, zero-copy or a param has filled it
   size_t inputs_unset = 0;
@@ -63,20 +65,31 @@ struct GraphExecutor::Impl {
   // cost of a run is this loop); other calls go through OpCall::invoke.
   std::vector<OpCall::Direct> direct_calls;
 
+  void run_op(size_t i, uint64_t generation) {
+    const OpCall::Direct& c = direct_calls[i];
+    if (!c.fn) {
+      ops[i].invoke();
+      return;
+    }
+    TVMValue ret;
+    int ret_code = kTVMNullptr;
+    if (c.fn(c.values, c.codes, c.num_args, &ret, &ret_code, nullptr) != 0)
+      ops[i].fail(kernel_failure(ops[i].function_name(), generation));
+  }
+
   void run_ops() {
-    OpCall::Direct* calls = direct_calls.data();
     // Read once per run, not per node: kernels set the last error only when they fail.
     const uint64_t generation = last_error_generation();
+    for (size_t i = 0, n = direct_calls.size(); i < n; ++i) run_op(i, generation);
+  }
+
+  // A run being captured: each op's work is marked with its index, which
+  // rebind_device_graph names to the device.
+  void run_ops_marking_steps(DeviceAPI* api) {
+    const uint64_t generation = last_error_generation();
     for (size_t i = 0, n = direct_calls.size(); i < n; ++i) {
-      const OpCall::Direct& c = calls[i];
-      if (!c.fn) {
-        ops[i].invoke();
-        continue;
-      }
-      TVMValue ret;
-      int ret_code = kTVMNullptr;
-      if (c.fn(c.values, c.codes, c.num_args, &ret, &ret_code, nullptr) != 0)
-        ops[i].fail(kernel_failure(ops[i].function_name(), generation));
+      api->capture_step(graph_device, static_cast<uint32_t>(i));
+      run_op(i, generation);
     }
   }
 
@@ -110,7 +123,7 @@ struct GraphExecutor::Impl {
       return e.what();
     }
     try {
-      run_ops();
+      run_ops_marking_steps(api);
     } catch (const std::exception& e) {
       abandon_capture(api);
       return std::string("a call failed while capturing: ") + e.what();
@@ -178,8 +191,8 @@ struct GraphExecutor::Impl {
       std::string why = kv.second ? "its device_index attrs place " + std::to_string(kv.second) + " tensors on " + type
                                   : "its library holds a '" + type + "' module";
       throw Error("the graph wants a " + upper(type) + " device (" + why + ") but was given " + given_list +
-                  ": create it on a " + type + " device (graphrt-run --device " + type + ":0; Python: " +
-                  "lib[\"default\"](graphrt." + type + "(0)))");
+                  ": create it on a " + type + " device (Python: lib[\"default\"](graphrt." + type + "(0)))")
+          .with("option", "device=" + type);
     }
   }
 
@@ -329,6 +342,7 @@ struct GraphExecutor::Impl {
 
   void setup_ops() {
     ops.clear();
+    op_entries.clear();
     for (auto& v : flat_views) v.clear();
     flat_storage.clear();
     flat_shapes.clear();
@@ -337,9 +351,11 @@ struct GraphExecutor::Impl {
       if (node.op != "tvm_op" || node.func_name == "__nop") continue;
       if (!node_done_in_place.empty() && node_done_in_place[nid]) continue;
       std::vector<DLTensor*> args;
-      for (const NodeEntry& in : node.inputs) args.push_back(argument_tensor(graph.entry_id(in), node.flatten_data));
-      for (uint32_t i = 0; i < node.num_outputs; ++i)
-        args.push_back(argument_tensor(graph.entry_id(nid, i), node.flatten_data));
+      std::vector<uint32_t> arg_entries;
+      for (const NodeEntry& in : node.inputs) arg_entries.push_back(graph.entry_id(in));
+      for (uint32_t i = 0; i < node.num_outputs; ++i) arg_entries.push_back(graph.entry_id(nid, i));
+      for (uint32_t e : arg_entries) args.push_back(argument_tensor(e, node.flatten_data));
+      op_entries.push_back(std::move(arg_entries));
       PackedFunc fn;
       if (node.func_name != "__copy") fn = resolve(nid, node);
       ops.push_back(OpCall::make(nid, node.name, node.func_name, std::move(fn), std::move(args)));
@@ -445,10 +461,12 @@ struct GraphExecutor::Impl {
     std::string msg = "run() before every input was set:";
     if (!params.empty())
       msg += " params not loaded: " + join_names(params, 6) +
-             "; load them with load_params (the model's params file, e.g. deploy_params.params; "
-             "graphrt-run --params)" + (data.empty() ? "" : ";");
+             "; load them with load_params (the model's params file, e.g. deploy_params.params)" +
+             (data.empty() ? "" : ";");
     if (!data.empty()) msg += " inputs not set: " + join_names(data, 6) + "; set them with set_input";
-    throw Error(ErrorKind::kFailedPrecondition, msg);
+    Error error(ErrorKind::kFailedPrecondition, msg);
+    if (!params.empty()) error.with("option", "params");
+    throw error;
   }
 
   void check_ran(int output) const {
@@ -481,15 +499,58 @@ struct GraphExecutor::Impl {
     for (uint32_t member : group_members[alias_group[entry]]) {
       if (!external.empty()) external[member] = false;
     }
-    if (device_graph) {  // the captured graph holds the old addresses
-      device_api(graph_device)->capture_free(graph_device, device_graph);
-      device_graph = nullptr;
-      device_graph_tried = false;
+    if (device_graph && entries[entry]->data != data) {  // the captured graph holds the old address
+      std::string why = rebind_device_graph(entry, data);
+      if (!why.empty()) {
+        if (!device_graph_rebind_logged)
+          log_warning("a zero-copy tensor moved and the captured device graph cannot follow (" + why +
+                      "): the next run captures again");
+        device_graph_rebind_logged = true;
+        device_api(graph_device)->capture_free(graph_device, device_graph);
+        device_graph = nullptr;
+        device_graph_tried = false;
+      }
     }
     for (uint32_t member : group_members[alias_group[entry]]) {
       entries[member]->data = data;
       for (DLTensor* flat : flat_views[member]) flat->data = data;
     }
+  }
+
+  // Points the captured graph's uses of `entry`'s alias group at `data`;
+  // returns "" when done, else why it could not (the graph is then unusable).
+  // The ops using the group are the steps to update; an op that also has
+  // another tensor at the old address (the memory plan reuses storage, a
+  // caller may pass one buffer twice) makes the address ambiguous.
+  std::string rebind_device_graph(uint32_t entry, void* data) {
+    uint32_t group = alias_group[entry];
+    const char* old = static_cast<const char*>(entries[entry]->data);
+    size_t nbytes = 0;
+    for (uint32_t member : group_members[group]) {
+      if (entries[member]->data != old) return "the tensor's views start at different addresses";
+      nbytes = std::max(nbytes, entry_bytes(graph, member));
+    }
+    std::vector<uint32_t> steps;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      bool uses = false;
+      const std::string* clash = nullptr;
+      for (uint32_t e : op_entries[i]) {
+        if (alias_group[e] == group) {
+          uses = true;
+          continue;
+        }
+        const char* other = static_cast<const char*>(entries[e]->data);
+        if (other < old + nbytes && old < other + entry_bytes(graph, e)) clash = &graph.nodes[ops[i].node_id()].name;
+      }
+      if (uses && clash) return "node '" + *clash + "' has another tensor at the same address";
+      if (uses) steps.push_back(static_cast<uint32_t>(i));
+    }
+    try {
+      device_api(graph_device)->capture_rebind(graph_device, device_graph, old, nbytes, data, steps.data(), steps.size());
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
   }
 
   void check_zero_copy(uint32_t entry, const DLTensor* value, const std::string& what) const {

@@ -5,7 +5,7 @@
 #                             scale-out tests: haproxy, nginx, promtool, wrk) need
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
-packages=(cmake g++ make pkg-config libdlpack-dev nlohmann-json3-dev libdmlc-dev zlib1g-dev python3-numpy)
+packages=(cmake g++ make pkg-config libdlpack-dev nlohmann-json3-dev zlib1g-dev python3-numpy)
 if [ "${1:-}" = --tests ]; then
   packages+=(googletest libgtest-dev libbenchmark-dev python3-pytest python3-setuptools
              libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc

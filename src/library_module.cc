@@ -70,9 +70,12 @@ void require_tvm_library(const Library& library, const LoadOptions& options) {
     advice = "; it exports no function, so it holds no kernels: graphrt runs the file TVM's export_library writes "
              "(deploy.so, deploy.tar) or a graphrt-pack output";
   else
-    advice = "; load a TVM export or a graphrt-pack output, or opt in with trust_exports (--trust-exports) for "
+    advice = "; load a TVM export or a graphrt-pack output, or opt in with the trust_exports load option for "
              "hand-written packed functions";
-  throw Error(what + advice).with("file", origin);
+  Error error = Error(what + advice).with("file", origin);
+  // Only where opting in could help: the apps name their flag for this option.
+  if (!system_library && (exports_function || library.symbol_names().empty())) error.with("option", "trust_exports");
+  throw error;
 }
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "args.h"
+#include "flag_hint.h"
 
 #include <cctype>
 #include <cmath>
@@ -153,6 +154,10 @@ int run_app(const char* app_name, int (*body)(int, char**), int argc, char** arg
   } catch (const UsageError& e) {
     std::cerr << app_name << ": error: " << one_line(e.what()) << " (see --help)\n";
     return 2;
+  } catch (const graphrt::Error& e) {
+    const std::string flag = flag_hint(e);
+    std::cerr << app_name << ": error: " << one_line(e.what()) << (flag.empty() ? "" : " (use " + flag + ")") << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << app_name << ": error: " << one_line(e.what()) << "\n";
     return 1;

@@ -17,7 +17,8 @@ namespace {
 
 const std::vector<std::string> kVmInterface = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
                                                "get_output_arity", "get_function_arity", "get_function_param_name",
-                                               "save_function", "invoke_closure", "profile", "set_instruction_budget"};
+                                               "save_function", "invoke_closure", "profile", "trace",
+                                               "get_function_param_signature", "set_instruction_budget"};
 
 std::vector<std::string> vm_functions(const graphrt::Module& vm) {
   std::vector<std::string> out;
@@ -70,14 +71,53 @@ void flatten(const graphrt::RetValue& v, std::vector<graphrt::NDArray>* out, std
   *structure += "]";
 }
 
+// "float32[n0, 784]": dims fixed, n<slot> symbolic, ? free; "float32[...]"
+// (any rank) and "?" (nothing checked) are not known.
+RelaxParamSignature parse_signature(const std::string& text) {
+  RelaxParamSignature s;
+  s.text = text;
+  const size_t open = text.find('[');
+  if (open == std::string::npos || text.back() != ']' || text.compare(open, 5, "[...]") == 0) return s;
+  const std::string dtype = text.substr(0, open);
+  if (dtype == "?") return s;
+  s.dtype = graphrt::dtype_from_string(dtype);
+  std::string dims = text.substr(open + 1, text.size() - open - 2);
+  size_t pos = 0;
+  while (pos < dims.size()) {
+    size_t end = dims.find(',', pos);
+    if (end == std::string::npos) end = dims.size();
+    std::string d = dims.substr(pos, end - pos);
+    d.erase(0, d.find_first_not_of(' '));
+    if (!d.empty() && d[0] == 'n') {
+      s.dims.push_back(-1);
+      s.symbols.push_back(std::stoll(d.substr(1)));
+    } else {
+      s.dims.push_back(d == "?" ? -1 : std::stoll(d));
+      s.symbols.push_back(-1);
+    }
+    pos = end + 1;
+  }
+  s.known = true;
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
+graphrt::Module make_vm(const graphrt::Module& root) {
+  graphrt::Module vm = graphrt::call_function(root->require_function("vm_load_executable"), graphrt::ArgList()).as_module();
+  graphrt::ArgList init;
+  init.add_int(kDLCPU).add_int(0).add_int(2);
+  graphrt::call_function(vm->require_function("vm_initialization"), init);
+  return vm;
+}
+
 }  // namespace
 
 RelaxFunction open_relax_function(const graphrt::Module& root, const std::string& name) {
   RelaxFunction f;
-  f.vm = graphrt::call_function(root->require_function("vm_load_executable"), graphrt::ArgList()).as_module();
-  graphrt::ArgList init;
-  init.add_int(kDLCPU).add_int(0).add_int(2);
-  graphrt::call_function(f.vm->require_function("vm_initialization"), init);
+  f.vm = make_vm(root);
   f.name = pick_function(f.vm, name);
   graphrt::ArgList fn;
   fn.add_string(f.name);
@@ -86,8 +126,23 @@ RelaxFunction open_relax_function(const graphrt::Module& root, const std::string
     graphrt::ArgList q;
     q.add_string(f.name).add_int(i);
     f.param_names.push_back(graphrt::call_function(f.vm->require_function("get_function_param_name"), q).as_string());
+    f.params.push_back(parse_signature(
+        graphrt::call_function(f.vm->require_function("get_function_param_signature"), q).as_string()));
   }
   return f;
+}
+
+std::vector<std::string> relax_function_signatures(const graphrt::Module& root) {
+  const graphrt::Module vm = make_vm(root);
+  std::vector<std::string> out;
+  for (const std::string& name : vm_functions(vm)) {
+    const RelaxFunction f = open_relax_function(root, name);
+    std::string line = name + "(";
+    for (size_t i = 0; i < f.param_names.size(); ++i)
+      line += (i ? ", " : "") + f.param_names[i] + ": " + f.params[i].text;
+    out.push_back(line + ")");
+  }
+  return out;
 }
 
 std::vector<graphrt::NDArray> flatten_relax_result(const graphrt::RetValue& result, std::string* structure) {

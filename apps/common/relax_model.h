@@ -13,15 +13,30 @@ namespace graphrt_apps {
 // True when `root` is a Relax executable module (relax.Executable / relax.VMExecutable).
 bool is_relax_executable(const graphrt::Module& root);
 
+// What the function's code checks of a parameter (the VM's
+// get_function_param_signature): its dtype and dimensions where fixed.
+struct RelaxParamSignature {
+  std::string text;                // "float32[n0, 784]", "float32[...]", "?"
+  bool known = false;              // a tensor of known dtype and rank
+  DLDataType dtype{0, 0, 0};
+  std::vector<int64_t> dims;       // -1 where not fixed
+  std::vector<int64_t> symbols;    // the shape-heap slot of a symbolic dimension, else -1
+};
+
 struct RelaxFunction {
   graphrt::Module vm;                   // initialised for the CPU, pooled allocator
   std::string name;
   std::vector<std::string> param_names; // in argument order
+  std::vector<RelaxParamSignature> params;
 };
 
 // The VM over `root` and its function `name`; "" picks "main", or the only
 // function when there is no main. An Error lists the functions otherwise.
 RelaxFunction open_relax_function(const graphrt::Module& root, const std::string& name);
+
+// "main(x: float32[n0, 784], w: ?)" for each VM function of `root`: its
+// parameters with what its code checks of them.
+std::vector<std::string> relax_function_signatures(const graphrt::Module& root);
 
 // A result as its tensors, depth-first (TVM's output_<i> order); `structure`
 // receives its shape ("tensor", "tuple[tensor, tuple[tensor, tensor]]").

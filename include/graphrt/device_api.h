@@ -9,6 +9,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -58,6 +60,25 @@ class DeviceAPI {
   virtual void sync_stream_from_to(DLDevice dev, void* src, void* dst) {
     (void)dst;
     synchronize(dev, src);
+  }
+
+  // While a capture is under way: the work issued from now on belongs to
+  // `step` (the graph executor's op index), until the next call. The memory
+  // plan gives one address to tensors whose lives do not overlap, so only
+  // the steps can tell capture_rebind which uses of an address to move.
+  virtual void capture_step(DLDevice dev, uint32_t step) {
+    (void)dev;
+    (void)step;
+  }
+  // A tensor moved (zero-copy): where the captured work of `steps` (sorted)
+  // uses [old_data, old_data + nbytes), it now uses the same offset from
+  // new_data, in later launches of `graph`. Throws graphrt::Error when the
+  // graph cannot follow (kUnsupported, or kDevice when the driver refuses);
+  // it may then be partly updated and must be freed, not launched.
+  virtual void capture_rebind(DLDevice dev, void* graph, const void* old_data, size_t nbytes, void* new_data,
+                              const uint32_t* steps, size_t num_steps) {
+    (void)dev, (void)graph, (void)old_data, (void)nbytes, (void)new_data, (void)steps, (void)num_steps;
+    throw Error(ErrorKind::kUnsupported, "this device cannot update a captured graph");
   }
 };
 

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "modules/cuda/cuda_graph_kernels.h"
+
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
 
@@ -29,6 +31,8 @@ struct CaptureRecord {
   CUstream stream = nullptr;           // the capture's own stream, current while capturing
   CUstream thread_stream = nullptr;    // the thread's stream before, put back at the end
   std::vector<void*> workspaces;       // allocated while capturing: reserved for the graph
+  uint32_t step = 0;                   // capture_step: whose work is issued now
+  CapturedKernels kernels;
 };
 
 // What capture_end hands to the graph executor. It owns its stream and
@@ -36,11 +40,13 @@ struct CaptureRecord {
 // used at replay time.
 struct CapturedGraph {
   int device = 0;
+  CUgraph graph = nullptr;    // kept: capture_rebind names its kernel nodes
   CUgraphExec exec = nullptr;
   CUstream stream = nullptr;  // replays run here
   CUevent ready = nullptr;    // recorded on the thread's stream before a replay
   CUevent done = nullptr;     // recorded on `stream` after it
   std::vector<void*> workspaces;
+  CapturedKernels kernels;
 };
 
 struct ThreadState {
@@ -305,6 +311,7 @@ void CudaDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
     check(driver_.cuMemcpyDtoDAsync(dptr(dst), dptr(src), n, stream_for(id, stream)),
           "cuMemcpyDtoDAsync of " + std::to_string(n) + " bytes " + device_to_string(from->device) + " -> " +
               device_to_string(to->device));
+    if (stream_for(id, stream) == current_stream(id)) note_captured_work(id, "a device-to-device copy", true);
   } else if (to_gpu) {
     int id = to->device.device_id;
     activate(id);
@@ -422,15 +429,11 @@ void CudaDeviceAPI::capture_begin(DLDevice dev) {
   tls.capture = rec.release();
 }
 
-CUgraphExec CudaDeviceAPI::end_and_instantiate(CUstream stream) {
-  CUgraph graph = nullptr;
-  CUresult r = driver_.cuStreamEndCapture(stream, &graph);
-  if (r != CUDA_SUCCESS || !graph) throw Error(ErrorKind::kDevice, "cuStreamEndCapture: " + driver_.describe(r));
-  CUgraphExec exec = nullptr;
-  r = driver_.cuGraphInstantiateWithFlags(&exec, graph, 0);
-  driver_.cuGraphDestroy(graph);
+void CudaDeviceAPI::end_and_instantiate(CUstream stream, CUgraph* graph, CUgraphExec* exec) {
+  CUresult r = driver_.cuStreamEndCapture(stream, graph);
+  if (r != CUDA_SUCCESS || !*graph) throw Error(ErrorKind::kDevice, "cuStreamEndCapture: " + driver_.describe(r));
+  r = driver_.cuGraphInstantiateWithFlags(exec, *graph, 0);
   if (r != CUDA_SUCCESS) throw Error(ErrorKind::kDevice, "cuGraphInstantiateWithFlags: " + driver_.describe(r));
-  return exec;
 }
 
 // A capture that fails here still owns its stream and the workspaces it
@@ -446,8 +449,15 @@ void* CudaDeviceAPI::capture_end(DLDevice dev) {
   captured->device = rec->device;
   captured->stream = rec->stream;
   captured->workspaces = std::move(rec->workspaces);
+  captured->kernels = std::move(rec->kernels);
   try {
-    captured->exec = end_and_instantiate(rec->stream);
+    end_and_instantiate(rec->stream, &captured->graph, &captured->exec);
+    size_t nodes = 0;
+    if (driver_.cuGraphGetNodes(captured->graph, nullptr, &nodes) == CUDA_SUCCESS) {
+      captured->kernels.check_node_count(nodes);
+    } else {
+      captured->kernels.refuse("cuGraphGetNodes failed");
+    }
     CUresult r = driver_.cuEventCreate(&captured->ready, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS) r = driver_.cuEventCreate(&captured->done, CU_EVENT_DISABLE_TIMING);
     if (r != CUDA_SUCCESS) throw Error(ErrorKind::kDevice, "cuEventCreate: " + driver_.describe(r));
@@ -479,6 +489,7 @@ void CudaDeviceAPI::capture_free(DLDevice dev, void* graph) {
     activate(dev.device_id);
     driver_.cuStreamSynchronize(g->stream);  // a replay may still be running
     if (g->exec) driver_.cuGraphExecDestroy(g->exec);
+    if (g->graph) driver_.cuGraphDestroy(g->graph);
     if (g->ready) driver_.cuEventDestroy(g->ready);
     if (g->done) driver_.cuEventDestroy(g->done);
     driver_.cuStreamDestroy(g->stream);
@@ -487,6 +498,63 @@ void CudaDeviceAPI::capture_free(DLDevice dev, void* graph) {
   }
   for (void* w : g->workspaces) pool_free(g->device, w);
   delete g;
+}
+
+// --- Following a zero-copy tensor that moved.
+//
+// While capturing, every kernel launch is recorded with the graph node the
+// capture made for it (cuStreamGetCaptureInfo right after the launch names
+// it as the stream's one dependency) and its argument bytes; any other work
+// is counted, and the graph's node count must match. A moved tensor then
+// costs one cuGraphExecKernelNodeSetParams per kernel node that uses it,
+// which only affects later launches of the graph, so a replay in flight is
+// not disturbed.
+
+void CudaDeviceAPI::capture_step(DLDevice dev, uint32_t step) {
+  if (tls.capture && tls.capture->device == dev.device_id) tls.capture->step = step;
+}
+
+void CudaDeviceAPI::note_captured_launch(int device_id, CUfunction f, const KernelPlan& plan, const LaunchDims& dims,
+                                         void* const* params) {
+  CaptureRecord* cap = tls.capture;
+  if (!cap || cap->device != device_id || tls.streams[device_id] != cap->stream) return;
+  int status = 0;
+  unsigned long long id = 0;
+  CUgraph graph = nullptr;
+  const CUgraphNode* deps = nullptr;
+  size_t num_deps = 0;
+  CUresult r = driver_.cuStreamGetCaptureInfo(cap->stream, &status, &id, &graph, &deps, &num_deps);
+  if (r != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_ACTIVE || num_deps != 1 || !deps || !deps[0]) {
+    cap->kernels.refuse("the capture did not name the node of kernel '" + plan.name + "'" +
+                        (r == CUDA_SUCCESS ? "" : ": cuStreamGetCaptureInfo: " + driver_.describe(r)));
+    return;
+  }
+  cap->kernels.add(deps[0], cap->step, f, plan, dims, params);
+}
+
+void CudaDeviceAPI::note_captured_work(int device_id, const std::string& what, bool may_hold_tensor_address) {
+  CaptureRecord* cap = tls.capture;
+  if (!cap || cap->device != device_id || tls.streams[device_id] != cap->stream) return;
+  cap->kernels.add_other(what, may_hold_tensor_address);
+}
+
+void CudaDeviceAPI::capture_rebind(DLDevice dev, void* graph, const void* old_data, size_t nbytes, void* new_data,
+                                   const uint32_t* steps, size_t num_steps) {
+  auto* g = static_cast<CapturedGraph*>(graph);
+  if (!g) throw Error(ErrorKind::kInvalidArgument, "capture_rebind: no graph");
+  if (!g->kernels.refusal().empty())
+    throw Error(ErrorKind::kUnsupported, "the captured graph cannot be updated: " + g->kernels.refusal());
+  activate(dev.device_id);
+  std::vector<void*> params;
+  g->kernels.rebind(reinterpret_cast<uintptr_t>(old_data), nbytes, reinterpret_cast<uintptr_t>(new_data), steps,
+                    num_steps, [&](CapturedKernel& k) {
+                      CudaKernelNodeParams p = k.node_params(&params);
+                      CUresult r = driver_.cuGraphExecKernelNodeSetParams(g->exec, k.node, &p);
+                      if (r != CUDA_SUCCESS)
+                        throw Error(ErrorKind::kDevice, "cuGraphExecKernelNodeSetParams for kernel '" + k.name +
+                                                            "': " + driver_.describe(r))
+                            .with("kernel", k.name);
+                    });
 }
 
 }  // namespace cuda_backend

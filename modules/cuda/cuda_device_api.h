@@ -46,6 +46,19 @@ class CudaDeviceAPI : public DeviceAPI {
   void* capture_end(DLDevice dev) override;
   void capture_launch(DLDevice dev, void* graph) override;
   void capture_free(DLDevice dev, void* graph) override;
+  void capture_step(DLDevice dev, uint32_t step) override;
+  // Updates the kernel nodes that use the old address
+  // (cuGraphExecKernelNodeSetParams); throws kUnsupported when the graph
+  // holds work it cannot follow, kDevice when the driver refuses an update.
+  void capture_rebind(DLDevice dev, void* graph, const void* old_data, size_t nbytes, void* new_data,
+                      const uint32_t* steps, size_t num_steps) override;
+  // Called after every successful kernel launch: while this thread captures
+  // on the device, records the kernel's node and arguments for
+  // capture_rebind. `params` is what cuLaunchKernel got.
+  void note_captured_launch(int device_id, CUfunction f, const KernelPlan& plan, const LaunchDims& dims,
+                            void* const* params);
+  // Other work issued on the thread's stream (see CapturedKernels::add_other).
+  void note_captured_work(int device_id, const std::string& what, bool may_hold_tensor_address);
 
   // The driver (loaded on first call) and whether cuInit worked: "" or why not.
   const CudaDriver& driver();
@@ -95,8 +108,9 @@ class CudaDeviceAPI : public DeviceAPI {
   CUevent record_event(int device_id, CUstream stream);
   void wait_event(int device_id, CUstream stream, CUevent e);
   void copy_between_devices(CUdeviceptr src, int src_id, CUdeviceptr dst, int dst_id, size_t n, void* stream);
-  // Ends the capture on `stream`; the executable graph. Throws kDevice.
-  CUgraphExec end_and_instantiate(CUstream stream);
+  // Ends the capture on `stream`: the captured graph (kept for its node
+  // handles) in *graph and the executable one in *exec. Throws kDevice.
+  void end_and_instantiate(CUstream stream, CUgraph* graph, CUgraphExec* exec);
 
   std::string driver_path_;
   std::once_flag init_once_;

@@ -26,6 +26,18 @@ using CUstream = struct CUstream_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
 using CUevent = struct CUevent_st*;
+using CUgraphNode = struct CUgraphNode_st*;
+
+// A kernel node's launch, as cuGraphExecKernelNodeSetParams takes it (the
+// layout of ABI version 11.4; CUDA 12's _v2 adds fields after these).
+struct CudaKernelNodeParams {
+  CUfunction func;
+  unsigned grid_x, grid_y, grid_z;
+  unsigned block_x, block_y, block_z;
+  unsigned shared_mem_bytes;
+  void** kernel_params;
+  void** extra;
+};
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
@@ -39,6 +51,7 @@ constexpr int CU_STREAM_DEFAULT = 0;  // synchronises with the legacy default st
 constexpr int CU_STREAM_NON_BLOCKING = 1;  // no implicit synchronisation with the legacy stream
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
+constexpr int CU_STREAM_CAPTURE_STATUS_ACTIVE = 1;
 // cuGetProcAddress flag: the entry points with the legacy default stream's
 // semantics (graphrt's null stream), whatever the driver's default would be.
 constexpr unsigned long long CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1;
@@ -93,6 +106,11 @@ constexpr int kCudaMinDriverVersion = 11040;
   X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", CUgraphExec*, CUgraph,                \
     unsigned long long)                                                                               \
   X(cuGraphLaunch, "cuGraphLaunch", CUgraphExec, CUstream)                                            \
+  X(cuStreamGetCaptureInfo, "cuStreamGetCaptureInfo_v2", CUstream, int*, unsigned long long*, CUgraph*, \
+    const CUgraphNode**, size_t*)                                                                     \
+  X(cuGraphGetNodes, "cuGraphGetNodes", CUgraph, CUgraphNode*, size_t*)                               \
+  X(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", CUgraphExec, CUgraphNode,       \
+    const CudaKernelNodeParams*)                                                                      \
   X(cuGraphExecDestroy, "cuGraphExecDestroy", CUgraphExec)                                            \
   X(cuGraphDestroy, "cuGraphDestroy", CUgraph)
 

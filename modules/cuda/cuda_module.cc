@@ -106,6 +106,7 @@ KernelPlan plan_kernel(const CudaFunctionInfo& info) {
           .with("kernel", info.name);
     }
     plan.args.push_back(kind);
+    plan.handle_args.push_back(t.code == kDLOpaqueHandle);
   }
   const auto& tags = info.launch_param_tags;
   for (size_t i = 0; i < tags.size(); ++i) {
@@ -286,7 +287,11 @@ void launch(KernelState& k, const TVMArgs& args) {
   pack_kernel_args(plan, args.values(), temps, params);
   CUresult r = d.cuLaunchKernel(f, dims.grid[0], dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
                                 dims.dyn_smem_bytes, api->current_stream(dev), params, nullptr);
-  if (r != CUDA_SUCCESS && r != CUDA_ERROR_DEINITIALIZED) {
+  if (r == CUDA_SUCCESS) {
+    api->note_captured_launch(dev, f, plan, dims, params);
+    return;
+  }
+  if (r != CUDA_ERROR_DEINITIALIZED) {
     auto dim3 = [](const uint32_t* v) {
       return "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + ")";
     };
@@ -315,6 +320,7 @@ PackedFunc CudaModuleNode::find_function(const std::string& name, const Module& 
       api_->check(r, "cuModuleGetGlobal('__tvm_global_barrier_state')");
       api_->check(d.cuMemsetD32Async(ptr, 0, size / 4 ? size / 4 : 1, api_->current_stream(dev)),
                   "zeroing __tvm_global_barrier_state");
+      api_->note_captured_work(dev, "a memset of the module's global barrier", false);
     }, name);
   }
   auto it = image_.fmap.find(name);

@@ -58,6 +58,9 @@ enum class ArgKind : uint8_t {
 struct KernelPlan {
   std::string name;
   std::vector<ArgKind> args;
+  // Per argument: a device address (a handle), which a captured graph's
+  // update may move when a zero-copy tensor changes.
+  std::vector<bool> handle_args;
   std::vector<int> tag_slots;  // per launch tag: 0..2 grid x/y/z, 3..5 block x/y/z
   bool dyn_smem = false;
   // Packed-call arity: kernel args, one extent per tag, then dyn smem bytes.

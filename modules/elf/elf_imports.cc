@@ -140,13 +140,15 @@ std::vector<uint64_t> resolve_symbols(const SymbolTable& symbols, uint64_t bias,
     // C++ code (mangled _Z names: libstdc++, operator new) needs the system loader: say so.
     bool cxx = false;
     for (const std::string& n : missing) cxx |= n.compare(0, 2, "_Z") == 0 || n.compare(0, 6, "__cxa_") == 0;
-    throw Error(ErrorKind::kNotFound, "image imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
+    Error error(ErrorKind::kNotFound, "image imports " + std::string(missing.size() == 1 ? "a symbol" : "symbols") +
                 " that the runtime does not provide: " + names +
                 (cxx ? " (C++ runtime symbols outside the ELF loader's allow-list of what TVM's C and C++ codegen "
-                       "import; load this library with the default dlopen loader, e.g. graphrt-run --loader dlopen)"
+                       "import; load this library with the default dlopen loader)"
                      : " (the ELF loader resolves only graphrt's TVM ABI and a libc/libm allow-list; the default "
-                       "dlopen loader resolves every import)"))
-        .with("symbol", missing.front());
+                       "dlopen loader resolves every import)"));
+    error.with("symbol", missing.front());
+    if (cxx) error.with("option", "loader=dlopen");
+    throw error;
   }
   return values;
 }

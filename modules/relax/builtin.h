@@ -19,7 +19,11 @@ class BuiltinArgs {
   BuiltinArgs(const char* name, const Value* const* argv, int n) : name_(name), argv_(argv), n_(n) {}
   int size() const { return n_; }
   const char* name() const { return name_; }
-  const Value& at(int i) const;
+  // Inline: every builtin reads its arguments through it, several per VM instruction.
+  const Value& at(int i) const {
+    if (i >= n_) throw missing(i);
+    return *argv_[i];
+  }
   int64_t as_int(int i, const char* what) const;
   NDArray as_tensor(int i, const char* what) const;
   const ShapeObj& as_shape(int i, const char* what) const;
@@ -33,6 +37,7 @@ class BuiltinArgs {
   void require(int count, const char* usage) const;
   Error error(const std::string& message, ErrorKind kind = ErrorKind::kInvalidArgument) const;
   Error type_error(int i, const char* what, const char* expected) const;
+  Error missing(int i) const;
 
  private:
   const char* name_;
@@ -53,6 +58,7 @@ struct BuiltinEntry {
 const BuiltinEntry* shape_builtins(size_t* count);
 const BuiltinEntry* storage_builtins(size_t* count);
 const BuiltinEntry* data_builtins(size_t* count);
+const BuiltinEntry* set_builtins(size_t* count);
 
 }  // namespace relax
 }  // namespace graphrt

@@ -18,9 +18,8 @@ void BuiltinArgs::require(int count, const char* usage) const {
   if (n_ < count) throw error(std::string("takes ") + usage + "; " + std::to_string(n_) + " arguments given");
 }
 
-const Value& BuiltinArgs::at(int i) const {
-  if (i >= n_) throw error("argument " + std::to_string(i) + " missing (" + std::to_string(n_) + " given)");
-  return *argv_[i];
+Error BuiltinArgs::missing(int i) const {
+  return error("argument " + std::to_string(i) + " missing (" + std::to_string(n_) + " given)");
 }
 
 int64_t BuiltinArgs::as_int(int i, const char* what) const {

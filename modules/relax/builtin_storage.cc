@@ -28,19 +28,19 @@ void alloc_storage(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   }
   const int64_t numel = shape_numel(shape.dims.data(), static_cast<int>(shape.dims.size()));
   const size_t nbytes = dtype_bytes(hint, numel);
-  *ret = Ref<StorageObj>(make_ref<StorageObj>(vm.pool().allocate(static_cast<int64_t>(nbytes))));
+  *ret = vm.storages().storage(static_cast<int64_t>(nbytes));
 }
 
 void alloc_tensor(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   args.require(4, "(storage, offset, shape, dtype, [scope])");
-  const auto* storage = std::get_if<Ref<StorageObj>>(&args.at(0));
+  auto* storage = std::get_if<Ref<StorageObj>>(&args.at(0));
   if (!storage) throw args.type_error(0, "storage", "a storage");
   const int64_t offset = args.as_int(1, "offset");
   const ShapeObj& shape = args.as_shape(2, "shape");
   const DLDataType dtype = args.as_dtype(3, "dtype");
   if (offset < 0) throw args.error("negative offset " + std::to_string(offset), ErrorKind::kOutOfRange);
   try {
-    *ret = (*storage)->bytes.view(shape.dims, dtype, static_cast<uint64_t>(offset));
+    *ret = (*storage)->view(static_cast<uint64_t>(offset), shape.dims, dtype);
   } catch (const Error& e) {
     throw args.error(e.message(), ErrorKind::kOutOfRange);
   }

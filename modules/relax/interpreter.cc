@@ -15,7 +15,7 @@ struct VirtualMachine::Frame {
 };
 
 VirtualMachine::VirtualMachine(std::shared_ptr<const LinkedExecutable> linked, std::shared_ptr<StoragePool> pool)
-    : linked_(std::move(linked)), pool_(std::move(pool)) {}
+    : linked_(std::move(linked)), storages_(std::move(pool)) {}
 
 VirtualMachine::~VirtualMachine() = default;
 
@@ -86,12 +86,25 @@ void VirtualMachine::set_profiling(bool on) {
   if (on) stats_.assign(linked_->exe->functions.size(), CallStats());
 }
 
+void VirtualMachine::set_tracing(bool on) {
+  tracing_ = on;
+  if (on) {
+    events_.clear();
+    trace_origin_ = std::chrono::steady_clock::now();
+  }
+}
+
 void VirtualMachine::timed_dispatch(int32_t function, const Value* const* args, int num_args, Value* ret) {
+  const int depth = depth_;
   const auto t0 = std::chrono::steady_clock::now();
   dispatch(function, args, num_args, ret);
+  const auto t1 = std::chrono::steady_clock::now();
   CallStats& s = stats_[static_cast<size_t>(function)];
   ++s.calls;
-  s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.seconds += std::chrono::duration<double>(t1 - t0).count();
+  if (tracing_)
+    events_.push_back(TraceEvent{function, depth - 1, std::chrono::duration<double, std::micro>(t0 - trace_origin_).count(),
+                                 std::chrono::duration<double, std::micro>(t1 - t0).count()});
 }
 
 Value VirtualMachine::run(int32_t function, const Value* const* args, int num_args) {

@@ -5,13 +5,14 @@
 // calls (make one per thread, as with TVM).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "modules/relax/linked_executable.h"
-#include "modules/relax/storage_pool.h"
+#include "modules/relax/storage_cache.h"
 
 namespace graphrt {
 namespace relax {
@@ -37,7 +38,8 @@ class VirtualMachine {
 
   const Executable& executable() const { return *linked_->exe; }
   const LinkedExecutable& linked() const { return *linked_; }
-  StoragePool& pool() { return *pool_; }
+  StoragePool& pool() { return storages_.pool(); }
+  StorageCache& storages() { return storages_; }
   // Per-callee call counts and wall time while `on` (reset when turned on);
   // off by default, and then the hot loop does no timing.
   struct CallStats {
@@ -47,6 +49,16 @@ class VirtualMachine {
   void set_profiling(bool on);
   // One entry per function-table index.
   const std::vector<CallStats>& call_stats() const { return stats_; }
+  // With profiling on, also each call's start and duration, in the order
+  // calls end (a VM function after the calls it made); reset when turned on.
+  struct TraceEvent {
+    int32_t function;  // function-table index
+    int depth;         // VM call depth of the caller (0: the entry function)
+    double start_us;   // since tracing was turned on
+    double duration_us;
+  };
+  void set_tracing(bool on);
+  const std::vector<TraceEvent>& trace_events() const { return events_; }
   void set_instruction_budget(uint64_t budget) { budget_ = budget; }
   uint64_t instruction_budget() const { return budget_; }
 
@@ -60,13 +72,16 @@ class VirtualMachine {
   void pop_frame();
 
   std::shared_ptr<const LinkedExecutable> linked_;
-  std::shared_ptr<StoragePool> pool_;
+  StorageCache storages_;
   std::vector<std::unique_ptr<Frame>> frames_;
   int depth_ = 0;
   uint64_t budget_ = kDefaultInstructionBudget;
   uint64_t remaining_ = 0;
   bool profiling_ = false;
   std::vector<CallStats> stats_;
+  bool tracing_ = false;
+  std::chrono::steady_clock::time_point trace_origin_;
+  std::vector<TraceEvent> events_;
 };
 
 }  // namespace relax

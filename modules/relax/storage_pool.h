@@ -29,6 +29,8 @@ class StoragePool : public std::enable_shared_from_this<StoragePool> {
   uint64_t system_allocations() const;
   // Blocks waiting in the free list.
   size_t free_blocks() const;
+  // False for the naive allocator (a block is freed when its last user goes).
+  bool pooled() const { return pooled_; }
 
  private:
   explicit StoragePool(bool pooled) : pooled_(pooled) {}

@@ -64,10 +64,20 @@ struct ClosureObj : Object {
 
 // An allocation tensors are carved from (alloc_storage / alloc_tensor): a
 // byte array whose memory returns to the VM's pool when the last view goes.
+// It belongs to the VM that made it (its view list is that VM's to change).
 struct StorageObj : Object {
   explicit StorageObj(NDArray b) : bytes(std::move(b)) {}
   const char* object_type_key() const override { return "relax.Storage"; }
+  // A view of `dims` / `dtype` at `offset` (in range: the caller checked):
+  // one made before that nobody holds now, else a new one, kept for later.
+  NDArray view(uint64_t offset, const std::vector<int64_t>& dims, DLDataType dtype);
+  // True when the one reference's holder is the only one that can reach the
+  // memory: no view of it held anywhere else (storage_cache.cc).
+  bool idle() const;
+
   NDArray bytes;
+  std::vector<NDArray> views;  // kept views, at most kMaxKeptViews
+  static constexpr size_t kMaxKeptViews = 8;
 };
 
 // The value's kind as TVM users read it ("NDArray", "Shape", "Tuple", ...).

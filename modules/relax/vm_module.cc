@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "modules/relax/packed_convention.h"
+#include "modules/relax/param_signature.h"
 #include "modules/relax/profile_report.h"
 
 namespace graphrt {
@@ -14,6 +15,7 @@ constexpr int kAllocatorNaive = 1;
 
 std::vector<Value> values_from(const TVMArgs& args, int begin, bool own_tensors) {
   std::vector<Value> out;
+  out.reserve(static_cast<size_t>(args.size() > begin ? args.size() - begin : 0));
   for (int i = begin; i < args.size(); ++i) {
     // A borrowed DLTensor kept past the call (set_input) is copied: its owner may free it.
     if (own_tensors && args.code(i) == kTVMDLTensorHandle) {
@@ -121,20 +123,27 @@ void VmModuleNode::save_function(const TVMArgs& args) {
   saved_[args.as_string(1)] = std::move(s);
 }
 
-// profile(function, args...): one call with every callee timed; the table as text.
-std::string VmModuleNode::profile(const TVMArgs& args) {
-  require(args, 1, "profile(function, args...)");
+// profile(function, args...): one call with every callee timed; the table as
+// text. trace(function, args...): the same call's Chrome trace.
+std::string VmModuleNode::profile(const TVMArgs& args, bool trace) {
+  const char* usage = trace ? "trace(function, args...)" : "profile(function, args...)";
+  require(args, 1, usage);
   const std::string fn = args.as_string(0);
+  const int64_t index = vm_function_index(fn);
   const std::vector<Value> values = values_from(args, 1, false);
   struct Off {
     VirtualMachine& vm;
-    ~Off() { vm.set_profiling(false); }
+    ~Off() {
+      vm.set_profiling(false);
+      vm.set_tracing(false);
+    }
   } off{*vm_};
   vm_->set_profiling(true);
+  vm_->set_tracing(trace);
   const auto t0 = std::chrono::steady_clock::now();
   invoke(fn, values);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return profile_table(*vm_, seconds);
+  return trace ? chrome_trace(*vm_, index, seconds * 1e6) : profile_table(*vm_, seconds);
 }
 
 PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module& self) {
@@ -179,7 +188,20 @@ PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module
       value_to_ret(vm_->call_value(callee, argv.data(), static_cast<int>(argv.size())), ret);
     }, name);
   if (name == "profile")
-    return make_function([this, self](const TVMArgs& args, RetValue* ret) { ret->set_string(profile(args)); }, name);
+    return make_function([this, self](const TVMArgs& args, RetValue* ret) { ret->set_string(profile(args, false)); }, name);
+  if (name == "trace")
+    return make_function([this, self](const TVMArgs& args, RetValue* ret) { ret->set_string(profile(args, true)); }, name);
+  if (name == "get_function_param_signature")
+    return make_function([this, self](const TVMArgs& args, RetValue* ret) {
+      require(args, 2, "get_function_param_signature(function, index)");
+      const int64_t f = vm_function_index(args.as_string(0));
+      const std::vector<ParamSignature> params = param_signatures(*linked_->exe, f);
+      const int64_t i = args.as_int(1);
+      if (i < 0 || i >= static_cast<int64_t>(params.size()))
+        throw Error(ErrorKind::kOutOfRange, "'" + args.as_string(0) + "' has no parameter " + std::to_string(i))
+            .with("function", args.as_string(0));
+      ret->set_string(signature_text(params[static_cast<size_t>(i)]));
+    }, name);
   if (name == "set_instruction_budget")
     return make_function([this, self](const TVMArgs& args, RetValue*) {
       require(args, 1, "set_instruction_budget(n)");
@@ -204,6 +226,18 @@ PackedFunc VmModuleNode::find_function(const std::string& name, const Module& se
   const int64_t index = linked_->exe->find_function(name);
   if (index < 0 || linked_->exe->functions[static_cast<size_t>(index)].kind != FunctionKind::kVMFunc) return PackedFunc();
   return make_function([this, self, index](const TVMArgs& args, RetValue* ret) {
+    // A model function's few arguments stay on the stack: a call allocates nothing here.
+    constexpr int kOnStack = 8;
+    if (args.size() <= kOnStack) {
+      Value values[kOnStack];
+      const Value* argv[kOnStack];
+      for (int i = 0; i < args.size(); ++i) {
+        values[i] = value_from_arg(args, i);
+        argv[i] = &values[i];
+      }
+      value_to_ret(vm_->call(index, argv, args.size()), ret);
+      return;
+    }
     const std::vector<Value> values = values_from(args, 0, false);
     const std::vector<const Value*> argv = pointers(values);
     value_to_ret(vm_->call(index, argv.data(), static_cast<int>(argv.size())), ret);
@@ -213,7 +247,8 @@ PackedFunc VmModuleNode::find_function(const std::string& name, const Module& se
 std::vector<std::string> VmModuleNode::function_names() const {
   std::vector<std::string> names = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
                                     "get_output_arity", "get_function_arity", "get_function_param_name",
-                                    "save_function", "invoke_closure", "profile", "set_instruction_budget"};
+                                    "save_function", "invoke_closure", "profile", "trace",
+                                    "get_function_param_signature", "set_instruction_budget"};
   for (const FunctionInfo& f : linked_->exe->functions)
     if (f.kind == FunctionKind::kVMFunc) names.push_back(f.name);
   return names;

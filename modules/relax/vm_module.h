@@ -1,7 +1,8 @@
 // The VM module (TVM's relax VirtualMachine as a runtime.Module): its
 // functions are the executable's VM functions by name plus TVM's stateful
 // interface (vm_initialization, set_input / invoke_stateful / get_output,
-// arity and parameter queries, save_function, invoke_closure) and profile.
+// arity and parameter queries, save_function, invoke_closure), profile and
+// trace, and the parameter signatures its code checks.
 #pragma once
 
 #include <map>
@@ -37,7 +38,7 @@ class VmModuleNode : public ModuleNode {
   void set_input(const TVMArgs& args);
   void get_output(const TVMArgs& args, RetValue* ret, bool arity);
   void save_function(const TVMArgs& args);
-  std::string profile(const TVMArgs& args);
+  std::string profile(const TVMArgs& args, bool trace);
   PackedFunc stateful_function(const std::string& name, const Module& self);
 
   std::shared_ptr<const LinkedExecutable> linked_;

@@ -223,9 +223,25 @@ def lib():
                     continue  # older library: the binding raises when used
                 f.restype = restype
                 f.argtypes = argtypes
+            _load_gil_held(path)
             _LIB_PATH = path
             _LIB = handle
     return _LIB
+
+
+# Reference drops called without releasing the GIL, as TVM's Cython binding calls them: a drop
+# takes well under a microsecond, and releasing the GIL around it would hand the interpreter to
+# another thread at every freed result (each run of a model while several executors run).
+ARRAY_FREE = OBJECT_FREE = None
+
+
+def _load_gil_held(path):
+    global ARRAY_FREE, OBJECT_FREE
+    held = ctypes.PyDLL(path, mode=ctypes.RTLD_GLOBAL)
+    ARRAY_FREE, OBJECT_FREE = held.TVMArrayFree, held.TVMObjectFree
+    for f in (ARRAY_FREE, OBJECT_FREE):
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_void_p]
 
 
 def library_path():

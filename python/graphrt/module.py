@@ -29,7 +29,7 @@ class Object:
         try:
             h, self.handle = self.handle, None
             if h is not None and h.value and _lib._LIB is not None:
-                _lib._LIB.TVMObjectFree(h)
+                _lib.OBJECT_FREE(h)
         except Exception:
             pass
 
@@ -56,6 +56,7 @@ class Array(Object):
     _type_index = None
     _size = None
     _get_item = None
+    _get_type_index = None
 
     @classmethod
     def _is_array(cls, handle):
@@ -65,8 +66,9 @@ class Array(Object):
             cls._type_index = index.value
             cls._size = get_global_func("runtime.ArraySize")
             cls._get_item = get_global_func("runtime.ArrayGetItem")
+            cls._get_type_index = _lib.unconverted("TVMObjectGetTypeIndex")
         index = ctypes.c_uint(0)
-        _lib.call("TVMObjectGetTypeIndex", ctypes.c_void_p(handle), ctypes.byref(index))
+        _lib.check(cls._get_type_index(ctypes.c_void_p(handle), ctypes.byref(index)))
         return index.value == cls._type_index
 
     def __len__(self):
@@ -216,6 +218,22 @@ class _OwnedHandle:
         return "object"
 
 
+# Function._call_arrays' preset argument arrays: a handle array type and a type-code array
+# (all NDArray handles, never written by the callee) per argument count.
+_HANDLE_ARRAYS = [ctypes.c_void_p * k for k in range(_lib._SHORT + 1)]
+_ARRAY_CODES = [(ctypes.c_int * k)(*([_lib.kNDArrayHandle] * k)) for k in range(_lib._SHORT + 1)]
+_RetWords = ctypes.c_int64 * 2  # TVMValue, then the return type code (an int, zero-extended)
+_byref = ctypes.byref
+_FUNC_CALL = []
+
+
+def _func_call():
+    """TVMFuncCall with no argument conversion (every argument is passed as a ctypes object)."""
+    if not _FUNC_CALL:
+        _FUNC_CALL.append(_lib.unconverted("TVMFuncCall"))
+    return _FUNC_CALL[0]
+
+
 class Function(_OwnedHandle):
     """A packed function (TVM's PackedFunc), callable with Python values."""
 
@@ -231,6 +249,35 @@ class Function(_OwnedHandle):
 
     def __call__(self, *args):
         n = len(args)
+        if n <= _lib._SHORT:
+            for a in args:
+                if a.__class__ is not NDArray:
+                    break
+            else:
+                return self._call_arrays(args, n)
+        return self._call_converted(args, n)
+
+    def _call_arrays(self, args, n):
+        """The common call of a model function: graphrt NDArrays only (or nothing). Their handles
+        go in one array with preset type codes, the result comes back in a two-word buffer, and
+        the C function is called with no per-argument type conversion; any other return than an
+        array takes the general path's conversion."""
+        try:
+            handles = _HANDLE_ARRAYS[n](*[a.handle.value for a in args])
+        except AttributeError:  # a freed array (handle None): the general path says so
+            return self._call_converted(args, n)
+        ret = _RetWords()
+        rc = _func_call()(self._h(), handles, _ARRAY_CODES[n], n, ret, _byref(ret, 8))
+        if rc != 0:
+            raise _lib.last_exception()
+        code = ret[1]
+        if code == _lib.kNDArrayHandle:
+            return NDArray._adopt(ret[0])
+        if code == _lib.kNull:
+            return None
+        return _return_value(TVMValue.from_buffer(ret), code)
+
+    def _call_converted(self, args, n):
         values = codes = None  # no arguments (e.g. run()): nothing to convert
         keep = []
         if n:

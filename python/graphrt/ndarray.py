@@ -132,6 +132,15 @@ class NDArray:
         self._owned = owned
         self._base = base  # keeps the owner of a borrowed handle alive
 
+    @classmethod
+    def _adopt(cls, handle):
+        """An array owning `handle` (an int a C call returned with its reference)."""
+        a = cls.__new__(cls)
+        a.handle = ctypes.c_void_p(handle)
+        a._owned = True
+        a._base = None
+        return a
+
     def __del__(self):
         try:
             self.free()
@@ -142,7 +151,7 @@ class NDArray:
         """Drops this reference now; later use raises GraphrtError."""
         h, self.handle = self.handle, None
         if h is not None and h.value and self._owned and _lib._LIB is not None:
-            _lib._LIB.TVMArrayFree(h)
+            _lib.ARRAY_FREE(h)
 
     def _h(self):
         if self.handle is None or not self.handle.value:

@@ -97,6 +97,7 @@ def test_inspect_lists_constants_functions_and_code():
     assert "relax.VMExecutable" in p.stdout
     assert "float32(64, 32)" in p.stdout, p.stdout  # the first weight, from the constant pool
     assert "@main(x):" in p.stdout
+    assert "  main(x: float32[n0, 64])\n" in p.stdout, p.stdout  # the batch is symbolic (shape-heap slot 0)
     assert "call  vm.builtin.make_shape in: %1, i1, i1, i1 dst: %2" in p.stdout
     assert "@shape_func packed_func;" in p.stdout
 
@@ -127,3 +128,65 @@ def test_run_relax_profile_lists_kernels_and_builtins():
     assert rows["vm.builtin.alloc_tensor"][1] == "builtin"
     assert int(rows["vm.builtin.null_value"][2]) > 1
     assert "Total" in rows
+
+
+@pytest.mark.parametrize("loader", ["dlopen", "elf"])
+def test_run_pre_v020_executable_record(tmp_path, loader):
+    # TVM v0.13 to v0.19 name the record relax.Executable; the rest is the same.
+    from _relax_cases import pre_v020_copy
+    case = RelaxCase("relax_tuple_io")
+    so = pre_v020_copy(case, str(tmp_path / "deploy_v019.so"))
+    _, inputs, outputs = case.input_sets()[0]
+    p = run([a if a != case.path("deploy_relax.so") else so for a in _run_args(case, inputs, tmp_path)] +
+            ["--loader", loader])
+    assert p.returncode == 0, p.stderr
+    for i, expected_path in enumerate(outputs):
+        assert np.load(str(tmp_path / ("output_%d.npy" % i))).tobytes() == np.load(expected_path).tobytes()
+    p = run([app("graphrt-inspect"), so])
+    assert p.returncode == 0 and "relax.Executable (" in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("name", relax_case_names())
+def test_run_relax_random_inputs_take_the_checked_shapes(name, tmp_path):
+    case = RelaxCase(name)
+    p = run([app("graphrt-run"), case.path("deploy_relax.so"), "--function", case.entry, "--random-inputs", "3",
+             "--output-dir", str(tmp_path)])
+    if name == "relax_params_as_args":  # only x is checked: the weights have no shape in the executable
+        line = one_line_error(p, "graphrt-run")
+        assert p.returncode == 1 and "input 'w1' of main has no dtype and shape" in line, line
+        return
+    assert p.returncode == 0, p.stderr
+    for k in case.input_order:
+        info = case.info["inputs"][k]
+        if name != "relax_dynamic_batch":
+            assert "input %s: random (%s) %s" % (k, ", ".join(map(str, info["shape"])), info["dtype"]) in p.stdout
+    if name == "relax_dynamic_batch":  # the batch is symbolic: 1 when no given input fixes it
+        assert "input x: random (1, 64) float32 (seed 3; the code checks float32[n0, 64])" in p.stdout, p.stdout
+        return
+    for i, out in enumerate(case.info["outputs"]):
+        got = np.load(str(tmp_path / ("output_%d.npy" % i)))
+        assert list(got.shape) == out["shape"] and got.dtype == np.dtype(out["dtype"])
+
+
+def test_run_relax_random_inputs_fill_what_is_not_given_with_the_given_batch(tmp_path):
+    case = RelaxCase("relax_params_as_args")
+    given = ["--input", "w1=%s" % case.path("input_w1.npy"), "--input", "b1=%s" % case.path("input_b1.npy"),
+             "--input", "w2=%s" % case.path("input_w2.npy"), "--input", "b2=%s" % case.path("input_b2.npy")]
+    p = run([app("graphrt-run"), case.path("deploy_relax.so"), "--random-inputs", "5", "--loader", "elf"] + given)
+    assert p.returncode == 0, p.stderr
+    assert "input x: random (2, 16) float32 (seed 5" in p.stdout and "main returned tensor" in p.stdout
+
+
+def test_run_relax_trace_and_repeat(tmp_path):
+    import json
+    case = RelaxCase("relax_chain")
+    trace = tmp_path / "trace.json"
+    p = run([app("graphrt-run"), case.path("deploy_relax.so"), "--input", "x=%s" % case.path("input_x.npy"),
+             "--repeat", "3", "--profile", "--trace", str(trace), "--loader", "elf"])
+    assert p.returncode == 0, p.stderr
+    assert "latency over 3 runs" in p.stdout and "wrote Chrome trace to" in p.stdout
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert events[0]["name"] == "forward" and events[0]["cat"] == "vm"
+    kernels = [e for e in events if e["cat"] == "kernel"]
+    assert len(kernels) >= 200 and all(e["dur"] >= 0 and e["ts"] >= 0 for e in events)
+    assert all(e["args"]["depth"] == 1 for e in kernels)

@@ -16,7 +16,12 @@ including a layer's internals).
                        app's own .proto, beside it)
 
 Public headers are include/graphrt/, include/tvm/ and the system's (dlpack,
-dmlc, nlohmann, libc, the standard library).
+nlohmann, libc, the standard library).
+
+Three more rules of the build (docs/architecture.md): nothing includes
+dmlc-core (unused on purpose); no back end's CMakeLists.txt looks for
+../shared (the fixtures folder is GRAPHRT_FIXTURES_DIR, set at the top); and
+the library's string literals name no command-line flag (the apps add those).
 
 Usage: layering_test.py [repository root]   (default: two folders up)
 """
@@ -119,8 +124,39 @@ def rule_for(relpath):
     return None
 
 
+FLAG_IN_TEXT = re.compile(r'(^|[\s(;,])--[a-z][a-z-]+')
+STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+def build_rule_violations():
+    out = []
+    for folder in ("src", "graph", "modules", "apps", "tests", "fuzz", "bench", "include", "examples"):
+        for path in sources(folder):
+            for number, _, target in includes(path):
+                if target.startswith("dmlc/"):
+                    out.append("%s:%d: includes %s: dmlc-core is not used" % (os.path.relpath(path, ROOT), number, target))
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "modules")):
+        if "CMakeLists.txt" in files:
+            path = os.path.join(dirpath, "CMakeLists.txt")
+            with open(path, encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    if "../shared" in line.split("#", 1)[0]:
+                        out.append("%s:%d: a back end looks for ../shared (use GRAPHRT_FIXTURES_DIR)" %
+                                   (os.path.relpath(path, ROOT), number))
+    for folder in ("src", "graph", "modules"):
+        for path in sources(folder):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    code = line.split("//", 1)[0] if not line.lstrip().startswith("//") else ""
+                    for literal in STRING_LITERAL.findall(code):
+                        if FLAG_IN_TEXT.search(literal):
+                            out.append("%s:%d: a library message names a command-line flag (%s): the apps add "
+                                       "their own hints" % (os.path.relpath(path, ROOT), number, literal.strip()))
+    return out
+
+
 def main():
-    violations = []
+    violations = build_rule_violations()
     checked = 0
     for folder in ("src", "graph", "modules", "apps"):
         for path in sources(folder):

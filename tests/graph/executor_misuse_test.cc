@@ -32,6 +32,8 @@ TEST(ExecutorMisuse, CpuGraphOnCudaOnlySaysItWantsCpu) {
   // Checked before any allocation, so this holds with or without a GPU.
   std::string msg = error_of([] { without_params("mlp", DLDevice{kDLCUDA, 0}); });
   EXPECT_NE(msg.find("the graph wants a CPU device"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("option: device=cpu"), std::string::npos) << msg;  // the apps name their flag
+  EXPECT_EQ(msg.find("--"), std::string::npos) << msg;
 }
 
 TEST(ExecutorMisuse, RunWithoutParamsNamesThemAndTheCall) {
@@ -42,6 +44,8 @@ TEST(ExecutorMisuse, RunWithoutParamsNamesThemAndTheCall) {
   EXPECT_NE(msg.find("params not loaded: p0, p1, p2, p3, p4, p5; load them with load_params"), std::string::npos)
       << msg;
   EXPECT_EQ(msg.find("inputs not set"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("option: params"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("--"), std::string::npos) << msg;
   ex->load_params(read_text(fixture_path("mlp/deploy_params.params")));
   ex->run();
   EXPECT_EQ("", compare_output(ex->get_output(0), fixture_path("mlp/output_0.npy"), 0));

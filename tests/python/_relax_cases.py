@@ -35,3 +35,24 @@ class RelaxCase:
         n = len(self.info["outputs"])
         return [(s, {k: self.path("input_%s%s.npy" % (k, s)) for k in self.input_order},
                  [self.path("output_%d%s.npy" % (i, s)) for i in range(n)]) for s in suffixes]
+
+
+def pre_v020_copy(case, out_path):
+    """A copy of the case's library as TVM v0.13 to v0.19 write it: the executable's blob record
+    named relax.Executable instead of relax.VMExecutable (the payload is the same). The blob's
+    records follow the name, so they move up by the two bytes saved, its size shrinks by two and
+    the freed bytes at its end are zero. Returns out_path."""
+    import struct
+    data = bytearray(open(case.path("deploy_relax.so"), "rb").read())
+    old, new = b"relax.VMExecutable", b"relax.Executable"
+    name = data.find(struct.pack("<Q", len(old)) + old)
+    assert name > 16 and data.find(old, name + 9) < 0, "one executable record expected"
+    start = name - 16  # the blob: u64 size, u64 record count, then the first record's name
+    size, count = struct.unpack_from("<QQ", data, start)
+    assert count == 3 and start + 8 + size <= len(data), (size, count)
+    end = start + 8 + size
+    rest = bytes(data[name + 8 + len(old):end])
+    data[start:end] = (struct.pack("<QQQ", size - 2, count, len(new)) + new + rest + b"\0\0")
+    with open(out_path, "wb") as f:
+        f.write(bytes(data))
+    return out_path

@@ -105,3 +105,31 @@ def test_profile_table_names_every_kernel(lib_ok):
     assert str(report) == table
     # Profiling is off again afterwards, and the call still gives TVM's output.
     _check(vm["main"](x), case.input_sets()[0][2])
+
+
+@pytest.mark.parametrize("loader", ["dlopen", "elf"])
+def test_pre_v020_executable_record_runs_with_tvm_code(lib_ok, tmp_path, loader):
+    from _relax_cases import pre_v020_copy
+    case = RelaxCase("relax_control_flow")
+    so = pre_v020_copy(case, str(tmp_path / "deploy_v019.so"))
+    lib = graphrt.runtime.load_module(so) if loader == "dlopen" else graphrt.load_module(so, loader="elf")
+    assert lib.type_key == "relax.Executable"
+    vm = graphrt.relax.VirtualMachine(lib, graphrt.cpu())
+    for _, inputs, outputs in case.input_sets():
+        _check(vm[case.entry](*[graphrt.nd.array(np.load(inputs[k])) for k in case.input_order]), outputs)
+
+
+def test_array_only_calls_and_mixed_calls_agree(lib_ok):
+    # NDArray-only calls take the binding's preset-array path; any other value the general one.
+    case = RelaxCase("relax_tuple_io")
+    vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
+    _, inputs, outputs = case.input_sets()[0]
+    x, y = np.load(inputs["x"]), np.load(inputs["y"])
+    _check(vm["main"](graphrt.nd.array(x), graphrt.nd.array(y)), outputs)
+    _check(vm["main"](graphrt.nd.array(x), y), outputs)
+    freed = graphrt.nd.array(y)
+    freed.free()
+    with pytest.raises(graphrt.FailedPreconditionError, match="freed"):
+        vm["main"](graphrt.nd.array(x), freed)
+    with pytest.raises(graphrt.GraphrtError, match="main"):
+        vm["main"](graphrt.nd.array(x))

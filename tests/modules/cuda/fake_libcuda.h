@@ -18,6 +18,12 @@
 #define FAKE_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED 901
 #define FAKE_CUDA_ERROR_STREAM_CAPTURE_IMPLICIT 906
 
+/* A kernel the fake runs on the host at each launch and graph replay (tests
+ * define it with fake_cuda_define_kernel): its parameter sizes, which the
+ * real driver reads from the image, and what it does. Kernels not defined
+ * only get recorded, with the sizes in param_sizes. */
+typedef void (*fake_cuda_kernel_fn)(void** params, const unsigned* grid, const unsigned* block);
+
 struct fake_cuda_state {
   int device_count;
   int launches, captured_launches, graph_launches;
@@ -40,6 +46,10 @@ struct fake_cuda_state {
    * PTX image (text) was NUL-terminated within its length. */
   char image_head[16];
   int image_ptx, image_ptx_terminated;
+  /* Graph replays: kernel nodes run (or recorded) by cuGraphLaunch, and
+   * cuGraphExecKernelNodeSetParams calls that succeeded. Set
+   * refuse_node_updates to an error code to make them fail with it. */
+  int replayed_kernels, node_updates, refuse_node_updates;
   /* Called once, outside the fake's lock, after the next launch that a
    * capture records (then cleared): lets a test act in the middle of a capture. */
   void (*on_captured_launch)(void);
@@ -52,5 +62,7 @@ struct fake_cuda_state {
   char log[FAKE_CUDA_LOG_BYTES];
   size_t log_len;
 };
+
+void fake_cuda_define_kernel(const char* name, int nparams, const int* param_sizes, fake_cuda_kernel_fn run);
 
 #endif

@@ -3,6 +3,7 @@
 // with the executable writer and loaded through the registered loader.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -220,6 +221,49 @@ TEST(RelaxBuiltins, AssertOpFailsWithItsFormattedMessage) {
   } catch (const graphrt::Error& e) {
     EXPECT_NE(std::string(e.what()).find("Assertion Failed: value 5 out of range"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+
+namespace {
+
+graphrt::NDArray host_array(std::vector<int64_t> shape, DLDataType t, const void* data) {
+  graphrt::NDArray a = graphrt::NDArray::empty(shape, t, graphrt::cpu());
+  a.copy_from_bytes(data, a.nbytes());
+  return a;
+}
+
+template <typename T>
+std::vector<T> values_of(const Value& v) {
+  const graphrt::NDArray& a = std::get<graphrt::NDArray>(v);
+  std::vector<T> out(a.nbytes() / sizeof(T));
+  a.copy_to_bytes(out.data(), a.nbytes());
+  return out;
+}
+
+// relax.run.nonzero / unique, as numpy.nonzero(atleast_1d(x)) / numpy.unique give them.
+TEST(RelaxBuiltins, NonzeroAndUniqueAsNumpyGivesThem) {
+  Builder b;
+  const int64_t main = b.function("main", FunctionKind::kVMFunc);
+  const int64_t nz = b.function("relax.run.nonzero");
+  const int64_t uq = b.function("relax.run.unique");
+  const int64_t tuple = b.function("vm.builtin.make_tuple");
+  const int64_t null = b.function("vm.builtin.null_value");
+  b.begin(main, {"x", "y"}, 8);
+  b.call(2, nz, {reg(0)});
+  b.call(3, null, {});
+  b.call(4, uq, {reg(1), imm(1), imm(0), imm(0), imm(0), reg(3)});
+  b.call(5, uq, {reg(1), imm(0), imm(0), imm(0), imm(0)});
+  b.call(6, tuple, {reg(2), reg(4), reg(5)});
+  b.ret(6);
+  graphrt::Module vm = b.vm();
+  const float x[6] = {0.f, 1.5f, -0.f, 0.f, NAN, 2.f};  // 2x3: non-zero at (0,1), (1,1), (1,2)
+  const int32_t y[7] = {3, 1, 3, -2, 1, 7, -2};
+  const Value r = run(vm, {host_array({2, 3}, DLDataType{kDLFloat, 32, 1}, x), host_array({7}, DLDataType{kDLInt, 32, 1}, y)});
+  EXPECT_EQ(values_of<int64_t>(items(r)[0]), (std::vector<int64_t>{0, 1, 1, 1, 1, 2}));
+  EXPECT_EQ(std::get<graphrt::NDArray>(items(r)[0]).shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values_of<int32_t>(items(r)[1]), (std::vector<int32_t>{-2, 1, 3, 7}));
+  EXPECT_EQ(values_of<int32_t>(items(r)[2]), (std::vector<int32_t>{3, 1, -2, 7}));
 }
 
 }  // namespace

@@ -93,6 +93,27 @@ TEST_P(RelaxFixture, SecondCallAllocatesNoStorage) {
   expect_outputs(second, rc.sets.front());
 }
 
+// Storages and views are handed out again only when nobody outside the VM
+// holds them: results kept across calls stay intact, and a warm call whose
+// result was dropped reuses the same memory.
+TEST_P(RelaxFixture, KeptResultsSurviveLaterCalls) {
+  const auto rc = relax_case(GetParam());
+  graphrt::Module vm = graphrt_test::relax_vm(graphrt::load_module(rc.dir + "/deploy_relax.so"));
+  std::vector<std::vector<graphrt::NDArray>> kept;
+  for (int round = 0; round < 3; ++round)
+    for (const auto& set : rc.sets) kept.push_back(graphrt_test::flatten_result(run_entry(vm, rc.entry, graphrt_test::relax_inputs(set))));
+  for (size_t k = 0; k < kept.size(); ++k) {
+    const auto& set = rc.sets[k % rc.sets.size()];
+    ASSERT_EQ(kept[k].size(), set.outputs.size());
+    for (size_t i = 0; i < kept[k].size(); ++i)
+      EXPECT_EQ(graphrt_test::compare_output(kept[k][i], set.outputs[i], 0), "") << "call " << k << " output " << i;
+  }
+  for (size_t k = 1; k < kept.size(); ++k) EXPECT_NE(kept[k][0]->data, kept[k - 1][0]->data);
+  const auto inputs = graphrt_test::relax_inputs(rc.sets.front());
+  const void* first = graphrt_test::flatten_result(run_entry(vm, rc.entry, inputs)).at(0)->data;
+  EXPECT_EQ(graphrt_test::flatten_result(run_entry(vm, rc.entry, inputs)).at(0)->data, first);
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, RelaxFixture, ::testing::ValuesIn([] {
                            std::vector<std::string> c = graphrt_test::relax_cases();
                            return c.empty() ? std::vector<std::string>{"none"} : c;

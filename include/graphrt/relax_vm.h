@@ -1,0 +1,189 @@
+// Relax VM executables (what TVM's relax.build(...).export_library writes)
+// from C++, typed: load one, call its functions with NDArrays, get a tensor
+// or a (nested) tuple back.
+//
+//   graphrt::RelaxVM vm = graphrt::RelaxVM::load("deploy_relax.so");
+//   graphrt::RelaxValue y = vm.call("main", {x});
+//   graphrt::NDArray out = y.tensor;          // y.items[i] for a tuple
+//
+// A thin layer over the VM module's packed functions, the calls TVM's own
+// deploy code makes (vm_load_executable, vm_initialization, functions by
+// name); it lives in this header only, so it adds nothing to libgraphrt's
+// exported names. One RelaxVM is one TVM VirtualMachine: its storage is
+// reused from call to call, so call it from one thread at a time and make
+// one per thread over the same executable module.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graphrt/runtime.h"
+
+namespace graphrt {
+
+// A Relax function's result: a tensor, a (nested) tuple, an int or float
+// (a PrimValue), nothing, or another object (a shape, a closure).
+struct RelaxValue {
+  enum class Kind { kNone, kTensor, kTuple, kInt, kFloat, kObject };
+  Kind kind = Kind::kNone;
+  NDArray tensor;                 // kTensor
+  std::vector<RelaxValue> items;  // kTuple
+  int64_t int_value = 0;          // kInt
+  double float_value = 0;         // kFloat
+  Ref<Object> object;             // kObject
+
+  bool is_tuple() const { return kind == Kind::kTuple; }
+  // The tensors, depth first: TVM's output_<i> order for a tuple result.
+  std::vector<NDArray> flatten() const {
+    std::vector<NDArray> out;
+    append_tensors(&out);
+    return out;
+  }
+
+  // A packed function's return value as a RelaxValue (tuples read item by item).
+  static RelaxValue from(const RetValue& r) {
+    RelaxValue v;
+    switch (r.code()) {
+      case kTVMNullptr:
+        return v;
+      case kTVMNDArrayHandle:
+        v.kind = Kind::kTensor;
+        v.tensor = r.as_ndarray();
+        return v;
+      case kDLInt:
+      case kDLUInt:
+      case kTVMArgBool:
+        v.kind = Kind::kInt;
+        v.int_value = r.as_int();
+        return v;
+      case kDLFloat:
+        v.kind = Kind::kFloat;
+        v.float_value = r.as_float();
+        return v;
+      default:
+        break;
+    }
+    Ref<Object> obj = r.code() == kTVMObjectHandle ? r.as_args().as_object(0) : Ref<Object>();
+    if (!obj.get() || std::string(obj->object_type_key()) != "Array") {
+      if (!obj.get())
+        throw Error(ErrorKind::kTypeMismatch, std::string("RelaxValue: a Relax function returned a ") +
+                                                  type_code_name(r.code()));
+      v.kind = Kind::kObject;
+      v.object = obj;
+      return v;
+    }
+    v.kind = Kind::kTuple;
+    const int64_t n = array_call("runtime.ArraySize", obj.get(), -1).as_int();
+    for (int64_t i = 0; i < n; ++i) v.items.push_back(from(array_call("runtime.ArrayGetItem", obj.get(), i)));
+    return v;
+  }
+
+ private:
+  // TVM's runtime.ArraySize(array) / runtime.ArrayGetItem(array, index): the
+  // array passed as an object handle, as TVM's front ends pass it.
+  static RetValue array_call(const char* name, Object* array, int64_t index) {
+    PackedFunc f = registry_get(name);
+    if (!f) throw Error(ErrorKind::kNotFound, std::string("RelaxValue: global function '") + name + "' missing");
+    TVMValue values[2];
+    int codes[2] = {kTVMObjectHandle, kDLInt};
+    values[0].v_handle = array;
+    values[1].v_int64 = index;
+    RetValue ret;
+    f->call(TVMArgs(values, codes, index < 0 ? 1 : 2), &ret);
+    return ret;
+  }
+  void append_tensors(std::vector<NDArray>* out) const {
+    if (kind == Kind::kTensor) out->push_back(tensor);
+    for (const RelaxValue& item : items) item.append_tensors(out);
+  }
+};
+
+class RelaxVM {
+ public:
+  // TVM's allocator kinds (vm_initialization's third argument).
+  enum class Allocator : int { kNaive = 1, kPooled = 2 };
+
+  // Loads a Relax export (relax.VMExecutable, or relax.Executable before TVM v0.20).
+  static RelaxVM load(const std::string& path, const LoadOptions& options = {},
+                      Allocator allocator = Allocator::kPooled) {
+    return RelaxVM(load_module(path, options), allocator);
+  }
+
+  // A VM over `executable`, the module load_module returned for a Relax export.
+  explicit RelaxVM(Module executable, Allocator allocator = Allocator::kPooled) : exe_(std::move(executable)) {
+    const std::string key = exe_.get() ? exe_->type_key() : std::string("(none)");
+    if (key != "relax.VMExecutable" && key != "relax.Executable")
+      throw Error(ErrorKind::kTypeMismatch, "RelaxVM: module '" + key + "' is not a Relax executable")
+          .with("tkey", key);
+    vm_ = call_function(exe_->require_function("vm_load_executable"), ArgList()).as_module();
+    ArgList init;
+    init.add_int(kDLCPU).add_int(0).add_int(static_cast<int>(allocator));
+    call_function(vm_->require_function("vm_initialization"), init);
+  }
+
+  const Module& executable() const { return exe_; }
+  // The VM module (TVM's VirtualMachine): set_input, invoke_stateful, ... by name.
+  const Module& module() const { return vm_; }
+
+  // The executable's VM functions ("main", ...).
+  std::vector<std::string> functions() const {
+    static const char* const kInterface[] = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
+                                             "get_output_arity", "get_function_arity", "get_function_param_name",
+                                             "save_function", "invoke_closure", "profile", "trace",
+                                             "get_function_param_signature", "set_instruction_budget"};
+    std::vector<std::string> out;
+    for (const std::string& name : vm_->function_names()) {
+      bool interface = false;
+      for (const char* i : kInterface) interface = interface || name == i;
+      if (!interface) out.push_back(name);
+    }
+    return out;
+  }
+  std::vector<std::string> param_names(const std::string& function) const {
+    const int64_t n = call_function(vm_->require_function("get_function_arity"), ArgList().add_string(function)).as_int();
+    std::vector<std::string> out;
+    for (int64_t i = 0; i < n; ++i)
+      out.push_back(call_function(vm_->require_function("get_function_param_name"),
+                                  ArgList().add_string(function).add_int(i))
+                        .as_string());
+    return out;
+  }
+  // What the function's code checks of parameter `index`: "float32[n0, 784]"
+  // (n<k>: a symbolic dimension, the same k the same size), "float32[...]"
+  // (any rank), "?" (nothing checked).
+  std::string param_signature(const std::string& function, int64_t index) const {
+    return call_function(vm_->require_function("get_function_param_signature"),
+                         ArgList().add_string(function).add_int(index))
+        .as_string();
+  }
+
+  RelaxValue call(const std::string& function, const std::vector<NDArray>& args) {
+    return RelaxValue::from(call_function(vm_->require_function(function), arrays(args)));
+  }
+  // The per-callee table (kernels, builtins, VM functions) of one call.
+  std::string profile(const std::string& function, const std::vector<NDArray>& args) {
+    return call_function(vm_->require_function("profile"), arrays(args, &function)).as_string();
+  }
+  // One call as a Chrome trace (JSON).
+  std::string trace(const std::string& function, const std::vector<NDArray>& args) {
+    return call_function(vm_->require_function("trace"), arrays(args, &function)).as_string();
+  }
+  // Instructions one call may execute (0: unlimited; default 100,000,000).
+  void set_instruction_budget(uint64_t n) {
+    call_function(vm_->require_function("set_instruction_budget"), ArgList().add_int(static_cast<int64_t>(n)));
+  }
+
+ private:
+  static ArgList arrays(const std::vector<NDArray>& args, const std::string* first = nullptr) {
+    ArgList list;
+    if (first) list.add_string(*first);
+    for (const NDArray& a : args) list.add_ndarray(a);
+    return list;
+  }
+
+  Module exe_;
+  Module vm_;
+};
+
+}  // namespace graphrt

@@ -1,0 +1,43 @@
+#include "modules/relax/storage_cache.h"
+
+#include <atomic>
+
+namespace graphrt {
+namespace relax {
+
+bool StorageObj::idle() const {
+  if (ref_count() != 1 || bytes.use_count() != 1) return false;
+  for (const NDArray& v : views)
+    if (v.use_count() != 1) return false;
+  // Every array over the memory (the bytes, kept views, views made elsewhere
+  // such as reshape's) holds the block's Storage.
+  const auto holders = NDArrayNode::from_handle(bytes.handle())->storage.use_count();
+  if (holders != static_cast<long>(1 + views.size())) return false;
+  // What another thread did with the memory before dropping the last view
+  // happens before what the caller does with it next.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return true;
+}
+
+NDArray StorageObj::view(uint64_t offset, const std::vector<int64_t>& dims, DLDataType dtype) {
+  const char* data = static_cast<const char*>(bytes->data) + bytes->byte_offset + offset;
+  for (const NDArray& v : views) {
+    if (v.use_count() == 1 && v->data == data && v.dtype() == dtype && v.shape() == dims) return v;
+  }
+  NDArray v = bytes.view(dims, dtype, offset);
+  if (views.size() < kMaxKeptViews) views.push_back(v);
+  return v;
+}
+
+Ref<StorageObj> StorageCache::storage(int64_t nbytes) {
+  if (!pool_->pooled()) return make_ref<StorageObj>(pool_->allocate(nbytes));
+  std::vector<Ref<StorageObj>>& kept = kept_[nbytes];
+  for (const Ref<StorageObj>& s : kept)
+    if (s->idle()) return s;
+  if (kept.size() >= kMaxKeptPerSize) kept.erase(kept.begin());
+  kept.push_back(make_ref<StorageObj>(pool_->allocate(nbytes)));
+  return kept.back();
+}
+
+}  // namespace relax
+}  // namespace graphrt

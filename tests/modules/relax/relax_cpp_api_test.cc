@@ -1,0 +1,131 @@
+// graphrt's typed C++ API for Relax executables (graphrt/relax_vm.h), linking
+// libgraphrt only, as users do: every shared case and input set bit-exact with
+// both loaders, functions and parameters listed, tuple results as trees.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "graphrt/relax_vm.h"
+#include "test_support.h"
+
+namespace {
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> out;
+  const std::string root = graphrt_test::fixtures_dir() + "/relax";
+  if (DIR* d = graphrt_test::fixtures_dir().empty() ? nullptr : opendir(root.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::strncmp(e->d_name, "relax_", 6) == 0) out.push_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+graphrt::NDArray load_npy(const std::string& path) {
+  graphrt_test::Npy a = graphrt_test::read_npy(path);
+  graphrt::NDArray out = graphrt::NDArray::empty(a.shape, a.dtype, graphrt::cpu());
+  out.copy_from_bytes(a.data.data(), a.data.size());
+  return out;
+}
+
+void expect_equal(const graphrt::NDArray& got, const std::string& path) {
+  graphrt_test::Npy want = graphrt_test::read_npy(path);
+  ASSERT_EQ(got.shape(), want.shape) << path;
+  ASSERT_TRUE(graphrt::operator==(got.dtype(), want.dtype)) << path;
+  std::vector<char> bytes(want.data.size());
+  got.copy_to_bytes(bytes.data(), bytes.size());
+  EXPECT_TRUE(bytes == want.data) << path << " differs";
+}
+
+class RelaxCppApi : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    GRAPHRT_REQUIRE_FIXTURES();
+    if (case_names().empty()) GTEST_SKIP() << "Relax fixtures not found";
+    dir_ = graphrt_test::fixtures_dir() + "/relax/" + GetParam();
+    std::ifstream f(dir_ + "/case.json");
+    info_ = nlohmann::json::parse(f);
+  }
+  std::string dir_;
+  nlohmann::json info_;
+};
+
+TEST_P(RelaxCppApi, EveryInputSetBitExactWithBothLoaders) {
+  const std::string entry = info_.value("entry", "main");
+  std::vector<std::string> suffixes = {""};
+  if (info_.contains("input_sets")) {
+    suffixes.clear();
+    for (const auto& s : info_["input_sets"]) suffixes.push_back(s.value("suffix", ""));
+  }
+  for (const char* loader : {"dlopen", "elf"}) {
+    graphrt::LoadOptions options;
+    options.loader = loader;
+    graphrt::RelaxVM vm = graphrt::RelaxVM::load(dir_ + "/deploy_relax.so", options);
+    const std::vector<std::string> functions = vm.functions();
+    EXPECT_NE(std::find(functions.begin(), functions.end(), entry), functions.end());
+    const std::vector<std::string> params = vm.param_names(entry);
+    std::vector<std::string> order;  // input_order, else the inputs (a case with one input)
+    if (info_.contains("input_order")) {
+      order = info_["input_order"].get<std::vector<std::string>>();
+    } else {
+      for (const auto& kv : info_["inputs"].items()) order.push_back(kv.key());
+    }
+    ASSERT_EQ(params, order);
+    for (const std::string& suffix : suffixes) {
+      SCOPED_TRACE(std::string(loader) + " input set '" + suffix + "'");
+      std::vector<graphrt::NDArray> args;
+      for (const std::string& p : params) args.push_back(load_npy(dir_ + "/input_" + p + suffix + ".npy"));
+      const graphrt::RelaxValue result = vm.call(entry, args);
+      EXPECT_EQ(result.is_tuple(), info_.value("structure", std::string("tensor")) != "tensor");
+      const std::vector<graphrt::NDArray> outputs = result.flatten();
+      ASSERT_EQ(outputs.size(), info_["outputs"].size());
+      for (size_t i = 0; i < outputs.size(); ++i)
+        expect_equal(outputs[i], dir_ + "/output_" + std::to_string(i) + suffix + ".npy");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, RelaxCppApi, ::testing::ValuesIn([] {
+                           std::vector<std::string> c = case_names();
+                           return c.empty() ? std::vector<std::string>{"none"} : c;
+                         }()));
+
+TEST(RelaxCppApiDetails, NestedTupleSignaturesProfileAndErrors) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  const std::string dir = graphrt_test::fixtures_dir() + "/relax/relax_tuple_io";
+  if (case_names().empty()) GTEST_SKIP() << "Relax fixtures not found";
+  graphrt::RelaxVM vm = graphrt::RelaxVM::load(dir + "/deploy_relax.so");
+  EXPECT_EQ(vm.param_signature("main", 0), "float32[2, 3]");
+  const std::vector<graphrt::NDArray> args = {load_npy(dir + "/input_x.npy"), load_npy(dir + "/input_y.npy")};
+  const graphrt::RelaxValue r = vm.call("main", args);
+  ASSERT_TRUE(r.is_tuple());
+  ASSERT_EQ(r.items.size(), 2u);
+  EXPECT_EQ(r.items[0].kind, graphrt::RelaxValue::Kind::kTensor);
+  ASSERT_TRUE(r.items[1].is_tuple());
+  EXPECT_EQ(r.items[1].items.size(), 2u);
+  EXPECT_NE(vm.profile("main", args).find("Total (one call)"), std::string::npos);
+  EXPECT_EQ(vm.trace("main", args).rfind("{\"displayTimeUnit\"", 0), 0u);
+  try {
+    vm.call("main", {args[0]});
+    FAIL() << "a missing argument must fail";
+  } catch (const graphrt::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("main"), std::string::npos) << e.what();
+  }
+  try {
+    graphrt::RelaxVM not_relax(graphrt::system_lib());
+    FAIL() << "a library that is not a Relax executable must be refused";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(e.kind(), graphrt::ErrorKind::kTypeMismatch);
+    EXPECT_NE(std::string(e.what()).find("is not a Relax executable"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
