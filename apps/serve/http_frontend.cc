@@ -395,6 +395,7 @@ HttpFrontend::~HttpFrontend() = default;
 
 int HttpFrontend::bind() { return bind_server(impl_->server, impl_->options.host, impl_->options.port, "HTTP"); }
 void HttpFrontend::serve() { impl_->server.listen_after_bind(); }
+bool HttpFrontend::running() const { return impl_->server.is_running(); }
 void HttpFrontend::stop() { impl_->server.stop(); }
 
 struct MetricsFrontend::Impl {
@@ -421,6 +422,7 @@ MetricsFrontend::MetricsFrontend(Metrics* metrics, const std::string& host, int 
 MetricsFrontend::~MetricsFrontend() = default;
 int MetricsFrontend::bind() { return bind_server(impl_->server, impl_->host, impl_->port, "metrics"); }
 void MetricsFrontend::serve() { impl_->server.listen_after_bind(); }
+bool MetricsFrontend::running() const { return impl_->server.is_running(); }
 void MetricsFrontend::stop() { impl_->server.stop(); }
 
 }  // namespace graphrt_serve

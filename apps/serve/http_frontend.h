@@ -30,7 +30,9 @@ class HttpFrontend {
   int bind();
   // Serves until stop(); returns when requests in flight are answered.
   void serve();
-  // Stops accepting; readiness turns false at once.
+  // True once serve() listens.
+  bool running() const;
+  // Stops accepting; requests in flight are answered before serve() returns.
   void stop();
 
  private:
@@ -45,6 +47,7 @@ class MetricsFrontend {
   ~MetricsFrontend();
   int bind();
   void serve();
+  bool running() const;
   void stop();
 
  private:

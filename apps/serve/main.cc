@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -110,6 +111,10 @@ int serve(int argc, char** argv) {
   std::thread metrics_thread([&] {
     if (metrics_frontend) metrics_frontend->serve();
   });
+  // Ready only once both listeners run: a stop() that came before a listener started would
+  // be lost, and scripts take the line below as "requests may come now".
+  for (int i = 0; i < 5000 && !(frontend.running() && (!metrics_frontend || metrics_frontend->running())); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   // Tests and scripts read the ports from this line (0 asks for free ports).
   std::cout << "graphrt-serve: listening: http " << http_port << " grpc " << bound_grpc_port << " metrics "
             << bound_metrics_port << std::endl;
@@ -119,7 +124,7 @@ int serve(int argc, char** argv) {
   std::cout << "graphrt-serve: signal " << signal_number << ": draining" << std::endl;
   repository.set_draining();
   frontend.stop();
-  if (grpc_frontend) grpc_frontend->stop();
+  if (grpc_frontend) grpc_frontend->stop();  // returns when the RPCs in flight are answered
   http_thread.join();
   if (metrics_frontend) metrics_frontend->stop();
   metrics_thread.join();
