@@ -26,38 +26,31 @@ using graphrt_apps::UsageError;
 
 namespace {
 
-const char* kUsage =
-    "usage: graphrt-serve --model-repository DIR [--http-port 8000] [--grpc-port 8001] [--metrics-port 8002]\n"
-    "                     [--host ADDR]\n"
-    "                     [--threads N] [--http-threads N] [--max-request-bytes N] [--read-timeout-ms N]\n"
-    "  --model-repository DIR  DIR/<model>/<version>/ holds a model (one .so/.tar/Relax file, or\n"
-    "                          kernels .so + graph .json + .params); DIR/<model>/config.json is optional\n"
-    "  --http-port N           REST (Open Inference Protocol) port; 0 picks a free one\n"
-    "  --grpc-port N           gRPC (inference.GRPCInferenceService, grpc.health.v1) port; 0 picks a free\n"
-    "                          one, -1 disables\n"
-    "  --metrics-port N        Prometheus metrics (GET /metrics); 0 picks a free one, -1 disables\n"
-    "  --host ADDR             address to listen on (default 0.0.0.0)\n"
-    "  --threads N             kernel thread pool size (default: graphrt's)\n"
-    "  --http-threads N        HTTP connections, and gRPC calls, served at once (default 64)\n"
-    "  --max-request-bytes N   largest request body accepted (default 67108864); larger: 413\n"
-    "  --read-timeout-ms N     drop a client that sends nothing for this long mid-request (default 10000)\n"
-    "  --version               print the version\n"
-    "SIGTERM or SIGINT: stop accepting, answer the requests in flight, exit 0.\n";
+const graphrt_apps::AppHelp kHelp = {
+    "graphrt-serve", "--model-repository DIR [options]",
+    "Serves the models of a repository over the Open Inference Protocol: REST (with Triton's binary\n"
+    "tensor and repository extensions), gRPC (inference.GRPCInferenceService, grpc.health.v1) and\n"
+    "Prometheus metrics. DIR/<model>/<version>/ holds a model (one .so/.tar/Relax file, or kernels .so +\n"
+    "graph .json + .params); DIR/<model>/config.json is optional. SIGTERM or SIGINT: stop accepting,\n"
+    "answer the requests in flight, exit 0.",
+    "  graphrt-serve --model-repository models/\n"
+    "  graphrt-serve --model-repository models/ --http-port 0 --grpc-port -1 --metrics-port -1\n"};
+
+const std::vector<graphrt_apps::FlagSpec> kFlags = {
+    {"--model-repository", true, false, "DIR", "the model repository (required)"},
+    {"--http-port", true, false, "N", "REST (Open Inference Protocol) port; 0 picks a free one (default 8000)"},
+    {"--grpc-port", true, false, "N", "gRPC port; 0 picks a free one, -1 disables (default 8001)"},
+    {"--metrics-port", true, false, "N", "Prometheus metrics (GET /metrics); 0 picks a free one, -1 disables (default 8002)"},
+    {"--host", true, false, "ADDR", "address to listen on (default 0.0.0.0)"},
+    {"--threads", true, false, "N", "kernel thread pool size (default: graphrt's)"},
+    {"--http-threads", true, false, "N", "HTTP connections, and gRPC calls, served at once (default 64)"},
+    {"--max-request-bytes", true, false, "N", "largest request body accepted; larger: 413 (default 67108864)"},
+    {"--read-timeout-ms", true, false, "N", "drop a client that sends nothing for this long mid-request (default 10000)"},
+};
 
 int serve(int argc, char** argv) {
-  Args args({{"--model-repository", true}, {"--http-port", true},       {"--grpc-port", true},
-             {"--metrics-port", true},     {"--host", true},            {"--threads", true},
-             {"--http-threads", true},     {"--max-request-bytes", true}, {"--read-timeout-ms", true},
-             {"--help", false},            {"-h", false},               {"--version", false}});
-  args.parse(argc, argv);
-  if (args.has("--help") || args.has("-h")) {
-    std::cout << kUsage;
-    return 0;
-  }
-  if (args.has("--version")) {
-    std::cout << "graphrt-serve " << GRAPHRT_SERVE_VERSION << "\n";
-    return 0;
-  }
+  Args args(kHelp, kFlags);
+  if (!args.parse(argc, argv)) return 0;
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   if (!args.has("--model-repository")) throw UsageError("--model-repository DIR is required");
 
