@@ -4,10 +4,6 @@
 // (fuzz/serve_grpc_request_fuzz.cc).
 #pragma once
 
-// Before the generated header: protobuf 3.21's headers use INT_MAX without including
-// <climits>, which libstdc++ pulls in for g++ but not for clang.
-#include <climits>
-
 #include "grpc_service.pb.h"
 #include "infer_request.h"
 
