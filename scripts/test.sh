@@ -53,7 +53,7 @@ if command -v clang++ >/dev/null 2>&1; then
     if [ -f "fuzz/$name.dict" ]; then options+=(-dict="fuzz/$name.dict"); fi
     echo "-- $name"
     "$target" "${options[@]}" -artifact_prefix="$work/" "$work/corpus" "$work/seeds" 2>&1 \
-      | grep -E "^#[0-9]+.*DONE|ERROR|SUMMARY" || true
+      | grep -E "^#[0-9]+.*DONE|==[0-9]+== ?ERROR|SUMMARY" || true
     if ls "$work"/crash-* "$work"/leak-* "$work"/oom-* "$work"/timeout-* >/dev/null 2>&1; then
       echo "fuzz target $name found a problem: $(ls "$work")"
       exit 1
