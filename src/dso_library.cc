@@ -228,7 +228,7 @@ class DsoLibrary : public Library {
   mutable ElfSymbolTable symbols_;
 };
 
-Runtime::Tables& loader_table() { return runtime().tables(); }
+auto& loader_table() { return RuntimeTables::of(runtime()); }
 
 std::shared_ptr<Library> dlopen_loader(const LibrarySource& source, const FileHead& file) {
   if (source.path.empty())

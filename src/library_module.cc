@@ -248,6 +248,8 @@ struct SharedTrees {
   std::recursive_mutex mutex;
   std::map<const void*, ModuleNode*> roots;  // not owning; entries leave in ~ModuleNode
 };
+// Process-wide, not the Runtime's: TVM's C ABI forces it (an image's
+// __tvm_module_ctx slot exists once per loaded image in the process).
 SharedTrees& shared_trees() {
   static SharedTrees* t = new SharedTrees();  // outlives static destructors that free modules
   return *t;

@@ -10,6 +10,8 @@ struct LogSink {
   LogCallback callback = nullptr;
   void* user_data = nullptr;
 };
+// Process-wide, below the Runtime (the base layer knows none): the C API's
+// graphrt_set_log_callback is per process, and static destructors log too.
 LogSink& log_sink() {
   static LogSink* sink = new LogSink();  // outlives every static destructor that might log
   return *sink;

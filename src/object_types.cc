@@ -25,6 +25,8 @@ struct TypeTable {
   }
 };
 
+// Process-wide, not the Runtime's: TVM's C ABI forces it (TVMObjectTypeKey2Index hands
+// out indices that libraries cache in their own statics).
 TypeTable& type_table() {
   static TypeTable* table = new TypeTable();  // never destroyed: handles may outlive static destruction
   return *table;

@@ -33,6 +33,8 @@ struct Allowed {
   std::vector<AllowedLibrary> libraries;
   std::atomic<std::uint32_t> generation{1};
 };
+// Process-wide, not the Runtime's: TVM's C ABI forces it (read by
+// TVMBackendParallelLaunch, which kernels call with no context).
 Allowed& allowed() {
   static Allowed* a = new Allowed();  // outlives static destructors that unload libraries
   return *a;

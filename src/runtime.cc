@@ -1,8 +1,10 @@
-// The Runtime: created once, with the core's registrations and then those of
-// the layers above it (register_layers_above_core), each given the runtime.
+// The Runtime, and the process's default one: built on first use by the
+// factory the composition unit installed (src/layer_api/layer_composition.h),
+// or, where no composition is linked in, with the core's registrations only.
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <ios>
 #include <mutex>
 
@@ -34,19 +36,37 @@ void register_core_functions(Runtime& runtime) {
 }
 }  // namespace
 
-Runtime::Runtime() : tables_(std::make_unique<Tables>()) {}
+Runtime::Runtime() : tables_(std::make_shared<Tables>()) {}
+
+void register_core(Runtime& runtime) {
+  runtime.register_device_api(kDLCPU, std::make_shared<CpuDeviceAPI>());
+  register_core_functions(runtime);
+  register_const_loader(runtime);
+  register_time_evaluator(runtime);
+}
+
+namespace {
+std::unique_ptr<Runtime> core_only_runtime() {
+  auto created = std::make_unique<Runtime>();
+  register_core(*created);
+  return created;
+}
+
+// Constant-initialised, so it holds its value before any initialiser runs.
+std::atomic<DefaultRuntimeFactory> g_default_runtime_factory{nullptr};
+}  // namespace
+
+void install_default_runtime_factory(DefaultRuntimeFactory factory) {
+  g_default_runtime_factory.store(factory, std::memory_order_release);
+}
 
 Runtime& runtime() {
-  // Every registration below uses the runtime it is handed, never runtime():
-  // a nested call here would wait on this very initialisation.
+  // The factory registers into the runtime it creates, never through
+  // runtime(): a nested call here would wait on this very initialisation.
   static Runtime* const instance = [] {
-    auto* created = new Runtime();  // never destroyed (see runtime.h)
-    created->register_device_api(kDLCPU, std::make_shared<CpuDeviceAPI>());
-    register_core_functions(*created);
-    register_const_loader(*created);
-    register_time_evaluator(*created);
-    register_layers_above_core(*created);
-    return created;
+    DefaultRuntimeFactory factory = g_default_runtime_factory.load(std::memory_order_acquire);
+    // Released, never destroyed (see runtime.h).
+    return (factory ? factory() : core_only_runtime()).release();
   }();
   return *instance;
 }

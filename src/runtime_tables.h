@@ -22,4 +22,10 @@ struct Runtime::Tables {
   std::map<int, std::shared_ptr<DeviceAPI>> devices;
 };
 
+// The core's access to a runtime's registries (a friend of Runtime, inline
+// only: no symbol of its own).
+struct RuntimeTables {
+  static Runtime::Tables& of(const Runtime& runtime) { return *runtime.tables_; }
+};
+
 }  // namespace graphrt

@@ -15,6 +15,8 @@ struct SymbolTable {
   std::mutex mutex;
   std::map<std::string, void*> symbols;
 };
+// Process-wide, not the Runtime's: TVM's C ABI forces it (TVMBackendRegisterSystemLibSymbol
+// is called by linked model code's static constructors, with no context).
 SymbolTable& table() {
   static SymbolTable* t = new SymbolTable();  // static constructors of linked code may run before ours
   return *t;

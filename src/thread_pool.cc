@@ -256,6 +256,8 @@ class ThreadPool {
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 
+// Process-wide, not the Runtime's: TVM's C ABI forces it (kernels call
+// TVMBackendParallelLaunch with no context, on the hot path).
 // The current pool. A launch holds its own reference, so resizing while
 // other threads launch swaps the pool and the old one is joined when its last
 // launch returns, never under a running launch.

@@ -18,14 +18,18 @@
 
 namespace graphrt GRAPHRT_API {
 
-// The runtime: the one owner of the registries (global functions, blob record
-// loaders, library loaders, device APIs). There is one per process, created
-// with every built-in registration by runtime() on first use: the core's own,
-// then the layers above it (graph executor, back ends), each handed this object
-// to register into. The free functions (registry_set, register_binary_loader,
-// register_library_loader, register_device_api, ...) are this object's calls.
+// A runtime: the owner of the registries (global functions, blob record
+// loaders, library loaders, device APIs). `Runtime()` is an empty one, with no
+// registration at all. The process has one default, built by libgraphrt on
+// the first call of runtime() from any thread: the core's registrations (the
+// CPU device, its functions and record loaders), then those of the layers
+// above it (graph executor, back ends), each handed the runtime to register
+// into. The free functions (registry_set, register_binary_loader,
+// register_library_loader, register_device_api, load_module, ...) act on the
+// default.
 class Runtime {
  public:
+  Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
@@ -42,19 +46,18 @@ class Runtime {
   void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api);
   DeviceAPI* device_api_or_null(int device_type) const;
 
-  struct Tables;  // the registries themselves (src/runtime_tables.h)
-  Tables& tables() const { return *tables_; }
-
  private:
-  friend Runtime& runtime();
-  Runtime();
-  std::unique_ptr<Tables> tables_;
+  struct Tables;                 // the registries themselves (src/runtime_tables.h)
+  friend struct RuntimeTables;   // the core's access to them
+  // Shared: its deleter is bound where Tables is complete, so the implicit
+  // destructor needs no exported symbol of its own.
+  std::shared_ptr<Tables> tables_;
 };
 
-// The process's runtime, created on the first call from any thread (the others
-// wait); never destroyed, since generated code may hold handles until exit.
-// A user's registration therefore always lands after the built-in ones and is
-// never replaced by them.
+// The process's default runtime, created on the first call from any thread
+// (the others wait); never destroyed, since generated code may hold handles
+// until exit. A user's registration therefore always lands after the built-in
+// ones and is never replaced by them.
 Runtime& runtime();
 // Creates the runtime now instead of at the first load (front-loads its cost).
 void runtime_init();

@@ -101,6 +101,8 @@ struct AtexitList {
   std::mutex mutex;
   std::vector<AtexitEntry> entries;
 };
+// Process-wide, not the Runtime's: the __cxa_atexit registrations of linked
+// images are the C++ ABI's per-process state, run at any time.
 AtexitList& atexit_list() {
   static AtexitList* list = new AtexitList();  // used by image destructors at any time
   return *list;
