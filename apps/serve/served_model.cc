@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <deque>
 #include <exception>
-#include <set>
 
 #include "common/model.h"
 #include "common/relax_model.h"
 #include "graphrt/error.h"
 #include "graphrt/graph_executor.h"
+#include "graphrt/regular_file.h"
 #include "graphrt/runtime.h"
 
 namespace graphrt_serve {
@@ -348,15 +348,18 @@ std::vector<OutputTensor> ServedModel::run_batched(const std::vector<const Input
 
 std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const std::string& version,
                                                const std::string& version_dir, const ModelConfig& config,
-                                               std::shared_ptr<ModelMetrics> metrics) {
+                                               std::shared_ptr<ModelMetrics> metrics,
+                                               const std::string& params_cache) {
   auto m = std::make_shared<ServedModel>();
   m->name_ = name;
   m->version_ = version;
   m->config_ = config;
   m->metrics_ = std::move(metrics);
   const ModelFiles files = find_model_files(version_dir);
+  // Three-file form with a params cache: the params file is read only when the cache is written.
+  const bool cached_params_file = !params_cache.empty() && !files.params.empty();
   const graphrt_apps::Model model = graphrt_apps::load_model(files.model, graphrt::LoadOptions{}, files.graph_json,
-                                                             files.params);
+                                                             cached_params_file ? "" : files.params);
   if (model.is_relax) {
     m->platform_ = "tvm_relax";
     for (int i = 0; i < config.instance_count; ++i) {
@@ -403,23 +406,37 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
     throw Error(ErrorKind::kUnsupported, "dynamic batching needs a model with a variable first dimension (a Relax "
                                          "executable with a symbolic batch); graph exports have fixed shapes")
         .with("field", "max_batch_size");
-  const std::set<std::string> params(model.param_names.begin(), model.param_names.end());
+  graphrt::ParamList cached;  // the three-file form's params, mapped from the cache
+  if (!params_cache.empty()) {
+    try {
+      if (model.is_factory) {
+        graphrt::call_function(model.root->require_function("use_params_cache"),
+                               graphrt::ArgList().add_string(params_cache).add_string(files.model));
+      } else if (cached_params_file) {
+        cached = graphrt::map_params_cache(params_cache, files.params, [&] {
+          return graphrt::load_param_dict(graphrt::read_regular_file(files.params, "params file"), files.params);
+        });
+      }
+    } catch (Error& e) {
+      throw e.with("params cache", params_cache);
+    }
+  }
   std::vector<int> input_indices;
   std::vector<std::string> output_names;
   for (int i = 0; i < config.instance_count; ++i) {
-    auto executor = graphrt_apps::make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+    auto executor = cached_params_file
+                        ? graphrt::GraphExecutor::create_with_params(model.graph_json, model.root, {DLDevice{kDLCPU, 0}},
+                                                                     graphrt::GraphExecutorOptions(), cached)
+                        : graphrt_apps::make_executor(model, DLDevice{kDLCPU, 0}, "", false);
     if (i == 0) {
-      int index = 0;
+      // input_info() lists the inputs a client sets: the graph's arguments less its params.
       for (const graphrt::TensorInfo& info : executor->input_info()) {
-        if (!params.count(info.name)) {
-          TensorMetadata t{info.name, true, {}, true, info.shape};
-          if (!datatype_from_dl(info.dtype, &t.datatype))
-            throw Error(ErrorKind::kUnsupported, "input type " + dl_type_name(info.dtype) + " has no protocol datatype")
-                .with("tensor", info.name);
-          m->inputs_.push_back(t);
-          input_indices.push_back(index);
-        }
-        ++index;
+        TensorMetadata t{info.name, true, {}, true, info.shape};
+        if (!datatype_from_dl(info.dtype, &t.datatype))
+          throw Error(ErrorKind::kUnsupported, "input type " + dl_type_name(info.dtype) + " has no protocol datatype")
+              .with("tensor", info.name);
+        m->inputs_.push_back(t);
+        input_indices.push_back(executor->input_index(info.name));
       }
       int o = 0;
       for (const graphrt::TensorInfo& info : executor->output_info()) {

@@ -78,9 +78,13 @@ class InstancePool {
 class ServedModel {
  public:
   // Loads DIR/<name>/<version>/ (one model file, or kernels .so + graph .json + .params).
+  // With `params_cache` (a file path; "" for none) a graph model's params are mapped from that
+  // cache file (graphrt::map_params_cache), written first when missing or stale, so that
+  // processes serving the same model share one copy.
   static std::shared_ptr<ServedModel> load(const std::string& name, const std::string& version,
                                            const std::string& version_dir, const ModelConfig& config,
-                                           std::shared_ptr<ModelMetrics> metrics);
+                                           std::shared_ptr<ModelMetrics> metrics,
+                                           const std::string& params_cache = "");
   ServedModel();  // empty; load() makes a usable one
   ~ServedModel();
 
