@@ -13,8 +13,9 @@ from _server import Server, add_model, fixture_root, require_module
 MODELS = {  # model name in the repository: (fixture, files linked into its version folder)
     "squeezenet": ("squeezenet1.1", ("deploy_factory.so",)),
     "mlp_three_file": ("mlp", ("deploy_lib.so", "deploy_graph.json", "deploy_params.params")),
+    "mlp_tar": ("mlp_tar", ("deploy.tar",)),  # linked in-process by the elf-object loader
 }
-CACHE_FILES = ["mlp_three_file-1.params-cache", "squeezenet-1.params-cache"]
+CACHE_FILES = ["mlp_tar-1.params-cache", "mlp_three_file-1.params-cache", "squeezenet-1.params-cache"]
 
 
 def start_together(n, *args):
@@ -82,6 +83,7 @@ def test_two_replicas_map_one_cache_file(repo, tmp_path):
             x = np.load(os.path.join(d, "input_data.npy"))
             want = reference_outputs(os.path.join(d, "deploy_factory.so"), {"data": os.path.join(d, "input_data.npy")},
                                      str(tmp_path / ("ref_" + name)))
+            assert want
             for s in servers:
                 got = infer(s, name, {"data": x})
                 assert len(got) == len(want)
