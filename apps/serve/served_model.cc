@@ -8,6 +8,7 @@
 #include <exception>
 #include <set>
 
+#include "batch_exports.h"
 #include "common/model.h"
 #include "common/relax_model.h"
 #include "graphrt/error.h"
@@ -354,6 +355,11 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   m->version_ = version;
   m->config_ = config;
   m->metrics_ = std::move(metrics);
+  const std::vector<BatchExport> batch_exports = find_batch_exports(version_dir);
+  if (!batch_exports.empty()) {
+    m->serve_batch_exports(batch_exports);
+    return m;
+  }
   const ModelFiles files = find_model_files(version_dir);
   const graphrt_apps::Model model = graphrt_apps::load_model(files.model, graphrt::LoadOptions{}, files.graph_json,
                                                              files.params);
@@ -400,8 +406,9 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   }
   m->platform_ = "tvm_graph";
   if (config.max_batch_size > 0)
-    throw Error(ErrorKind::kUnsupported, "dynamic batching needs a model with a variable first dimension (a Relax "
-                                         "executable with a symbolic batch); graph exports have fixed shapes")
+    throw Error(ErrorKind::kUnsupported, "dynamic batching needs a model with a variable first dimension: a Relax "
+                                         "executable with a symbolic batch, or graph exports at several batch sizes "
+                                         "(version folder of batch_<N>.so files); this graph export has fixed shapes")
         .with("field", "max_batch_size");
   const std::set<std::string> params(model.param_names.begin(), model.param_names.end());
   std::vector<int> input_indices;
@@ -440,6 +447,27 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
     m->pool_.add(std::make_unique<GraphInstance>(executor, input_indices, output_names));
   }
   return m;
+}
+
+void ServedModel::serve_batch_exports(const std::vector<BatchExport>& exports) {
+  platform_ = "tvm_graph";
+  LoadedBatchExports set = load_batch_exports(exports, config_.instance_count);
+  if (config_.max_batch_size > set.largest_batch)
+    throw Error("max_batch_size " + std::to_string(config_.max_batch_size) + " is more than the largest export takes (" +
+                exports.back().file + ")")
+        .with("field", "max_batch_size");
+  if (config_.max_batch_size == 0) config_.max_batch_size = set.largest_batch;
+  inputs_ = std::move(set.inputs);
+  outputs_ = std::move(set.outputs);
+  if (config_.inputs.size() > inputs_.size() || config_.outputs.size() > outputs_.size())
+    throw Error("config.json lists more inputs or outputs than the graph has (inputs: " + join_names(inputs_) +
+                "; outputs: " + std::to_string(outputs_.size()) + ")");
+  for (size_t k = 0; k < config_.inputs.size(); ++k) apply_config(config_.inputs[k], &inputs_[k], "input");
+  for (size_t k = 0; k < config_.outputs.size(); ++k) apply_config(config_.outputs[k], &outputs_[k], "output");
+  for (auto& instance : set.instances) pool_.add(std::move(instance));
+  batcher_ = std::make_unique<Batcher>();
+  batcher_->max_rows = config_.max_batch_size;
+  batcher_->delay = std::chrono::microseconds(config_.max_queue_delay_us);
 }
 
 std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferTimings* timings) {
