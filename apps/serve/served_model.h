@@ -20,6 +20,7 @@
 namespace graphrt_serve {
 
 struct BatchExport;
+class Batcher;
 
 struct TensorMetadata {
   std::string name;
@@ -100,11 +101,6 @@ class ServedModel {
  private:
   std::string name_, version_;
   const char* platform_ = "";
-  // Runs requests together: one execution over their inputs concatenated along the first
-  // dimension, its outputs split back (served_model.cc).
-  struct Batcher;
-  std::vector<OutputTensor> run_batched(const std::vector<const InputTensor*>& inputs, int64_t rows,
-                                        std::chrono::steady_clock::time_point deadline, InferTimings* timings);
 
   // A version folder of batch_<N> graph exports (batch_exports.h): always batched.
   void serve_batch_exports(const std::vector<BatchExport>& exports);
