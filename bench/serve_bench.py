@@ -7,14 +7,16 @@ into BUILD/bench, one connection per client; grpcio from Python threads when it 
 and graphrt-run --repeat on the same model in-process. With --batching: dynamic batching
 against the same model unbatched, REST binary, one-row requests at concurrency 8 and 32, on
 relax_dynamic_batch (a symbolic batch) and on the demo MLP packed at batch 1, 4, 8, 16, 32
-(batch_<N>.so) against its batch-1 export alone.
+(batch_<N>.so) against its batch-1 export alone, for each max_queue_delay_us of --delays-us;
+rows/execution: the model's inferences over its executions during the point (metrics page).
 
 Every point is measured --repeat times; the table holds the medians and the 1-minute load
 average (/proc/loadavg) seen at the start of the runs (the machine may be shared: note it).
 Loopback only, bounded in time (--seconds per run). A benchmark, not a test: it prints tables.
 
 Usage: serve_bench.py --build BUILD [--fixtures DIR] [--seconds 3] [--repeat 3]
-                      [--models mlp squeezenet1.1] [--batching] [--no-transports]
+                      [--models mlp squeezenet1.1] [--batching [--delays-us 0 500]]
+(--models with no names: the batching comparison alone)
 """
 import argparse
 import os
@@ -155,6 +157,8 @@ class Bench:
             channel.close()
 
     def add(self, table, *row):
+        if table == "transports":
+            row = row + (None,)
         self.rows.append((table,) + row)
         sys.stderr.write("%s\n" % (row,))
 
@@ -186,15 +190,30 @@ class Bench:
             body, headers = binary_request(inputs)
             lua = self.lua(unbatched + "_bin", body, headers)
             for conc in (8, 32):
-                for kind, model in (("unbatched", unbatched), ("batched", batched)):
-                    self.add("batching", label, kind, conc, *self.rest_point(server, model, lua, conc))
+                for model in [unbatched] + batched:
+                    kind = "unbatched" if model == unbatched else "batched, delay %s us" % model.rsplit("_", 1)[1]
+                    before = self.counts(server, model)
+                    point = self.rest_point(server, model, lua, conc)
+                    after = self.counts(server, model)
+                    rows = (after[0] - before[0]) / max(after[1] - before[1], 1)
+                    self.add("batching", label, kind, conc, *point, rows)
+
+    def counts(self, server, model):
+        """(inferences, executions) so far, from the metrics page."""
+        import requests
+        text = requests.get("http://127.0.0.1:%d/metrics" % server.metrics_port).text
+        got = {}
+        for name in ("inference_count", "inference_exec_count"):
+            m = re.search(r'^graphrt_%s_total\{model="%s",version="1"\} (\S+)$' % (name, model), text, re.M)
+            got[name] = float(m.group(1))
+        return got["inference_count"], got["inference_exec_count"]
 
     def print_tables(self):
         def loads_text(loads):
             return "%.1f-%.1f" % (min(loads), max(loads))
         print("| model | transport | concurrency | requests/s | p50 us | p99 us | load |")
         print("|---|---|---|---|---|---|---|")
-        for table, m, kind, conc, rps, p50, p99, loads in self.rows:
+        for table, m, kind, conc, rps, p50, p99, loads, _ in self.rows:
             if table == "transports":
                 print("| %s | %s | %d | %.0f | %.0f | %s | %s |" % (m, kind, conc, rps, p50,
                                                                   "-" if p99 != p99 else "%.0f" % p99,
@@ -202,10 +221,11 @@ class Bench:
         batch_rows = [r for r in self.rows if r[0] == "batching"]
         if batch_rows:
             print()
-            print("| model | serving | concurrency | requests/s | p50 us | p99 us | load |")
-            print("|---|---|---|---|---|---|---|")
-            for table, m, kind, conc, rps, p50, p99, loads in batch_rows:
-                print("| %s | %s | %d | %.0f | %.0f | %.0f | %s |" % (m, kind, conc, rps, p50, p99, loads_text(loads)))
+            print("| model | serving | concurrency | requests/s | p50 us | p99 us | rows/execution | load |")
+            print("|---|---|---|---|---|---|---|---|")
+            for table, m, kind, conc, rps, p50, p99, loads, rows in batch_rows:
+                print("| %s | %s | %d | %.0f | %.0f | %.0f | %.1f | %s |" % (m, kind, conc, rps, p50, p99, rows,
+                                                                          loads_text(loads)))
 
 
 def main():
@@ -216,7 +236,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="runs per point (the table holds medians)")
     ap.add_argument("--models", nargs="*", default=["mlp", "squeezenet1.1"])
     ap.add_argument("--batching", action="store_true", help="also batched against unbatched")
-    ap.add_argument("--delay-us", type=int, default=500, help="max_queue_delay_us of the batched models")
+    ap.add_argument("--delays-us", type=int, nargs="+", default=[0, 500],
+                    help="max_queue_delay_us of the batched models (one model each)")
     ap.add_argument("--threads", type=int, default=0, help="graphrt-serve --threads")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
@@ -234,20 +255,22 @@ def main():
     pairs = []
     if args.batching:
         from _batch_exports import write_batch_set
-        batched = dict(plain, max_batch_size=32, max_queue_delay_us=args.delay_us)
         d = os.path.join(args.fixtures, "relax", "relax_dynamic_batch")
         with open(os.path.join(d, "case.json")) as f:
             info = json.load(f)
         model = {"deploy_relax.so": os.path.join(d, "deploy_relax.so")}
-        add_model(repo, "relax_plain", model, config=dict(relax_config(info), **plain))
-        add_model(repo, "relax_batched", model, config=dict(relax_config(info), **batched))
-        pairs.append(("relax_dynamic_batch", "relax_plain", "relax_batched",
-                      {"x": np.load(os.path.join(d, "input_x_n1.npy"))}))
         exports = write_batch_set(os.path.join(args.build, "apps"), os.path.join(tmp, "exports"), (1, 4, 8, 16, 32))
+        add_model(repo, "relax_plain", model, config=dict(relax_config(info), **plain))
         add_model(repo, "demo_plain", {"demo.so": exports["batch_1.so"]}, config=plain)
-        add_model(repo, "demo_batched", exports, config=batched)
         x = np.random.RandomState(0).uniform(-1, 1, size=(1, 64)).astype("float32")
-        pairs.append(("demo MLP (batch_<N>.so)", "demo_plain", "demo_batched", {"data": x}))
+        for delay in args.delays_us:
+            batched = dict(plain, max_batch_size=32, max_queue_delay_us=delay)
+            add_model(repo, "relax_batched_%d" % delay, model, config=dict(relax_config(info), **batched))
+            add_model(repo, "demo_batched_%d" % delay, exports, config=batched)
+        pairs.append(("relax_dynamic_batch", "relax_plain", ["relax_batched_%d" % d for d in args.delays_us],
+                      {"x": np.load(os.path.join(d, "input_x_n1.npy"))}))
+        pairs.append(("demo MLP (batch_<N>.so)", "demo_plain", ["demo_batched_%d" % d for d in args.delays_us],
+                      {"data": x}))
     extra = ["--threads", str(args.threads)] if args.threads else []
     server = Server(repo, *extra)
     try:

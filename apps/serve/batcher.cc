@@ -24,7 +24,7 @@ struct Batcher::Pending {
 };
 
 // The first request in the queue leads the next batch: it waits up to the delay for more rows
-// (or until max_rows wait), takes what fits in arrival order, hands the lead to the next
+// (or until max_rows wait) and for a free instance, takes what fits in arrival order, hands the lead to the next
 // request in the queue, and runs the batch on its own thread while that one gathers the next.
 // The others wait for their slice of the answer.
 std::vector<OutputTensor> Batcher::run(const std::vector<const InputTensor*>& inputs, int64_t rows,
@@ -66,6 +66,11 @@ void Batcher::lead(std::unique_lock<std::mutex>& lock, Pending* me, Clock::time_
   forming_ = true;
   const Clock::time_point flush = std::min(me->arrived + delay_, deadline);
   while (queued_rows_ < max_rows_ && Clock::now() < flush) arrivals_.wait_until(lock, flush);
+  // The batch is taken when an instance is free, not before: while every instance is busy,
+  // arrivals keep joining it, so batches grow with the load even when the delay is 0.
+  lock.unlock();
+  InstancePool::Lease instance = pool_->acquire(INT64_MAX, Clock::time_point::max(), metrics_);
+  lock.lock();
   std::vector<Pending*> batch;
   int64_t total = 0;
   while (!queue_.empty() && total + queue_.front()->rows <= max_rows_) {
@@ -79,7 +84,7 @@ void Batcher::lead(std::unique_lock<std::mutex>& lock, Pending* me, Clock::time_
   forming_ = false;
   if (!queue_.empty()) queue_.front()->wake.notify_one();  // the next leader
   lock.unlock();
-  execute(batch, total, pool_, metrics_);
+  execute(batch, total, instance);
   lock.lock();
   for (Pending* p : batch) {
     p->done = true;
@@ -89,9 +94,8 @@ void Batcher::lead(std::unique_lock<std::mutex>& lock, Pending* me, Clock::time_
 
 // One execution over the batch's inputs concatenated in batch order; each request gets its
 // rows of every output (or the error).
-void Batcher::execute(const std::vector<Pending*>& batch, int64_t total, InstancePool* pool, ModelMetrics* metrics) {
+void Batcher::execute(const std::vector<Pending*>& batch, int64_t total, const InstancePool::Lease& instance) {
   try {
-    InstancePool::Lease instance = pool->acquire(INT64_MAX, Clock::time_point::max(), metrics);
     const Clock::time_point started = Clock::now();
     const std::vector<const InputTensor*>& first = *batch.front()->inputs;
     std::vector<InputTensor> joined(first.size());

@@ -16,7 +16,7 @@ namespace graphrt_serve {
 class Batcher {
  public:
   // At most `max_rows` rows per execution; the first request of a batch waits up to `delay`
-  // for more. At most `max_queue_size` requests (plus one batch) wait; beyond: resource exhausted.
+  // for more, then for a free instance (requests that arrive meanwhile join the batch). At most `max_queue_size` requests (plus one batch) wait; beyond: resource exhausted.
   Batcher(int64_t max_rows, std::chrono::microseconds delay, int64_t max_queue_size, InstancePool* pool,
           ModelMetrics* metrics)
       : max_rows_(max_rows), delay_(delay), max_queue_size_(max_queue_size), pool_(pool), metrics_(metrics) {}
@@ -31,7 +31,7 @@ class Batcher {
  private:
   struct Pending;
   void lead(std::unique_lock<std::mutex>& lock, Pending* me, std::chrono::steady_clock::time_point deadline);
-  static void execute(const std::vector<Pending*>& batch, int64_t total, InstancePool* pool, ModelMetrics* metrics);
+  static void execute(const std::vector<Pending*>& batch, int64_t total, const InstancePool::Lease& instance);
 
   const int64_t max_rows_;
   const std::chrono::microseconds delay_;
