@@ -40,8 +40,8 @@ def load_average():
 
 
 def wrk_point(wrk, url, script, conc, seconds):
-    p = subprocess.run([wrk, "-t%d" % min(conc, 2), "-c%d" % conc, "-d%ds" % seconds, "--latency", "-s", script, url],
-                       capture_output=True, text=True, timeout=seconds + 60)
+    p = subprocess.run([wrk, "-t%d" % min(conc, 2), "-c%d" % conc, "-d%ds" % seconds, "--timeout", "10s", "--latency",
+                        "-s", script, url], capture_output=True, text=True, timeout=seconds + 60)
     out = p.stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 

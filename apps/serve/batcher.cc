@@ -69,7 +69,8 @@ void Batcher::lead(std::unique_lock<std::mutex>& lock, Pending* me, Clock::time_
   // The batch is taken when an instance is free, not before: while every instance is busy,
   // arrivals keep joining it, so batches grow with the load even when the delay is 0.
   lock.unlock();
-  InstancePool::Lease instance = pool_->acquire(INT64_MAX, Clock::time_point::max(), metrics_);
+  ModelMetrics not_counted;  // the batch's requests already count as pending, in the queue
+  InstancePool::Lease instance = pool_->acquire(INT64_MAX, Clock::time_point::max(), &not_counted);
   lock.lock();
   std::vector<Pending*> batch;
   int64_t total = 0;

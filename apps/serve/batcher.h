@@ -16,7 +16,8 @@ namespace graphrt_serve {
 class Batcher {
  public:
   // At most `max_rows` rows per execution; the first request of a batch waits up to `delay`
-  // for more, then for a free instance (requests that arrive meanwhile join the batch). At most `max_queue_size` requests (plus one batch) wait; beyond: resource exhausted.
+  // for more, then for a free instance (requests that arrive meanwhile join the batch). At
+  // most `max_queue_size` requests (plus one batch) wait; beyond: resource exhausted.
   Batcher(int64_t max_rows, std::chrono::microseconds delay, int64_t max_queue_size, InstancePool* pool,
           ModelMetrics* metrics)
       : max_rows_(max_rows), delay_(delay), max_queue_size_(max_queue_size), pool_(pool), metrics_(metrics) {}
