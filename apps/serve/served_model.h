@@ -19,6 +19,9 @@
 
 namespace graphrt_serve {
 
+struct BatchExport;
+class Batcher;
+
 struct TensorMetadata {
   std::string name;
   bool known_type = false;  // a Relax executable records neither type nor shape of its parameters
@@ -102,11 +105,9 @@ class ServedModel {
  private:
   std::string name_, version_;
   const char* platform_ = "";
-  // Runs requests together: one execution over their inputs concatenated along the first
-  // dimension, its outputs split back (served_model.cc).
-  struct Batcher;
-  std::vector<OutputTensor> run_batched(const std::vector<const InputTensor*>& inputs, int64_t rows,
-                                        std::chrono::steady_clock::time_point deadline, InferTimings* timings);
+
+  // A version folder of batch_<N> graph exports (batch_exports.h): always batched.
+  void serve_batch_exports(const std::vector<BatchExport>& exports);
 
   ModelConfig config_;
   std::vector<TensorMetadata> inputs_, outputs_;
