@@ -1,6 +1,9 @@
 #include "graph_executor_factory.h"
 
+#include <mutex>
+
 #include "graphrt/binary_loader.h"
+#include "params_cache.h"
 #include "graphrt/registry.h"
 
 namespace graphrt {
@@ -48,7 +51,12 @@ class GraphExecutorFactoryNode : public ModuleNode {
     }
     if (name == "get_params_bytes") {  // graphrt: params in save_param_dict format
       return make_function([this, keep](const TVMArgs&, RetValue* ret) {
-        ret->set_bytes(save_param_dict(contents_.params));
+        ret->set_bytes(save_param_dict(params()));
+      }, name);
+    }
+    if (name == "use_params_cache") {  // graphrt: (cache_path, model_path) -> "mapped" | "written" | "rebuilt"
+      return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
+        ret->set_string(params_cache_use_name(use_params_cache(args.as_string(0), args.as_string(1))));
       }, name);
     }
     if (name == "remove_params") {
@@ -63,7 +71,8 @@ class GraphExecutorFactoryNode : public ModuleNode {
   }
 
   std::vector<std::string> function_names() const override {
-    return {contents_.module_name, "create_with_options", "debug_create", "get_graph_json", "get_params_bytes", "remove_params"};
+    return {contents_.module_name, "create_with_options", "debug_create", "get_graph_json", "get_params_bytes",
+            "remove_params", "use_params_cache"};
   }
 
  private:
@@ -81,10 +90,28 @@ class GraphExecutorFactoryNode : public ModuleNode {
     options.owner = self;
     // The factory's arrays become the executor's param storage: one copy of
     // the params however many executors are made.
-    return GraphExecutor::create_with_params(contents_.graph_json, imports()[0], devices, options, contents_.params);
+    return GraphExecutor::create_with_params(contents_.graph_json, imports()[0], devices, options, params());
+  }
+
+  ParamList params() const {
+    std::lock_guard<std::mutex> lock(params_mutex_);
+    return contents_.params;
+  }
+
+  // From now on the factory's params are the cache's mapping, and its decoded
+  // arrays go once no executor made before holds them: processes serving the
+  // model share the mapping's pages instead of a decoded copy each.
+  ParamsCacheUse use_params_cache(const std::string& cache_path, const std::string& model_path) {
+    const ParamList own = params();
+    ParamsCacheUse use;
+    ParamList mapped = open_params_cache(cache_path, model_path, [&] { return own; }, &own, &use);
+    std::lock_guard<std::mutex> lock(params_mutex_);
+    contents_.params = std::move(mapped);
+    return use;
   }
 
   FactoryContents contents_;
+  mutable std::mutex params_mutex_;  // use_params_cache replaces contents_.params
 };
 
 Module load_factory(BlobReader& reader) {

@@ -8,7 +8,7 @@ namespace graphrt {
 
 struct FactoryContents {
   std::string graph_json;
-  ParamList params;
+  ParamList params;  // replaced by the factory's use_params_cache (under the factory's lock)
   std::string module_name;
   std::string origin;  // the file the record came from, for errors
 };

@@ -3,14 +3,19 @@
 // that clients and tooling written for it carry over.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
 #include "common/args.h"
 #include "graphrt/error.h"
+#include "graphrt/log.h"
 #include "graphrt/runtime.h"
 #include "grpc_frontend.h"
 #include "http_frontend.h"
@@ -46,7 +51,28 @@ const std::vector<graphrt_apps::FlagSpec> kFlags = {
     {"--http-threads", true, false, "N", "HTTP connections, and gRPC calls, served at once (default 64)"},
     {"--max-request-bytes", true, false, "N", "largest request body accepted; larger: 413 (default 67108864)"},
     {"--read-timeout-ms", true, false, "N", "drop a client that sends nothing for this long mid-request (default 10000)"},
+    {"--params-cache", true, false, "DIR",
+     "map graph models' params from cache files in DIR, written on first load, so that replicas on one host share "
+     "one copy (created if missing; default: none, each process decodes its own)"},
 };
+
+// The --params-cache folder, created when missing (its parent must exist). Throws graphrt::Error.
+std::string params_cache_dir(const std::string& dir) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    throw graphrt::Error(graphrt::Error::kind_of_errno(errno),
+                         std::string("cannot create the params cache folder: ") + std::strerror(errno))
+        .with("dir", dir);
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw graphrt::Error("the params cache is not a folder").with("dir", dir);
+  if (access(dir.c_str(), W_OK) != 0)
+    throw graphrt::Error("the params cache folder is not writable").with("dir", dir);
+  return dir;
+}
+
+void print_library_warning(graphrt::LogLevel, const char* message, void*) {
+  std::cerr << "graphrt-serve: warning: " << graphrt_apps::one_line(message) << std::endl;
+}
 
 int serve(int argc, char** argv) {
   Args args(kHelp, kFlags);
@@ -73,8 +99,10 @@ int serve(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   if (threads > 0) graphrt::set_num_threads(threads);
+  graphrt::set_log_callback(print_library_warning, nullptr);
+  const std::string cache_dir = args.has("--params-cache") ? params_cache_dir(args.get("--params-cache")) : "";
   graphrt_serve::Metrics metrics;
-  graphrt_serve::Repository repository(args.get("--model-repository"), &metrics);
+  graphrt_serve::Repository repository(args.get("--model-repository"), &metrics, cache_dir);
   repository.load_all();
   for (const auto& e : repository.index(false))
     if (e.state != "READY") std::cerr << "graphrt-serve: model '" << e.name << "' not loaded: " << e.reason << "\n";

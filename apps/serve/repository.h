@@ -23,7 +23,10 @@ struct IndexEntry {
 
 class Repository {
  public:
-  Repository(std::string root, Metrics* metrics) : root_(std::move(root)), metrics_(metrics) {}
+  // `params_cache_dir` (the --params-cache folder; "" for none): graph models map their params
+  // from DIR/<model>-<version>.params-cache (see params_cache_file).
+  Repository(std::string root, Metrics* metrics, std::string params_cache_dir = "")
+      : root_(std::move(root)), metrics_(metrics), params_cache_dir_(std::move(params_cache_dir)) {}
 
   // Loads every model folder; a model that fails stays listed as UNAVAILABLE with its reason.
   // Throws graphrt::Error only when the repository folder cannot be read.
@@ -56,11 +59,16 @@ class Repository {
 
   std::string root_;
   Metrics* metrics_;
+  std::string params_cache_dir_;
   mutable std::mutex mutex_;  // guards models_
   std::mutex load_mutex_;     // one load or unload at a time
   std::map<std::string, Entry> models_;
   std::atomic<bool> draining_{false};
 };
+
+// The params cache file of a model version in `dir`: "<dir>/<model>-<version>.params-cache" (the
+// version is an integer, so no two models' names meet).
+std::string params_cache_file(const std::string& dir, const std::string& model, const std::string& version);
 
 // True for a name that may be a folder of the repository (no separators, no leading dot).
 bool valid_model_name(const std::string& name);

@@ -4,14 +4,16 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <deque>
 #include <exception>
 #include <set>
 
+#include "batch_exports.h"
+#include "batcher.h"
 #include "common/model.h"
 #include "common/relax_model.h"
 #include "graphrt/error.h"
 #include "graphrt/graph_executor.h"
+#include "graphrt/regular_file.h"
 #include "graphrt/runtime.h"
 
 namespace graphrt_serve {
@@ -225,138 +227,28 @@ void InstancePool::release(Instance* instance) {
   available_.notify_one();
 }
 
-struct ServedModel::Batcher {
-  struct Pending {
-    const std::vector<const InputTensor*>* inputs = nullptr;
-    int64_t rows = 0;
-    Clock::time_point arrived;
-    bool taken = false;  // in a batch: its answer will come
-    bool done = false;
-    std::vector<OutputTensor> outputs;
-    std::exception_ptr error;
-    InferTimings timings;
-  };
-  int64_t max_rows = 0;
-  std::chrono::microseconds delay{0};
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::deque<Pending*> queue;
-  bool forming = false;  // a leader is gathering the next batch
-
-  int64_t queued_rows() const {
-    int64_t n = 0;
-    for (const Pending* p : queue) n += p->rows;
-    return n;
-  }
-};
-
 ServedModel::ServedModel() = default;
 ServedModel::~ServedModel() = default;
 
-// The first request of a batch leads it: it waits up to max_queue_delay_us for more rows (or
-// until max_batch_size rows wait), takes what fits, and runs them as one execution while the
-// next request starts gathering the next batch. The others wait for their slice of the answer.
-std::vector<OutputTensor> ServedModel::run_batched(const std::vector<const InputTensor*>& inputs, int64_t rows,
-                                                   Clock::time_point deadline, InferTimings* timings) {
-  Batcher& b = *batcher_;
-  Batcher::Pending me;
-  me.inputs = &inputs;
-  me.rows = rows;
-  me.arrived = Clock::now();
-  std::unique_lock<std::mutex> lock(b.mutex);
-  if (static_cast<int64_t>(b.queue.size()) >= std::max<int64_t>(config_.max_queue_size, 1) + b.max_rows)
-    throw Error(ErrorKind::kResourceExhausted, "the model's queue is full (" + std::to_string(b.queue.size()) +
-                                                   " requests waiting); retry later")
-        .with("field", "max_queue_size");
-  b.queue.push_back(&me);
-  metrics_->pending.fetch_add(1, std::memory_order_relaxed);
-  b.changed.notify_all();
-  while (!me.done) {
-    if (!me.taken && !b.forming && b.queue.front() == &me) {
-      b.forming = true;
-      const Clock::time_point flush = std::min(me.arrived + b.delay, deadline);
-      while (b.queued_rows() < b.max_rows && Clock::now() < flush) b.changed.wait_until(lock, flush);
-      std::vector<Batcher::Pending*> batch;
-      int64_t total = 0;
-      while (!b.queue.empty() && total + b.queue.front()->rows <= b.max_rows) {
-        batch.push_back(b.queue.front());
-        batch.back()->taken = true;
-        total += b.queue.front()->rows;
-        b.queue.pop_front();
-      }
-      metrics_->pending.fetch_sub(static_cast<int64_t>(batch.size()), std::memory_order_relaxed);
-      b.forming = false;
-      b.changed.notify_all();
-      lock.unlock();
-      try {
-        InstancePool::Lease instance = pool_.acquire(INT64_MAX, Clock::time_point::max(), metrics_.get());
-        const Clock::time_point started = Clock::now();
-        // The inputs of every request concatenated along the first dimension, in batch order.
-        std::vector<InputTensor> joined(inputs.size());
-        std::vector<const InputTensor*> pointers;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          joined[i].name = inputs[i]->name;
-          joined[i].datatype = inputs[i]->datatype;
-          joined[i].shape = inputs[i]->shape;
-          joined[i].shape[0] = total;
-          for (const Batcher::Pending* p : batch) joined[i].decoded.append((*p->inputs)[i]->data(), (*p->inputs)[i]->size());
-          pointers.push_back(&joined[i]);
-        }
-        std::vector<OutputTensor> all;
-        InferTimings t;
-        instance->run(pointers, &all, &t);
-        for (const OutputTensor& o : all)
-          if (o.shape.empty() || o.shape[0] != total || o.data.size() % static_cast<size_t>(total) != 0)
-            throw Error(ErrorKind::kFailedPrecondition, "output " + shape_text(o.shape) + " of a batch of " +
-                                                            std::to_string(total) + " is not batched along its first "
-                                                            "dimension: this model cannot batch")
-                .with("tensor", o.name).with("field", "max_batch_size");
-        size_t row = 0;
-        for (Batcher::Pending* p : batch) {
-          for (const OutputTensor& o : all) {
-            const size_t row_bytes = o.data.size() / static_cast<size_t>(total);
-            OutputTensor part{o.name, o.datatype, o.shape, o.data.substr(row * row_bytes, p->rows * row_bytes)};
-            part.shape[0] = p->rows;
-            p->outputs.push_back(std::move(part));
-          }
-          row += static_cast<size_t>(p->rows);
-          p->timings = t;
-          p->timings.queue_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(started - p->arrived).count();
-          p->timings.inferences = p->rows;
-          p->timings.executions = p == &me ? 1 : 0;
-        }
-      } catch (...) {
-        for (Batcher::Pending* p : batch) p->error = std::current_exception();
-      }
-      lock.lock();
-      for (Batcher::Pending* p : batch) p->done = true;
-      b.changed.notify_all();
-      break;
-    }
-    if (!me.taken && Clock::now() >= deadline) {
-      b.queue.erase(std::find(b.queue.begin(), b.queue.end(), &me));
-      metrics_->pending.fetch_sub(1, std::memory_order_relaxed);
-      b.changed.notify_all();
-      throw Error(ErrorKind::kInterrupted, "timed out waiting for a batch").with("field", "timeout");
-    }
-    b.changed.wait_until(lock, me.taken ? Clock::time_point::max() : deadline);
-  }
-  if (me.error) std::rethrow_exception(me.error);
-  *timings = me.timings;
-  return std::move(me.outputs);
-}
-
 std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const std::string& version,
                                                const std::string& version_dir, const ModelConfig& config,
-                                               std::shared_ptr<ModelMetrics> metrics) {
+                                               std::shared_ptr<ModelMetrics> metrics,
+                                               const std::string& params_cache) {
   auto m = std::make_shared<ServedModel>();
   m->name_ = name;
   m->version_ = version;
   m->config_ = config;
   m->metrics_ = std::move(metrics);
+  const std::vector<BatchExport> batch_exports = find_batch_exports(version_dir);
+  if (!batch_exports.empty()) {
+    m->serve_batch_exports(batch_exports);
+    return m;
+  }
   const ModelFiles files = find_model_files(version_dir);
+  // Three-file form with a params cache: the params file is read only when the cache is written.
+  const bool cached_params_file = !params_cache.empty() && !files.params.empty();
   const graphrt_apps::Model model = graphrt_apps::load_model(files.model, graphrt::LoadOptions{}, files.graph_json,
-                                                             files.params);
+                                                             cached_params_file ? "" : files.params);
   if (model.is_relax) {
     m->platform_ = "tvm_relax";
     for (int i = 0; i < config.instance_count; ++i) {
@@ -392,34 +284,49 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
                       t.name + "' is " + (t.known_shape ? shape_text(t.shape) : std::string("undeclared")))
               .with("field", "max_batch_size");
       }
-      m->batcher_ = std::make_unique<Batcher>();
-      m->batcher_->max_rows = config.max_batch_size;
-      m->batcher_->delay = std::chrono::microseconds(config.max_queue_delay_us);
+      m->batcher_ = std::make_unique<Batcher>(config.max_batch_size,
+                                              std::chrono::microseconds(config.max_queue_delay_us),
+                                              config.max_queue_size, &m->pool_, m->metrics_.get());
     }
     return m;
   }
   m->platform_ = "tvm_graph";
   if (config.max_batch_size > 0)
-    throw Error(ErrorKind::kUnsupported, "dynamic batching needs a model with a variable first dimension (a Relax "
-                                         "executable with a symbolic batch); graph exports have fixed shapes")
+    throw Error(ErrorKind::kUnsupported, "dynamic batching needs a model with a variable first dimension: a Relax "
+                                         "executable with a symbolic batch, or graph exports at several batch sizes "
+                                         "(version folder of batch_<N>.so files); this graph export has fixed shapes")
         .with("field", "max_batch_size");
-  const std::set<std::string> params(model.param_names.begin(), model.param_names.end());
+  graphrt::ParamList cached;  // the three-file form's params, mapped from the cache
+  if (!params_cache.empty()) {
+    try {
+      if (model.is_factory) {
+        graphrt::call_function(model.root->require_function("use_params_cache"),
+                               graphrt::ArgList().add_string(params_cache).add_string(files.model));
+      } else if (cached_params_file) {
+        cached = graphrt::map_params_cache(params_cache, files.params, [&] {
+          return graphrt::load_param_dict(graphrt::read_regular_file(files.params, "params file"), files.params);
+        });
+      }
+    } catch (Error& e) {
+      throw e.with("params cache", params_cache);
+    }
+  }
   std::vector<int> input_indices;
   std::vector<std::string> output_names;
   for (int i = 0; i < config.instance_count; ++i) {
-    auto executor = graphrt_apps::make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+    auto executor = cached_params_file
+                        ? graphrt::GraphExecutor::create_with_params(model.graph_json, model.root, {DLDevice{kDLCPU, 0}},
+                                                                     graphrt::GraphExecutorOptions(), cached)
+                        : graphrt_apps::make_executor(model, DLDevice{kDLCPU, 0}, "", false);
     if (i == 0) {
-      int index = 0;
+      // input_info() lists the inputs a client sets: the graph's arguments less its params.
       for (const graphrt::TensorInfo& info : executor->input_info()) {
-        if (!params.count(info.name)) {
-          TensorMetadata t{info.name, true, {}, true, info.shape};
-          if (!datatype_from_dl(info.dtype, &t.datatype))
-            throw Error(ErrorKind::kUnsupported, "input type " + dl_type_name(info.dtype) + " has no protocol datatype")
-                .with("tensor", info.name);
-          m->inputs_.push_back(t);
-          input_indices.push_back(index);
-        }
-        ++index;
+        TensorMetadata t{info.name, true, {}, true, info.shape};
+        if (!datatype_from_dl(info.dtype, &t.datatype))
+          throw Error(ErrorKind::kUnsupported, "input type " + dl_type_name(info.dtype) + " has no protocol datatype")
+              .with("tensor", info.name);
+        m->inputs_.push_back(t);
+        input_indices.push_back(executor->input_index(info.name));
       }
       int o = 0;
       for (const graphrt::TensorInfo& info : executor->output_info()) {
@@ -440,6 +347,26 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
     m->pool_.add(std::make_unique<GraphInstance>(executor, input_indices, output_names));
   }
   return m;
+}
+
+void ServedModel::serve_batch_exports(const std::vector<BatchExport>& exports) {
+  platform_ = "tvm_graph";
+  LoadedBatchExports set = load_batch_exports(exports, config_.instance_count);
+  if (config_.max_batch_size > set.largest_batch)
+    throw Error("max_batch_size " + std::to_string(config_.max_batch_size) + " is more than the largest export takes (" +
+                exports.back().file + ")")
+        .with("field", "max_batch_size");
+  if (config_.max_batch_size == 0) config_.max_batch_size = set.largest_batch;
+  inputs_ = std::move(set.inputs);
+  outputs_ = std::move(set.outputs);
+  if (config_.inputs.size() > inputs_.size() || config_.outputs.size() > outputs_.size())
+    throw Error("config.json lists more inputs or outputs than the graph has (inputs: " + join_names(inputs_) +
+                "; outputs: " + std::to_string(outputs_.size()) + ")");
+  for (size_t k = 0; k < config_.inputs.size(); ++k) apply_config(config_.inputs[k], &inputs_[k], "input");
+  for (size_t k = 0; k < config_.outputs.size(); ++k) apply_config(config_.outputs[k], &outputs_[k], "output");
+  for (auto& instance : set.instances) pool_.add(std::move(instance));
+  batcher_ = std::make_unique<Batcher>(config_.max_batch_size, std::chrono::microseconds(config_.max_queue_delay_us),
+                                       config_.max_queue_size, &pool_, metrics_.get());
 }
 
 std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferTimings* timings) {
@@ -493,7 +420,7 @@ std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferT
       throw Error("batch of " + std::to_string(rows) + " rows; the model takes 1 to " +
                   std::to_string(config_.max_batch_size))
           .with("tensor", ordered[0]->name).with("field", "shape");
-    all = run_batched(ordered, rows, deadline, timings);
+    all = batcher_->run(ordered, rows, deadline, timings);
   } else {
     InstancePool::Lease instance = pool_.acquire(config_.max_queue_size, deadline, metrics_.get());
     timings->queue_ns = ns_since(start);

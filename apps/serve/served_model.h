@@ -19,6 +19,9 @@
 
 namespace graphrt_serve {
 
+struct BatchExport;
+class Batcher;
+
 struct TensorMetadata {
   std::string name;
   bool known_type = false;  // a Relax executable records neither type nor shape of its parameters
@@ -78,9 +81,13 @@ class InstancePool {
 class ServedModel {
  public:
   // Loads DIR/<name>/<version>/ (one model file, or kernels .so + graph .json + .params).
+  // With `params_cache` (a file path; "" for none) a graph model's params are mapped from that
+  // cache file (graphrt::map_params_cache), written first when missing or stale, so that
+  // processes serving the same model share one copy.
   static std::shared_ptr<ServedModel> load(const std::string& name, const std::string& version,
                                            const std::string& version_dir, const ModelConfig& config,
-                                           std::shared_ptr<ModelMetrics> metrics);
+                                           std::shared_ptr<ModelMetrics> metrics,
+                                           const std::string& params_cache = "");
   ServedModel();  // empty; load() makes a usable one
   ~ServedModel();
 
@@ -98,11 +105,9 @@ class ServedModel {
  private:
   std::string name_, version_;
   const char* platform_ = "";
-  // Runs requests together: one execution over their inputs concatenated along the first
-  // dimension, its outputs split back (served_model.cc).
-  struct Batcher;
-  std::vector<OutputTensor> run_batched(const std::vector<const InputTensor*>& inputs, int64_t rows,
-                                        std::chrono::steady_clock::time_point deadline, InferTimings* timings);
+
+  // A version folder of batch_<N> graph exports (batch_exports.h): always batched.
+  void serve_batch_exports(const std::vector<BatchExport>& exports);
 
   ModelConfig config_;
   std::vector<TensorMetadata> inputs_, outputs_;

@@ -183,6 +183,7 @@ def test_command_line(tmp_path):
     exe = serve_binary()
     p = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30)
     assert p.returncode == 0 and "--model-repository" in p.stdout and "--metrics-port" in p.stdout
+    assert "--params-cache DIR" in p.stdout
     p = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
     assert p.returncode == 0 and p.stdout.startswith("graphrt-serve ")
     p = subprocess.run([exe], capture_output=True, text=True, timeout=30)

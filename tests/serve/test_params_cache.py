@@ -1,0 +1,130 @@
+"""--params-cache: replicas started together with one cache folder write each model's cache file
+once, both map that same file (their /proc/PID/maps name it), and both answer bit-identically to
+graphrt-run (which decodes its own params). A later start maps the files as they are."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from _client import assert_bit_identical, binary_request, decode_response, reference_outputs
+from _server import Server, add_model, fixture_root, require_module
+
+MODELS = {  # model name in the repository: (fixture, files linked into its version folder)
+    "squeezenet": ("squeezenet1.1", ("deploy_factory.so",)),
+    "mlp_three_file": ("mlp", ("deploy_lib.so", "deploy_graph.json", "deploy_params.params")),
+    "mlp_tar": ("mlp_tar", ("deploy.tar",)),  # linked in-process by the elf-object loader
+}
+CACHE_FILES = ["mlp_tar-1.params-cache", "mlp_three_file-1.params-cache", "squeezenet-1.params-cache"]
+
+
+def start_together(n, *args):
+    """n servers started at the same moment (each constructor waits for its listening line)."""
+    servers = [None] * n
+    errors = []
+    barrier = threading.Barrier(n)
+
+    def start(i):
+        barrier.wait()
+        try:
+            servers[i] = Server(*args)
+        except Exception as e:  # reported below, after the others are stopped
+            errors.append(e)
+
+    threads = [threading.Thread(target=start, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    if errors:
+        for s in servers:
+            if s:
+                s.stop()
+        raise errors[0]
+    return servers
+
+
+def mapped_files(pid):
+    with open("/proc/%d/maps" % pid) as f:
+        return {line.split(None, 5)[5].strip() for line in f if len(line.split(None, 5)) == 6}
+
+
+def infer(server, model, inputs):
+    import requests
+    body, headers = binary_request(inputs)
+    r = requests.post("%s/v2/models/%s/infer" % (server.url, model), data=body, headers=headers, timeout=120)
+    assert r.status_code == 200, r.text
+    _, arrays = decode_response(r)
+    return [arrays["output_%d" % i] for i in range(len(arrays))]
+
+
+@pytest.fixture
+def repo(tmp_path):
+    require_module("requests")
+    root = fixture_root()
+    repo = str(tmp_path / "repo")
+    for name, (fixture, files) in MODELS.items():
+        add_model(repo, name, {f: os.path.join(root, fixture, f) for f in files})
+    return repo
+
+
+def test_two_replicas_map_one_cache_file(repo, tmp_path):
+    root = fixture_root()
+    cache = str(tmp_path / "cache")  # the server creates it
+    servers = start_together(2, repo, "--threads", "1", "--params-cache", cache)
+    try:
+        assert sorted(os.listdir(cache)) == CACHE_FILES
+        for s in servers:
+            maps = mapped_files(s.proc.pid)
+            for f in CACHE_FILES:
+                assert os.path.join(cache, f) in maps, "replica %d does not map %s" % (s.proc.pid, f)
+        for name, (fixture, _) in MODELS.items():
+            d = os.path.join(root, fixture)
+            x = np.load(os.path.join(d, "input_data.npy"))
+            want = reference_outputs(os.path.join(d, "deploy_factory.so"), {"data": os.path.join(d, "input_data.npy")},
+                                     str(tmp_path / ("ref_" + name)))
+            assert want
+            for s in servers:
+                got = infer(s, name, {"data": x})
+                assert len(got) == len(want)
+                for i, (g, w) in enumerate(zip(got, want)):
+                    assert_bit_identical(g, w, "%s output %d (pid %d)" % (name, i, s.proc.pid))
+    finally:
+        codes = [s.stop() for s in servers]
+    assert codes == [0, 0]
+    for s in servers:
+        s._err_thread.join(30)
+    warnings = "".join("".join(s.stderr_text) for s in servers)
+    assert "params cache" not in warnings, warnings
+
+    # A later start maps the files as they are: not rewritten.
+    before = {f: os.stat(os.path.join(cache, f)).st_ino for f in CACHE_FILES}
+    with Server(repo, "--threads", "1", "--params-cache", cache) as s:
+        infer(s, "squeezenet", {"data": np.load(os.path.join(root, "squeezenet1.1", "input_data.npy"))})
+        assert s.stop() == 0
+    assert {f: os.stat(os.path.join(cache, f)).st_ino for f in CACHE_FILES} == before
+
+
+def test_damaged_cache_is_rewritten_with_a_warning(repo, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "squeezenet-1.params-cache").write_bytes(b"GRTPCACH" + b"\0" * 100)
+    with Server(repo, "--threads", "1", "--params-cache", str(cache)) as s:
+        x = np.load(os.path.join(fixture_root(), "squeezenet1.1", "input_data.npy"))
+        infer(s, "squeezenet", {"data": x})
+        assert s.stop() == 0
+    s._err_thread.join(30)
+    warnings = "".join(s.stderr_text)
+    assert "warning: params cache" in warnings and "squeezenet-1.params-cache" in warnings, warnings
+    assert sorted(os.listdir(str(cache))) == CACHE_FILES
+    assert (cache / "squeezenet-1.params-cache").stat().st_size > 1000000
+
+
+def test_unusable_cache_folder_is_an_error(repo, tmp_path):
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    import subprocess
+    from _server import serve_binary
+    p = subprocess.run([serve_binary(), "--model-repository", repo, "--http-port", "0", "--params-cache",
+                        str(not_a_folder)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "params cache" in p.stderr and str(not_a_folder) in p.stderr, p.stderr
