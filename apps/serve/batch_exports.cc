@@ -10,6 +10,7 @@
 #include "common/model.h"
 #include "graphrt/error.h"
 #include "graphrt/graph_executor.h"
+#include "version_folder.h"
 
 namespace graphrt_serve {
 
@@ -169,17 +170,7 @@ class PaddedGraphInstance : public Instance {
 }  // namespace
 
 std::vector<BatchExport> find_batch_exports(const std::string& dir) {
-  std::vector<std::string> files;
-  DIR* d = opendir(dir.c_str());
-  if (!d) throw Error(ErrorKind::kNotFound, "cannot open the version folder").with("dir", dir);
-  while (dirent* e = readdir(d)) {
-    const std::string n = e->d_name;
-    if (n.empty() || n[0] == '.') continue;
-    struct stat st;
-    if (stat((dir + "/" + n).c_str(), &st) == 0 && S_ISREG(st.st_mode)) files.push_back(n);
-  }
-  closedir(d);
-  std::sort(files.begin(), files.end());
+  const std::vector<std::string> files = version_folder_files(dir);
   std::vector<BatchExport> out;
   std::string others;
   for (const std::string& n : files) {

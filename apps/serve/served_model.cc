@@ -15,6 +15,7 @@
 #include "graphrt/graph_executor.h"
 #include "graphrt/regular_file.h"
 #include "graphrt/runtime.h"
+#include "version_folder.h"
 
 namespace graphrt_serve {
 
@@ -126,17 +127,7 @@ bool has_suffix(const std::string& s, const std::string& suffix) {
 }
 
 ModelFiles find_model_files(const std::string& dir) {
-  std::vector<std::string> files;
-  DIR* d = opendir(dir.c_str());
-  if (!d) throw Error(ErrorKind::kNotFound, "cannot open the version folder").with("dir", dir);
-  while (dirent* e = readdir(d)) {
-    const std::string n = e->d_name;
-    if (n.empty() || n[0] == '.') continue;
-    struct stat st;
-    if (stat((dir + "/" + n).c_str(), &st) == 0 && S_ISREG(st.st_mode)) files.push_back(n);
-  }
-  closedir(d);
-  std::sort(files.begin(), files.end());
+  const std::vector<std::string> files = version_folder_files(dir);
   ModelFiles f;
   if (files.size() == 1) {
     f.model = dir + "/" + files[0];
