@@ -2,7 +2,7 @@
 
 Reads `nm -DC --defined-only` of the built library and checks it against
 exported_symbols.txt (one demangled name per line): no standard-library
-instantiation, no back-end or loader internal, at most 300 names, and no name
+instantiation, no back-end or loader internal, at most 300 names (vtables aside), and no name
 added or removed without the list changing with it.
 Usage: exported_symbols_test.py LIBGRAPHRT [--update]  (--update rewrites the list)."""
 import os
@@ -43,8 +43,12 @@ def main():
     internal = [n for n in names if INTERNAL.search(n.split("(")[0])]
     if internal:
         problems.append(f"{len(internal)} internal names exported, e.g. " + "; ".join(internal[:5]))
-    if len(names) > MAX_SYMBOLS:
-        problems.append(f"{len(names)} names exported, more than {MAX_SYMBOLS}")
+    # Vtables do not count: whether an unoptimised build emits (and so exports) the vtable of a
+    # class without an out-of-line virtual is the compiler's choice, not an API decision; the
+    # names themselves are still held to the list below.
+    counted = [n for n in names if not n.startswith("vtable for ")]
+    if len(counted) > MAX_SYMBOLS:
+        problems.append(f"{len(counted)} names exported (vtables aside), more than {MAX_SYMBOLS}")
     with open(ALLOWED) as f:
         allowed = {l.rstrip("\n") for l in f if l.strip()}
     added, removed = sorted(set(names) - allowed), sorted(allowed - set(names))
