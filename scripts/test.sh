@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds graphrt and runs every test twice: a normal build, then an
 # AddressSanitizer + UndefinedBehaviorSanitizer build; then the concurrency
-# stress test under ThreadSanitizer (library + that test only) and, where
-# clang is installed, a short smoke run of every libFuzzer target.
+# stress test under ThreadSanitizer (library + that test only) and a short
+# smoke run of every libFuzzer target. Where clang is installed the sanitizer
+# build is a clang build that also holds the libFuzzer targets, so the library
+# compiles once for both; without clang it is a gcc build and the fuzz smoke is
+# skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests
@@ -14,8 +17,17 @@ cmake -S . -B build "${normal_build_options[@]}" -DGRAPHRT_REQUIRE_SERVE=ON
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
 
-echo "== ASan+UBSan build (build-asan/)"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGRAPHRT_SANITIZE=ON -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF \
+if command -v clang++ >/dev/null 2>&1; then
+  sanitizer_compiler=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+  with_fuzzers=ON
+  echo "== ASan+UBSan build with the libFuzzer targets (build-asan/, clang)"
+else
+  sanitizer_compiler=()
+  with_fuzzers=OFF
+  echo "== ASan+UBSan build (build-asan/; clang not installed: no libFuzzer targets)"
+fi
+cmake -S . -B build-asan "${sanitizer_compiler[@]}" -DCMAKE_BUILD_TYPE=Debug -DGRAPHRT_SANITIZE=ON \
+  -DGRAPHRT_FUZZ=$with_fuzzers -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF \
   -DGRAPHRT_REQUIRE_FIXTURES=$require_fixtures -DGRAPHRT_FIXTURES_DIR="$(realpath -m "$fixtures")"
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -28,8 +40,8 @@ cmake --build build-tsan -j"$jobs" --target graphrt_stress_test
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 GRAPHRT_STRESS_SECONDS=10 \
   ctest --output-on-failure -R '^graphrt_stress_test$' --timeout 900)
 
-# libFuzzer smoke where clang is installed: every target, built with ASan+UBSan in one CMake
-# build (each source compiled once), must run clean for a few seconds over its seeds.
+# libFuzzer smoke: every target, built in the sanitizer build above, must run clean for a few
+# seconds over its seeds.
 fuzz_seeds() {  # name dir: fills dir with the target's seed inputs
   case $1 in
     vm) for f in fuzz/vm_corpus/*.vmasm; do build/apps/graphrt-vm-asm "$f" -o "$2/$(basename "$f" .vmasm).vmbc"; done ;;
@@ -39,12 +51,9 @@ fuzz_seeds() {  # name dir: fills dir with the target's seed inputs
   esac
   if [ -d "fuzz/regressions/$1" ]; then find "fuzz/regressions/$1" -type f -exec cp {} "$2/" \;; fi
 }
-if command -v clang++ >/dev/null 2>&1; then
-  echo "== libFuzzer smoke (build-fuzz/): every target briefly over its seed corpus"
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_FUZZ=ON \
-    -DGRAPHRT_BUILD_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF -DGRAPHRT_PYTHON_TESTS=OFF
-  cmake --build build-fuzz -j"$jobs" --target graphrt_fuzzers
-  for target in build-fuzz/fuzz/*_fuzz; do
+if [ "$with_fuzzers" = ON ]; then
+  echo "== libFuzzer smoke (build-asan/fuzz/): every target briefly over its seed corpus"
+  for target in build-asan/fuzz/*_fuzz; do
     name=$(basename "$target" _fuzz)
     work=$(mktemp -d)
     mkdir "$work/seeds" "$work/corpus"

@@ -15,7 +15,8 @@
 #include "graphrt/blob_reader.h"
 #include "graphrt/module.h"
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 using BinaryLoader = std::function<Module(BlobReader& reader)>;
 void register_binary_loader(const std::string& tkey, BinaryLoader loader);
@@ -46,3 +47,4 @@ std::string write_module_blob(const std::vector<ModuleBlobRecord>& records,
                               const std::vector<std::vector<uint64_t>>& imports);
 
 }  // namespace graphrt
+#pragma GCC visibility pop

@@ -15,7 +15,8 @@
 
 #include "graphrt/error.h"
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 class BlobReader {
  public:
@@ -95,3 +96,4 @@ class BlobWriter {
 };
 
 }  // namespace graphrt
+#pragma GCC visibility pop

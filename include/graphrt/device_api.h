@@ -14,7 +14,8 @@
 #include <memory>
 #include <string>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 class DeviceAPI {
  public:
@@ -91,3 +92,4 @@ DeviceAPI* device_api_or_null(int device_type);
 void check_device_available(DLDevice dev);
 
 }  // namespace graphrt
+#pragma GCC visibility pop

@@ -14,7 +14,8 @@
 #include <utility>
 #include <vector>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 // What kind of failure an Error is: kept across layers so that the C API can
 // return it as a code, Python can raise the matching built-in exception and a
@@ -103,3 +104,4 @@ class Error : public std::runtime_error {
   } while (0)
 
 }  // namespace graphrt
+#pragma GCC visibility pop

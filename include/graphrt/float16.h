@@ -8,7 +8,8 @@
 
 #include <cstdint>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 uint16_t float16_from_float(float value);
 uint16_t float16_from_double(double value);
@@ -20,3 +21,4 @@ float bfloat16_to_float(uint16_t bits);
 
 
 }  // namespace graphrt
+#pragma GCC visibility pop

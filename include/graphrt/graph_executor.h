@@ -14,7 +14,8 @@
 #include "graphrt/ndarray.h"
 #include "graphrt/time_evaluator.h"
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 struct GraphDef;
 using ParamList = std::vector<std::pair<std::string, NDArray>>;
@@ -214,3 +215,4 @@ std::shared_ptr<GraphExecutor> create_graph_executor(const std::string& graph_js
                                                      const GraphExecutorOptions& options = {});
 
 }  // namespace graphrt
+#pragma GCC visibility pop

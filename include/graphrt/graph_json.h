@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 struct NodeEntry {
   uint32_t node_id = 0;
@@ -49,3 +50,4 @@ struct GraphDef {
 GraphDef parse_graph_json(const std::string& json_text);
 
 }  // namespace graphrt
+#pragma GCC visibility pop

@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 class Library {
  public:
@@ -83,3 +84,4 @@ std::vector<std::string> library_loader_names();
 void* runtime_symbol(const std::string& name);
 
 }  // namespace graphrt
+#pragma GCC visibility pop

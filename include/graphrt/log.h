@@ -7,7 +7,8 @@
 
 #include <string>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 enum class LogLevel { kWarning = 1 };
 
@@ -19,3 +20,4 @@ void set_log_callback(LogCallback callback, void* user_data);
 void log_warning(const std::string& message);
 
 }  // namespace graphrt
+#pragma GCC visibility pop

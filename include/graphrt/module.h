@@ -13,7 +13,8 @@
 #include "graphrt/object.h"
 #include "graphrt/packed_func.h"
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 class ModuleNode : public Object {
  public:
@@ -80,6 +81,7 @@ Module system_lib(const std::string& prefix = "");
 std::string describe_module_tree(const Module& root);
 
 }  // namespace graphrt
+#pragma GCC visibility pop
 
 // The library's own (not exported).
 namespace graphrt {

@@ -17,7 +17,8 @@
 #include <string>
 #include <vector>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 // Bytes of `numel` elements of `dtype` by TVM's rule: each element takes
 // bits*lanes rounded up to whole bytes (bool and int4 one byte each).
@@ -120,6 +121,7 @@ bool tensor_is_contiguous(const DLTensor* t);
 size_t tensor_nbytes(const DLTensor* t);
 
 }  // namespace graphrt
+#pragma GCC visibility pop
 
 // The library's own (not exported).
 namespace graphrt {

@@ -10,7 +10,8 @@
 #include <cstdint>
 #include <utility>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 class Object {
  public:
@@ -43,6 +44,7 @@ class Object {
 };
 
 }  // namespace graphrt
+#pragma GCC visibility pop
 
 // Header-only templates stay outside the exported block: each program
 // instantiates its own copies, and libgraphrt's stay private.

@@ -12,7 +12,8 @@
 #include "graphrt/object.h"
 #include "graphrt/tvm_abi.h"
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 class ModuleNode;
 class FunctionNode;
@@ -166,3 +167,4 @@ void set_last_error(const std::string& message, ErrorKind kind = ErrorKind::kInv
 static inline Error last_error_as_exception() { return Error(last_error_kind(), last_error()); }
 
 }  // namespace graphrt
+#pragma GCC visibility pop

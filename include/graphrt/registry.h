@@ -8,7 +8,8 @@
 
 #include "graphrt/packed_func.h"
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 // Registers `f`; replaces an existing entry only when `override` is true.
 void registry_set(const std::string& name, PackedFunc f, bool override = true);
@@ -17,3 +18,4 @@ bool registry_remove(const std::string& name);
 std::vector<std::string> registry_names();
 
 }  // namespace graphrt
+#pragma GCC visibility pop

@@ -14,7 +14,8 @@
 #include <cstddef>
 #include <string>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 // The bound on files read whole when the caller states none: far above any
 // graph JSON, program text or params file of a model graphrt runs.
@@ -27,6 +28,7 @@ std::string read_regular_file(const std::string& path, const std::string& what,
                               size_t limit = kDefaultFileReadLimit);
 
 }  // namespace graphrt
+#pragma GCC visibility pop
 
 // The rest is the library's own (not exported).
 namespace graphrt {

@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 // A runtime: the owner of the registries (global functions, blob record
 // loaders, library loaders, device APIs). `Runtime()` is an empty one, with no
@@ -73,3 +74,4 @@ inline DLDevice cpu(int id = 0) { return DLDevice{kDLCPU, id}; }
 inline DLDevice cuda(int id = 0) { return DLDevice{kDLCUDA, id}; }
 
 }  // namespace graphrt
+#pragma GCC visibility pop

@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-namespace graphrt GRAPHRT_API {
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+namespace graphrt {
 
 struct TimingOptions {
   int number = 10;          // calls per repeat (grown to reach min_repeat_ms)
@@ -31,3 +32,4 @@ std::vector<double> time_repeats(const std::function<void()>& body, DLDevice dev
 
 
 }  // namespace graphrt
+#pragma GCC visibility pop
