@@ -17,8 +17,14 @@ cmake -S . -B build "${normal_build_options[@]}" -DGRAPHRT_REQUIRE_SERVE=ON
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
 
+# The sanitizer builds use clang where it is installed: at -O0 with ASan it compiles about 1.6x
+# faster than gcc, line tables (not full debug information) still give reports file:line, and
+# its libFuzzer lets the ASan build hold the fuzz targets, so nothing compiles a third time.
 if command -v clang++ >/dev/null 2>&1; then
-  sanitizer_compiler=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+  sanitizer_compiler=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+                      -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only
+                      "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
+                      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only")
   with_fuzzers=ON
   echo "== ASan+UBSan build with the libFuzzer targets (build-asan/, clang)"
 else
@@ -34,7 +40,7 @@ cmake --build build-asan -j"$jobs"
   ctest --output-on-failure -j"$jobs" --timeout 900)
 
 echo "== ThreadSanitizer build (build-tsan/): concurrency stress test"
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_TSAN=ON -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF \
+cmake -S . -B build-tsan "${sanitizer_compiler[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_TSAN=ON -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF \
   -DGRAPHRT_REQUIRE_FIXTURES=$require_fixtures -DGRAPHRT_FIXTURES_DIR="$(realpath -m "$fixtures")"
 cmake --build build-tsan -j"$jobs" --target graphrt_stress_test
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 GRAPHRT_STRESS_SECONDS=10 \
@@ -51,24 +57,38 @@ fuzz_seeds() {  # name dir: fills dir with the target's seed inputs
   esac
   if [ -d "fuzz/regressions/$1" ]; then find "fuzz/regressions/$1" -type f -exec cp {} "$2/" \;; fi
 }
+fuzz_smoke() {  # target: runs it briefly over its seeds; prints its summary, fails on a finding
+  local target=$1 name work
+  name=$(basename "$target" _fuzz)
+  work=$(mktemp -d)
+  mkdir "$work/seeds" "$work/corpus"
+  fuzz_seeds "$name" "$work/seeds"
+  local options=(-max_total_time=8 -rss_limit_mb=2048 -max_len=8192 -timeout=5)
+  if [ -f "fuzz/$name.dict" ]; then options+=(-dict="fuzz/$name.dict"); fi
+  echo "-- $name"
+  "$target" "${options[@]}" -artifact_prefix="$work/" "$work/corpus" "$work/seeds" 2>&1 \
+    | grep -E "^#[0-9]+.*DONE|==[0-9]+== ?ERROR|SUMMARY" || true
+  if ls "$work"/crash-* "$work"/leak-* "$work"/oom-* "$work"/timeout-* >/dev/null 2>&1; then
+    echo "fuzz target $name found a problem: $(ls "$work")"
+    return 1
+  fi
+  rm -rf "$work"
+}
 if [ "$with_fuzzers" = ON ]; then
-  echo "== libFuzzer smoke (build-asan/fuzz/): every target briefly over its seed corpus"
+  echo "== libFuzzer smoke (build-asan/fuzz/): every target briefly over its seed corpus, $jobs at a time"
+  logs=$(mktemp -d)
   for target in build-asan/fuzz/*_fuzz; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
     name=$(basename "$target" _fuzz)
-    work=$(mktemp -d)
-    mkdir "$work/seeds" "$work/corpus"
-    fuzz_seeds "$name" "$work/seeds"
-    options=(-max_total_time=10 -rss_limit_mb=2048 -max_len=8192 -timeout=5)
-    if [ -f "fuzz/$name.dict" ]; then options+=(-dict="fuzz/$name.dict"); fi
-    echo "-- $name"
-    "$target" "${options[@]}" -artifact_prefix="$work/" "$work/corpus" "$work/seeds" 2>&1 \
-      | grep -E "^#[0-9]+.*DONE|==[0-9]+== ?ERROR|SUMMARY" || true
-    if ls "$work"/crash-* "$work"/leak-* "$work"/oom-* "$work"/timeout-* >/dev/null 2>&1; then
-      echo "fuzz target $name found a problem: $(ls "$work")"
-      exit 1
-    fi
-    rm -rf "$work"
+    (fuzz_smoke "$target" > "$logs/$name.log" 2>&1 || touch "$logs/$name.failed") &
   done
+  wait
+  cat "$logs"/*.log
+  if ls "$logs"/*.failed >/dev/null 2>&1; then
+    echo "fuzz smoke failed: $(cd "$logs" && ls ./*.failed)"
+    exit 1
+  fi
+  rm -rf "$logs"
 else
   echo "== clang not installed: libFuzzer smoke skipped"
 fi

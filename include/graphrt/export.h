@@ -16,4 +16,13 @@
 #define GRAPHRT_API __attribute__((visibility("default")))
 #endif
 
+/* A free function defined in a public header: every program that calls it
+ * compiles its own copy, so libgraphrt keeps its copy (emitted by unoptimised
+ * builds) to itself instead of exporting it. */
+#if defined(_WIN32)
+#define GRAPHRT_HEADER_ONLY
+#else
+#define GRAPHRT_HEADER_ONLY __attribute__((visibility("hidden")))
+#endif
+
 #endif /* GRAPHRT_EXPORT_H_ */

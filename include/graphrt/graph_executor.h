@@ -181,7 +181,7 @@ enum class ParamsCacheUse {
   kRebuilt,  // it was stale (another source file) or damaged: rewritten, then mapped; a warning
              // (graphrt/log.h) says why
 };
-inline const char* params_cache_use_name(ParamsCacheUse use) {
+GRAPHRT_HEADER_ONLY inline const char* params_cache_use_name(ParamsCacheUse use) {
   return use == ParamsCacheUse::kMapped ? "mapped" : use == ParamsCacheUse::kWritten ? "written" : "rebuilt";
 }
 

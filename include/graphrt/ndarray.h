@@ -33,11 +33,11 @@ DLDataType dtype_from_string(const std::string& text);
 std::string shape_to_string(const int64_t* shape, int ndim);
 std::string shape_to_string(const std::vector<int64_t>& shape);
 std::string device_to_string(DLDevice dev);
-inline bool operator==(DLDataType a, DLDataType b) {
+GRAPHRT_HEADER_ONLY inline bool operator==(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
-inline bool operator!=(DLDataType a, DLDataType b) { return !(a == b); }
-inline bool operator==(DLDevice a, DLDevice b) {
+GRAPHRT_HEADER_ONLY inline bool operator!=(DLDataType a, DLDataType b) { return !(a == b); }
+GRAPHRT_HEADER_ONLY inline bool operator==(DLDevice a, DLDevice b) {
   return a.device_type == b.device_type && a.device_id == b.device_id;
 }
 

@@ -125,7 +125,7 @@ class FunctionNode : public Object {
 };
 using PackedFunc = Ref<FunctionNode>;
 
-inline PackedFunc make_function(PackedBody body, std::string name = "") {
+GRAPHRT_HEADER_ONLY inline PackedFunc make_function(PackedBody body, std::string name = "") {
   return make_ref<FunctionNode>(std::move(body), std::move(name));
 }
 

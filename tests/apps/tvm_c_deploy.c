@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
   FILE* probe;
 
   CHECK_TRUE(sizeof(kAllFunctions) / sizeof(kAllFunctions[0]) == 52);
+  for (i = 0; i < 52; ++i) CHECK_TRUE(kAllFunctions[i] != NULL); /* each resolved by the linker */
   if (argc < 2) return fprintf(stderr, "usage: %s FIXTURE_DIR\n", argv[0]), 2;
   snprintf(path, sizeof(path), "%s/deploy_factory.so", argv[1]);
   probe = fopen(path, "rb");
