@@ -25,10 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-int64_t ns_since(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-}
-
 OutputTensor output_from(const graphrt::NDArray& array, const std::string& name) {
   OutputTensor out;
   out.name = name;
