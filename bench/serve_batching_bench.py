@@ -14,7 +14,7 @@ load average seen at the start of its runs. It also prints the in-process cost p
 export (graphrt-run --repeat), the limit batching approaches.
 
 Usage: bench/serve_batching_bench.py --build BUILD [--seconds 5] [--repeat 5] [--concurrency 32]
-                                     [--delays-us 0 1000] [--instances 2] [--transport grpc|rest]
+                                     [--delays-us 0 2000] [--instances 2] [--transport grpc|rest]
 Loopback only, bounded in time. A benchmark, not a test: it prints tables.
 """
 import argparse
@@ -115,7 +115,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=5, help="rounds; each configuration runs once per round")
     ap.add_argument("--concurrency", type=int, default=32)
-    ap.add_argument("--delays-us", type=int, nargs="+", default=[0, 1000],
+    ap.add_argument("--delays-us", type=int, nargs="+", default=[0, 2000],
                     help="max_queue_delay_us of the batched configurations (one each)")
     ap.add_argument("--instances", type=int, default=2, help="instance_count of every configuration")
     ap.add_argument("--transport", choices=("grpc", "rest"), default="grpc")
