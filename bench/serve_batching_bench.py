@@ -147,7 +147,7 @@ def main():
         extra = ["--threads", str(args.threads)] if args.threads else []
         x = np.random.RandomState(1).uniform(-1, 1, size=(1, BENCH_DIMS[0])).astype("float32")
         results = {m: [] for m, _ in configs}
-        with Server(repo, *extra) as server:
+        with Server(repo, *extra, timeout=600) as server:  # seven 50 MB models to load on a busy machine
             load = Load(args, server, tmp, x)
             for r in range(args.repeat):
                 for model, _ in configs:
