@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from _client import assert_bit_identical
+from _client import assert_bit_identical, counters
 from _server import REPO, Server, add_model, require_module, run_binary
-from test_graph_batching import counters, infer, infer_together
+from test_graph_batching import infer, infer_together
 
 sys.path.insert(0, os.path.join(REPO, "bench"))
 from heavy_mlp import reference, write_heavy_mlp  # noqa: E402
