@@ -7,10 +7,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <limits>
-#include <mutex>
 #include <deque>
 #include <functional>
+#include <limits>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -36,8 +36,8 @@ namespace {
 // short and answers it; what may block goes to the blocking pool.
 constexpr int kQueueThreads = 1;
 // An inference whose runs take less than this on average runs on the queue's thread (when an
-// instance is free): holding the thread that long delays other connections less than a
-// hand-off to another thread costs.
+// instance is free): it saves the hand-off to a pool thread and holds other connections'
+// calls back by at most that long.
 constexpr std::chrono::nanoseconds kInlineRunLimit = std::chrono::microseconds(500);
 
 // The gRPC status of graphrt's error kinds (the REST table is status.h's).
