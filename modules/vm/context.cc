@@ -16,7 +16,7 @@ std::pair<std::string, std::string> split_full_name(const std::string& full_name
 }
 
 Context::Context(std::shared_ptr<Instance> instance)
-    : instance_(std::move(instance)), budget_(limits().instruction_budget) {}
+    : instance_(std::move(instance)), budget_(instance_->limits()->instruction_budget) {}
 
 void Context::prepare(Stack& stack) const {
   stack.set_budget(budget_);
@@ -98,6 +98,7 @@ void Context::link_imports(const VmModule& module, ModuleState& state) const {
 void Context::run_lifecycle(Entry& entry, const char* export_name) {
   const int ordinal = entry.module->lookup_export(export_name);
   if (ordinal < 0) return;
+  LimitsScope scope(instance_->limits());
   std::vector<Value> results;
   Stack stack;
   prepare(stack);
@@ -137,6 +138,7 @@ std::vector<Value> Context::invoke(const std::string& full_name, const std::vect
 
 std::vector<Value> Context::invoke(const std::string& full_name, const std::vector<Value>& args,
                                    Stack& stack) {
+  LimitsScope scope(instance_->limits());
   const FunctionRef fn = resolve(full_name);
   const Signature sig = parse_signature(fn.module->exports()[fn.ordinal].signature);
   check_values(sig.args, args, "arguments of " + full_name);

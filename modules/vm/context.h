@@ -9,7 +9,8 @@
 //
 // Every invocation the context starts (host calls, `__init`, `__deinit`) runs
 // under the context's instruction budget and watches its Interrupt, so
-// interrupt() from any thread stops whatever runs in the context now.
+// interrupt() from any thread stops whatever runs in the context now, and
+// under its instance's limits (limits.h).
 #pragma once
 
 #include <memory>
@@ -47,7 +48,7 @@ class Context {
   std::vector<Value> invoke(const std::string& full_name, const std::vector<Value>& args);
   std::vector<Value> invoke(const std::string& full_name, const std::vector<Value>& args, Stack& stack);
 
-  // Branches + calls per invocation (default limits().instruction_budget).
+  // Branches + calls per invocation (default: the instance's instruction_budget).
   void set_instruction_budget(uint64_t budget) { budget_ = budget; }
   uint64_t instruction_budget() const { return budget_; }
   // Thread-safe: stops every invocation running in this context now.

@@ -29,8 +29,11 @@ std::string trace_line(const BytecodeModule& module, uint32_t function, uint32_t
 class VmProgramModuleNode : public VmHostModuleNode {
  public:
   VmProgramModuleNode(std::shared_ptr<BytecodeModule> module, std::vector<std::shared_ptr<VmModule>> extra,
-                      std::string base_dir, bool link_now)
-      : module_(std::move(module)), extra_(std::move(extra)), base_dir_(std::move(base_dir)) {
+                      std::string base_dir, bool link_now, std::shared_ptr<Instance> instance)
+      : module_(std::move(module)),
+        extra_(std::move(extra)),
+        base_dir_(std::move(base_dir)),
+        instance_(std::move(instance)) {
     if (link_now) link();
   }
 
@@ -58,6 +61,7 @@ class VmProgramModuleNode : public VmHostModuleNode {
 
  protected:
   Context& context() override { return program()->context(); }
+  const std::shared_ptr<Instance>& instance() const override { return instance_; }
 
  private:
   const std::shared_ptr<Program>& program() {
@@ -70,6 +74,8 @@ class VmProgramModuleNode : public VmHostModuleNode {
     options.kernels = [this](const std::string& name) { return resolve_kernel(name); };
     options.extra_modules = extra_;
     options.base_dir = base_dir_;
+    options.instance = instance_;
+    LimitsScope scope(instance_->limits());
     program_ = std::make_shared<Program>(module_, std::move(options));
   }
 
@@ -104,15 +110,17 @@ class VmProgramModuleNode : public VmHostModuleNode {
   std::shared_ptr<BytecodeModule> module_;
   std::vector<std::shared_ptr<VmModule>> extra_;
   std::string base_dir_;
+  std::shared_ptr<Instance> instance_;
   std::shared_ptr<Program> program_;
   graphrt::ModuleNode* context_ = nullptr;
 };
 
 class VmContextModuleNode : public VmHostModuleNode {
  public:
-  explicit VmContextModuleNode(const std::vector<std::string>& specs)
-      : context_(std::make_unique<Context>(Instance::shared())) {
+  VmContextModuleNode(const std::vector<std::string>& specs, std::shared_ptr<Instance> instance)
+      : context_(std::make_unique<Context>(std::move(instance))) {
     if (specs.empty()) throw Error("graphrt.vm.link(module, ...): no module given");
+    LimitsScope scope(context_->instance()->limits());
     context_->register_module(create_tensor_module());
     context_->register_module(create_tvm_module(KernelResolver()));
     for (const std::string& spec : specs) {
@@ -138,6 +146,7 @@ class VmContextModuleNode : public VmHostModuleNode {
 
  protected:
   Context& context() override { return *context_; }
+  const std::shared_ptr<Instance>& instance() const override { return context_->instance(); }
 
  private:
   std::unique_ptr<Context> context_;
@@ -179,7 +188,7 @@ PackedFunc VmHostModuleNode::packed_function(const std::string& full_name, const
   graphrt::Module keep = self;
   return make_packed_call(display_name, signature, [node, keep, full_name](const std::vector<Value>& args) {
     return node->call(full_name, args);
-  });
+  }, instance()->limits());
 }
 
 std::vector<Value> VmHostModuleNode::call(const std::string& full_name, const std::vector<Value>& args) {
@@ -203,13 +212,13 @@ std::vector<Value> VmHostModuleNode::call(const std::string& full_name, const st
 
 graphrt::Module make_program_module(std::shared_ptr<BytecodeModule> program,
                                     std::vector<std::shared_ptr<VmModule>> extra, std::string base_dir,
-                                    bool link_now) {
-  return graphrt::Module(
-      make_ref<VmProgramModuleNode>(std::move(program), std::move(extra), std::move(base_dir), link_now));
+                                    bool link_now, std::shared_ptr<Instance> instance) {
+  return graphrt::Module(make_ref<VmProgramModuleNode>(std::move(program), std::move(extra), std::move(base_dir),
+                                                       link_now, std::move(instance)));
 }
 
-graphrt::Module make_context_module(const std::vector<std::string>& specs) {
-  return graphrt::Module(make_ref<VmContextModuleNode>(specs));
+graphrt::Module make_context_module(const std::vector<std::string>& specs, std::shared_ptr<Instance> instance) {
+  return graphrt::Module(make_ref<VmContextModuleNode>(specs, std::move(instance)));
 }
 
 void interrupt_tree(graphrt::ModuleNode* root) {

@@ -44,6 +44,8 @@ class VmHostModuleNode : public graphrt::ModuleNode {
  protected:
   // The linked context; a module that links lazily links now.
   virtual Context& context() = 0;
+  // The instance the module runs under (its limits apply to its calls).
+  virtual const std::shared_ptr<Instance>& instance() const = 0;
   // A packed function that calls export `full_name` (which must exist) and
   // names itself `display_name` in errors; it holds `self`.
   PackedFunc packed_function(const std::string& full_name, const std::string& display_name, const Module& self);
@@ -62,16 +64,19 @@ class VmHostModuleNode : public graphrt::ModuleNode {
 // the directory of the library whose tree the module joins). Linked now when
 // `link_now`, else when it joins a library's tree or is first used; `tvm.call`
 // reaches the kernels of that library. Plain export names only.
+// Runs under `instance` (its module factories and limits: the back end's
+// instance of the runtime that made it).
 graphrt::Module make_program_module(std::shared_ptr<BytecodeModule> program,
                                     std::vector<std::shared_ptr<VmModule>> extra, std::string base_dir,
-                                    bool link_now);
+                                    bool link_now, std::shared_ptr<Instance> instance);
 
 // graphrt.vm.link's module: one context holding the built-in `tensor` and
 // `tvm` modules (no kernels: tvm.call reports them missing), then each of
 // `specs` (load_module_file forms) in order, each after the dependencies it
 // declares (relative sources taken from its own directory). Functions by full
 // name (`module.function`, any linked module) or plain name (the last one).
-graphrt::Module make_context_module(const std::vector<std::string>& specs);
+// Runs under `instance`, as above.
+graphrt::Module make_context_module(const std::vector<std::string>& specs, std::shared_ptr<Instance> instance);
 
 // Thread-safe: interrupts every VM module in the tree under `root` (imports included).
 void interrupt_tree(graphrt::ModuleNode* root);

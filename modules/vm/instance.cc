@@ -3,10 +3,12 @@
 namespace graphrt {
 namespace vm {
 
-std::shared_ptr<Instance> Instance::create() { return std::make_shared<Instance>(); }
+std::shared_ptr<Instance> Instance::create(std::shared_ptr<Limits> limits) {
+  return std::make_shared<Instance>(std::move(limits));
+}
 
 std::shared_ptr<Instance> Instance::shared() {
-  static const std::shared_ptr<Instance> instance = create();
+  static const std::shared_ptr<Instance> instance = create(default_limits());
   return instance;
 }
 

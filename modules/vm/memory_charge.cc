@@ -9,13 +9,11 @@
 namespace graphrt {
 namespace vm {
 
-namespace {
-std::atomic<int64_t> live_bytes{0};
-}  // namespace
-
 void MemoryCharge::charge(int64_t bytes, const char* what) {
   if (bytes <= 0) return;
-  const int64_t limit = limits().max_total_bytes;
+  if (!account_) account_ = current_limits();
+  std::atomic<int64_t>& live_bytes = account_->live_bytes;
+  const int64_t limit = account_->max_total_bytes;
   int64_t now = live_bytes.load(std::memory_order_relaxed);
   do {
     if (bytes > limit || now > limit - bytes)
@@ -29,10 +27,10 @@ void MemoryCharge::charge(int64_t bytes, const char* what) {
 }
 
 MemoryCharge::~MemoryCharge() {
-  if (bytes_) live_bytes.fetch_sub(bytes_, std::memory_order_relaxed);
+  if (bytes_) account_->live_bytes.fetch_sub(bytes_, std::memory_order_relaxed);
 }
 
-int64_t vm_live_bytes() { return live_bytes.load(std::memory_order_relaxed); }
+int64_t vm_live_bytes() { return limits().live_bytes.load(std::memory_order_relaxed); }
 
 }  // namespace vm
 }  // namespace graphrt

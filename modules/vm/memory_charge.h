@@ -1,10 +1,14 @@
 // The VM's total memory limit. Each buffer and tensor a program makes is
 // under a per-object cap, but a short program can make many of them: every
-// object therefore charges its bytes to one process-wide account, refused
-// past limits().max_total_bytes, and hands them back when it dies.
+// object therefore charges its bytes to the account of the limits in force
+// when it is made (limits.h: its runtime's, or the VM's defaults), refused
+// past that set's max_total_bytes, and hands them back when it dies.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+
+#include "modules/vm/limits.h"
 
 namespace graphrt {
 namespace vm {
@@ -24,9 +28,10 @@ class MemoryCharge {
 
  private:
   int64_t bytes_ = 0;
+  std::shared_ptr<Limits> account_;  // set at the first charge; kept alive for the refund
 };
 
-// Bytes the VM's objects hold now.
+// Bytes the VM's objects charged to the limits in force hold now.
 int64_t vm_live_bytes();
 
 }  // namespace vm

@@ -116,14 +116,16 @@ ValueType type_of_letter(char c) {
 
 }  // namespace
 
-PackedFunc make_packed_call(const std::string& name, const std::string& signature, VmCall call) {
+PackedFunc make_packed_call(const std::string& name, const std::string& signature, VmCall call,
+                            std::shared_ptr<Limits> limits) {
   const Signature sig = parse_signature(signature);
   if (sig.is_variadic()) {
     throw Error(ErrorKind::kUnsupported,
                 "VM function '" + name + "' is variadic (" + signature + "): hosts cannot call it");
   }
   const std::vector<ValueType> types = sig.arg_types();
-  return make_function([call, name, types](const TVMArgs& args, RetValue* ret) {
+  return make_function([call, name, types, limits](const TVMArgs& args, RetValue* ret) {
+    LimitsScope scope(limits);
     if (static_cast<size_t>(args.size()) != types.size()) {
       throw Error(ErrorKind::kTypeMismatch,
                   "VM function '" + name + "' takes " + std::to_string(types.size()) + " arguments, got " +
@@ -142,8 +144,9 @@ PackedFunc make_packed_call(const std::string& name, const std::string& signatur
   }, name);
 }
 
-void register_list_functions(Runtime& runtime) {
-  runtime.set_function("graphrt.vm.list", make_function([](const TVMArgs& args, RetValue* ret) {
+void register_list_functions(Runtime& runtime, const std::shared_ptr<Limits>& limits) {
+  runtime.set_function("graphrt.vm.list", make_function([limits](const TVMArgs& args, RetValue* ret) {
+    LimitsScope scope(limits);
     if (args.size() < 1 || args.code(0) != kTVMStr) throw Error("graphrt.vm.list(types, item...): types missing");
     const std::string types = args.as_string(0);
     if (types.size() != static_cast<size_t>(args.size() - 1)) {

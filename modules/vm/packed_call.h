@@ -31,6 +31,7 @@
 #include "graphrt/object.h"
 #include "graphrt/packed_func.h"
 #include "graphrt/runtime.h"
+#include "modules/vm/limits.h"
 #include "modules/vm/list.h"
 #include "modules/vm/value.h"
 
@@ -54,12 +55,14 @@ class ListObject : public graphrt::Object {
 using VmCall = std::function<std::vector<Value>(const std::vector<Value>& args)>;
 
 // A PackedFunc that converts its arguments by `signature`, runs `call` and
-// returns the results as above; `name` names the function in errors. Throws
+// returns the results as above, all under `limits` (what its conversions
+// allocate is charged there); `name` names the function in errors. Throws
 // for a variadic signature (TVM arguments carry no span counts).
-PackedFunc make_packed_call(const std::string& name, const std::string& signature, VmCall call);
+PackedFunc make_packed_call(const std::string& name, const std::string& signature, VmCall call,
+                            std::shared_ptr<Limits> limits);
 
 // Registers graphrt.vm.list, .list_size, .list_get and .list_types.
-void register_list_functions(Runtime& runtime);
+void register_list_functions(Runtime& runtime, const std::shared_ptr<Limits>& limits);
 
 }  // namespace vm
 }  // namespace graphrt

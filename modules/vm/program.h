@@ -39,14 +39,14 @@ struct ProgramOptions {
   // Extra modules (native, dynamic or bytecode) registered before the program,
   // in order, after the built-in `tensor` and `tvm` modules.
   std::vector<std::shared_ptr<VmModule>> extra_modules;
-  // Branches + calls per invocation, `__init` included; 0 takes
-  // limits().instruction_budget (GRAPHRT_VM_BUDGET).
+  // Branches + calls per invocation, `__init` included; 0 takes the
+  // instance's instruction_budget (GRAPHRT_VM_BUDGET).
   uint64_t instruction_budget = 0;
   // Directory that relative dependency sources are relative to; empty
   // refuses relative sources.
   std::string base_dir;
-  // Native module factories for dependencies without a source; default
-  // Instance::shared() (where hosts register theirs).
+  // Native module factories for dependencies without a source, and the
+  // limits the program runs under; default Instance::shared().
   std::shared_ptr<Instance> instance;
 };
 
