@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "fuzz_support.h"
-#include "modules/elf/elf_image.h"
+#include "src/elf/elf_image.h"
 #include "modules/elf/elf_library.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

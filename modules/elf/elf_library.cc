@@ -1,7 +1,7 @@
 #include "elf_library.h"
 
-#include "elf_cxx_imports.h"
-#include "elf_imports.h"
+#include "src/elf/elf_cxx_imports.h"
+#include "src/elf/elf_imports.h"
 #include "graphrt/error.h"
 
 namespace graphrt {

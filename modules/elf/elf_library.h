@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "elf_image.h"
+#include "src/elf/elf_image.h"
 #include "graphrt/library.h"
 #include "graphrt/runtime.h"
 

@@ -15,7 +15,7 @@
 
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
-#include "elf_imports.h"
+#include "src/elf/elf_imports.h"
 #include "elf_library.h"
 #include "gzip_stream.h"
 #include "object_library.h"

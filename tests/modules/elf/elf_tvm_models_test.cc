@@ -1,8 +1,8 @@
 // TVM models loaded by the embedded ELF loader (no dlopen) give outputs
 // identical to the dlopen path; untrusted imports are refused by name.
 #include "library_support.h"
-#include "modules/elf/elf_cxx_imports.h"
-#include "modules/elf/elf_imports.h"
+#include "src/elf/elf_cxx_imports.h"
+#include "src/elf/elf_imports.h"
 #include "modules/elf/elf_library.h"
 #include "fixture_cases.h"
 #include "nm_symbols.h"
