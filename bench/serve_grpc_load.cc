@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -48,9 +49,16 @@ int main(int argc, char** argv) {
   const Clock::time_point stop = start + std::chrono::duration_cast<Clock::duration>(duration);
   for (int t = 0; t < concurrency; ++t)
     threads.emplace_back([&, t] {
+      // The channel Triton's C++ client (and so perf_analyzer) makes: message sizes unbounded,
+      // its keepalive defaults (no pings unless configured), synchronous ModelInfer calls.
       grpc::ChannelArguments args;
       args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
-      args.SetMaxReceiveMessageSize(-1);
+      args.SetMaxSendMessageSize(std::numeric_limits<int>::max());
+      args.SetMaxReceiveMessageSize(std::numeric_limits<int>::max());
+      args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, std::numeric_limits<int>::max());
+      args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+      args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
+      args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 2);
       auto stub = inference::GRPCInferenceService::NewStub(
           grpc::CreateCustomChannel(argv[1], grpc::InsecureChannelCredentials(), args));
       inference::ModelInferResponse response;

@@ -11,13 +11,13 @@
 #include <memory>
 
 #include "graphrt/runtime.h"
-#include "modules/vm/binary_format.h"
-#include "modules/vm/program.h"
+#include "modules/vm/bytecode/binary_format.h"
+#include "modules/vm/bytecode/program.h"
 
-#include "modules/vm/assembler.h"
-#include "modules/vm/bytecode_module.h"
-#include "modules/vm/context.h"
-#include "modules/vm/native_module.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/bytecode/bytecode_module.h"
+#include "modules/vm/host/context.h"
+#include "modules/vm/host/native_module.h"
 
 namespace {
 

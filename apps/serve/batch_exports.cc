@@ -20,10 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-int64_t ns_since(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-}
-
 // N of "batch_<N>.so" / "batch_<N>.tar"; 0 when `name` is not of that form.
 int64_t batch_of_file_name(const std::string& name) {
   const std::string prefix = "batch_";

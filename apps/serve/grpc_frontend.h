@@ -16,7 +16,7 @@ struct GrpcOptions {
   std::string host = "0.0.0.0";
   int port = 8001;  // 0: any free port
   size_t max_request_bytes = size_t(64) << 20;
-  int threads = 64;  // RPCs served at once
+  int threads = 64;  // calls that may block (an inference waiting or running long) served at once
 };
 
 class GrpcFrontend {

@@ -257,8 +257,7 @@ struct HttpFrontend::Impl {
         throw e.with("model", model->name());
       }
     });
-    record_request(metrics, ok, timings,
-                   std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    record_request(metrics, ok, timings, ns_since(start));
   }
 
   void model_metadata(const httplib::Request& req, httplib::Response& res) {

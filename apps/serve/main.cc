@@ -48,7 +48,7 @@ const std::vector<graphrt_apps::FlagSpec> kFlags = {
     {"--metrics-port", true, false, "N", "Prometheus metrics (GET /metrics); 0 picks a free one, -1 disables (default 8002)"},
     {"--host", true, false, "ADDR", "address to listen on (default 0.0.0.0)"},
     {"--threads", true, false, "N", "kernel thread pool size (default: graphrt's)"},
-    {"--http-threads", true, false, "N", "HTTP connections, and gRPC calls, served at once (default 64)"},
+    {"--http-threads", true, false, "N", "HTTP connections, and gRPC calls that may block, served at once (default 64)"},
     {"--max-request-bytes", true, false, "N", "largest request body accepted; larger: 413 (default 67108864)"},
     {"--read-timeout-ms", true, false, "N", "drop a client that sends nothing for this long mid-request (default 10000)"},
     {"--params-cache", true, false, "DIR",

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -33,6 +34,11 @@ struct InferTimings {
   int64_t inferences = 1;  // the request's batch rows where the model batches
   int64_t executions = 1;  // 0 for a request that rode in another's batched execution
 };
+
+// Nanoseconds from `t0` to now on the steady clock: the unit of every phase above.
+inline int64_t ns_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // Adds one request's outcome: its count, its end-to-end time, and for a successful one its
 // phases, inferences and executions.

@@ -25,10 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-int64_t ns_since(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-}
-
 OutputTensor output_from(const graphrt::NDArray& array, const std::string& name) {
   OutputTensor out;
   out.name = name;
@@ -208,6 +204,11 @@ InstancePool::Lease InstancePool::acquire(int64_t max_waiting, Clock::time_point
   Instance* instance = free_.back();
   free_.pop_back();
   return Lease(this, instance);
+}
+
+bool InstancePool::idle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !free_.empty() && waiting_ == 0;
 }
 
 void InstancePool::release(Instance* instance) {
@@ -429,6 +430,16 @@ std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferT
     picked.push_back(std::move(*it));
   }
   return picked;
+}
+
+bool ServedModel::runs_at_once(std::chrono::nanoseconds limit) {
+  if (batcher_) return false;
+  const uint64_t runs = metrics_->exec_count.load(std::memory_order_relaxed);
+  if (runs == 0) return false;
+  const uint64_t run_ns = metrics_->compute_input_ns.load(std::memory_order_relaxed) +
+                          metrics_->compute_infer_ns.load(std::memory_order_relaxed) +
+                          metrics_->compute_output_ns.load(std::memory_order_relaxed);
+  return run_ns / runs < static_cast<uint64_t>(limit.count()) && pool_.idle();
 }
 
 }  // namespace graphrt_serve

@@ -68,6 +68,8 @@ class InstancePool {
   // Throws graphrt::Error: resource exhausted when `max_waiting` requests already wait,
   // interrupted when `deadline` passes first.
   Lease acquire(int64_t max_waiting, std::chrono::steady_clock::time_point deadline, ModelMetrics* metrics);
+  // An instance is free and no request waits for one (a hint: another may take it first).
+  bool idle();
 
  private:
   void release(Instance* instance);
@@ -101,6 +103,11 @@ class ServedModel {
   // Runs `request`; returns the requested outputs in the order requested (all, in the
   // model's order, when none are named). Throws graphrt::Error naming tensor and field.
   std::vector<OutputTensor> infer(const InferRequest& request, InferTimings* timings);
+
+  // Whether infer() would most likely return within `limit` without waiting: the model does
+  // not batch, an instance is free, and its runs so far took less than `limit` on average
+  // (false before the first run). Lets a front end run short inferences on its I/O thread.
+  bool runs_at_once(std::chrono::nanoseconds limit);
 
  private:
   std::string name_, version_;

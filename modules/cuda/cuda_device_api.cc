@@ -1,5 +1,6 @@
 #include "modules/cuda/cuda_device_api.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -7,6 +8,7 @@
 
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
+#include "graphrt/runtime.h"
 
 namespace graphrt {
 namespace cuda_backend {
@@ -56,31 +58,61 @@ struct ThreadState {
 };
 thread_local ThreadState tls;
 
-std::shared_ptr<CudaDeviceAPI>& global_slot() {
-  static auto* slot = new std::shared_ptr<CudaDeviceAPI>();  // never destroyed: registered for the process
-  return *slot;
+// The instances whose driver is up, shut down at exit before the driver's own
+// teardown. Process-wide because that teardown is: the driver registers it
+// with the process's exit handlers at cuInit, whichever runtime's instance
+// called it first. (The per-thread state above is per thread, not per
+// instance: streams live in the driver's primary contexts, which every
+// instance shares.)
+struct LiveInstances {
+  std::mutex mutex;
+  std::vector<CudaDeviceAPI*> apis;
+};
+LiveInstances& live_instances() {
+  static auto* live = new LiveInstances();  // never destroyed: read by the exit handler
+  return *live;
+}
+
+void shut_down_live_instances() {
+  LiveInstances& live = live_instances();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  for (CudaDeviceAPI* api : live.apis) api->shutdown();
+}
+
+// Called after cuInit, so the handler (registered once, after the first
+// cuInit) runs before the driver's teardown.
+void add_live_instance(CudaDeviceAPI* api) {
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit(shut_down_live_instances); });
+  LiveInstances& live = live_instances();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  live.apis.push_back(api);
+}
+
+void remove_live_instance(CudaDeviceAPI* api) {
+  LiveInstances& live = live_instances();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  live.apis.erase(std::remove(live.apis.begin(), live.apis.end(), api), live.apis.end());
 }
 
 std::string dev_name(int id) { return "cuda:" + std::to_string(id); }
 
 }  // namespace
 
-CudaDeviceAPI* cuda_device_api() {
-  static std::once_flag once;
-  std::call_once(once, [] { global_slot() = std::make_shared<CudaDeviceAPI>(); });
-  return global_slot().get();
-}
-
-std::shared_ptr<CudaDeviceAPI> cuda_device_api_shared() {
-  cuda_device_api();
-  return global_slot();
+std::shared_ptr<CudaDeviceAPI> cuda_device_api() {
+  auto* api = dynamic_cast<CudaDeviceAPI*>(runtime().device_api_or_null(kDLCUDA));
+  if (!api) throw Error(ErrorKind::kNotFound, "the default runtime has no CUDA device API of the cuda back end");
+  return api->shared_from_this();
 }
 
 CudaDeviceAPI::CudaDeviceAPI(std::string driver_path) : driver_path_(std::move(driver_path)) {
   for (auto& c : contexts_) c.store(nullptr);
 }
 
-CudaDeviceAPI::~CudaDeviceAPI() { release_cached(); }
+CudaDeviceAPI::~CudaDeviceAPI() {
+  remove_live_instance(this);
+  release_cached();
+}
 
 void CudaDeviceAPI::ensure_init() {
   std::call_once(init_once_, [this] {
@@ -105,12 +137,7 @@ void CudaDeviceAPI::ensure_init() {
       return;
     }
     if (device_count_ > kMaxCudaDevices) device_count_ = kMaxCudaDevices;
-    // Registered after cuInit so that it runs before the driver's own teardown.
-    if (this == global_slot().get()) {
-      std::atexit([] {
-        if (CudaDeviceAPI* api = global_slot().get()) api->shutdown();
-      });
-    }
+    add_live_instance(this);
   });
 }
 

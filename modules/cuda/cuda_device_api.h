@@ -22,7 +22,7 @@ namespace cuda_backend {
 // then multiples of 1 MiB (so large graph buffers waste at most 1 MiB).
 size_t pool_bucket_size(size_t nbytes);
 
-class CudaDeviceAPI : public DeviceAPI {
+class CudaDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<CudaDeviceAPI> {
  public:
   // The driver library is opened on first use, not here.
   explicit CudaDeviceAPI(std::string driver_path = default_driver_path());
@@ -124,10 +124,12 @@ class CudaDeviceAPI : public DeviceAPI {
   std::atomic<bool> shut_down_{false};
 };
 
-// The process-wide instance (created on first use; register_backend()
-// registers it for kDLCUDA). Its cached blocks are freed at exit.
-CudaDeviceAPI* cuda_device_api();
-std::shared_ptr<CudaDeviceAPI> cuda_device_api_shared();
+// Each runtime owns its own instance through its device table
+// (register_backend); an instance's cached blocks are freed when it dies, or
+// at exit. This is the default runtime's (white-box tests and benches reach
+// the driver through it); throws kNotFound when that runtime's kDLCUDA device
+// is not this back end's.
+std::shared_ptr<CudaDeviceAPI> cuda_device_api();
 
 }  // namespace cuda_backend
 }  // namespace graphrt

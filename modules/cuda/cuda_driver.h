@@ -137,7 +137,7 @@ struct CudaDriver {
   static CudaDriver load(const std::string& path);
 };
 
-// The library path used by the process-wide driver: $GRAPHRT_CUDA_DRIVER when
+// The library path a CUDA device API opens by default: $GRAPHRT_CUDA_DRIVER when
 // set, else "libcuda.so.1".
 std::string default_driver_path();
 // "11.4" for 11040.

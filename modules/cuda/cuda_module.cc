@@ -178,7 +178,8 @@ void pack_kernel_args(const KernelPlan& plan, const TVMValue* values, Arg32* tem
 
 // --- The module.
 
-CudaModuleNode::CudaModuleNode(CudaModuleImage image, CudaDeviceAPI* api) : image_(std::move(image)), api_(api) {}
+CudaModuleNode::CudaModuleNode(CudaModuleImage image, std::shared_ptr<CudaDeviceAPI> api)
+    : image_(std::move(image)), api_(std::move(api)) {}
 
 // A module is unloaded from the current context, so each one is unloaded with
 // its device's context current (the last holder may be any thread), and the
@@ -334,8 +335,8 @@ PackedFunc CudaModuleNode::find_function(const std::string& name, const Module& 
   return make_function([state](const TVMArgs& args, RetValue*) { launch(*state, args); }, name);
 }
 
-Module load_cuda_module(BlobReader& reader, CudaDeviceAPI* api) {
-  return Module(new CudaModuleNode(decode_cuda_payload(reader), api));
+Module load_cuda_module(BlobReader& reader, std::shared_ptr<CudaDeviceAPI> api) {
+  return Module(new CudaModuleNode(decode_cuda_payload(reader), std::move(api)));
 }
 
 }  // namespace cuda_backend

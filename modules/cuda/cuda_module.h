@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -96,7 +97,8 @@ class CudaDeviceAPI;
 
 class CudaModuleNode : public ModuleNode {
  public:
-  CudaModuleNode(CudaModuleImage image, CudaDeviceAPI* api);
+  // Holds `api`: the module may outlive the runtime whose loader made it.
+  CudaModuleNode(CudaModuleImage image, std::shared_ptr<CudaDeviceAPI> api);
   ~CudaModuleNode() override;
 
   std::string type_key() const override { return "cuda"; }
@@ -108,17 +110,17 @@ class CudaModuleNode : public ModuleNode {
   // device's context must be current). Throws an Error with the driver's message.
   CUfunction get_cu_function(int device_id, const std::string& name);
   CUmodule get_cu_module(int device_id);
-  CudaDeviceAPI* api() const { return api_; }
+  CudaDeviceAPI* api() const { return api_.get(); }
 
  private:
   CudaModuleImage image_;
-  CudaDeviceAPI* api_;
+  std::shared_ptr<CudaDeviceAPI> api_;
   std::mutex mutex_;
   std::array<CUmodule, kMaxCudaDevices> modules_{};
 };
 
 // The "loadbinary_cuda" handler body.
-Module load_cuda_module(BlobReader& reader, CudaDeviceAPI* api);
+Module load_cuda_module(BlobReader& reader, std::shared_ptr<CudaDeviceAPI> api);
 
 }  // namespace cuda_backend
 }  // namespace graphrt

@@ -9,10 +9,14 @@
 namespace graphrt {
 namespace cuda_backend {
 
+// The runtime owns its CUDA device API: its device table holds it (for
+// kDLCUDA and, through the host API, kDLCUDAHost), and so does its `cuda`
+// record loader, whose modules launch on it.
 void register_backend(Runtime& runtime) {
-  runtime.register_device_api(kDLCUDA, cuda_device_api_shared());
-  runtime.register_device_api(kDLCUDAHost, std::make_shared<CudaHostDeviceAPI>(cuda_device_api_shared()));
-  runtime.register_binary_loader("cuda", [](BlobReader& reader) { return load_cuda_module(reader, cuda_device_api()); });
+  auto api = std::make_shared<CudaDeviceAPI>();
+  runtime.register_device_api(kDLCUDA, api);
+  runtime.register_device_api(kDLCUDAHost, std::make_shared<CudaHostDeviceAPI>(api));
+  runtime.register_binary_loader("cuda", [api](BlobReader& reader) { return load_cuda_module(reader, api); });
 }
 
 }  // namespace cuda_backend

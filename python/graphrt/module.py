@@ -48,6 +48,23 @@ class Object:
         return _lib.py_str(key.value)
 
 
+# Returned objects of a type key that a layer above this one gives a Python type of its own
+# (graphrt.vm: "graphrt.vm.List" -> List, "graphrt.vm.Results" -> a tuple). The layer registers
+# its converter when it is imported; this module imports no such layer.
+_object_converters = {}
+
+
+def register_object_converter(type_key, convert):
+    """Makes functions return `convert(obj)` for an Object of `type_key`; `convert` takes over the
+    object's reference (or leaves it to the Object)."""
+    _object_converters[type_key] = convert
+
+
+def _convert_object(obj):
+    convert = _object_converters.get(obj.type_key) if _object_converters else None
+    return convert(obj) if convert is not None else obj
+
+
 class Array(Object):
     """TVM's runtime Array, what a Relax function returns for a tuple: a sequence (len, indexing,
     iteration) whose items (NDArrays, nested Arrays, ...) are read when asked for, as TVM's are."""
@@ -182,8 +199,7 @@ def _return_value(value, code):
     if code == _lib.kObjectHandle:
         if Array._is_array(value.v_handle):  # a Relax tuple (TVM's Array), read lazily as TVM's is
             return Array(value.v_handle)
-        from .vm import _from_vm  # VM lists and results become graphrt.vm.List / tuples
-        return _from_vm(Object(value.v_handle))
+        return _convert_object(Object(value.v_handle))
     if code in (_lib.kHandle, _lib.kDLTensorHandle):
         return value.v_handle
     raise _error.UnsupportedError("function returned a value of unsupported type code %d" % code)

@@ -23,7 +23,7 @@ item, or one letter for all), e.g. List([1, 2], "i") for bytecode that reads wit
 import os
 
 from . import error as _error
-from .module import Function, Module, Object, get_global_func
+from .module import Function, Module, Object, get_global_func, register_object_converter
 
 try:
     import numpy as np
@@ -47,17 +47,6 @@ def _to_vm(value):
     if isinstance(value, (list, tuple)):
         return List(value)
     return value
-
-
-def _from_vm(value):
-    """A returned list object as a List, several results as a tuple; anything else unchanged."""
-    if type(value) is not Object:
-        return value
-    key = value.type_key
-    if key not in (_LIST_KEY, _RESULTS_KEY):
-        return value
-    out = List._adopt(value)
-    return tuple(out) if key == _RESULTS_KEY else out
 
 
 class List(Object):
@@ -113,6 +102,11 @@ class List(Object):
         if self.handle is None or not self.handle.value:
             return "<graphrt.vm.List (freed)>"
         return "graphrt.vm.List(%r, types=%r)" % (self.tolist(), self.types)
+
+
+# Every function returns VM lists as Lists and several results as a tuple.
+register_object_converter(_LIST_KEY, List._adopt)
+register_object_converter(_RESULTS_KEY, lambda obj: tuple(List._adopt(obj)))
 
 
 class VMFunction(Function):

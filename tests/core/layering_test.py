@@ -11,6 +11,12 @@ including a layer's internals).
                        and its own files only: it is below the core
   graph/               public headers, its own files, src/layer_api/
   modules/<name>/      public headers, its own files, src/layer_api/, src/elf/
+  modules/vm/host/     public headers and modules/vm/host/ only (the VM's values,
+                       modules and contexts)
+  modules/vm/bytecode/ public headers, modules/vm/host/ and modules/vm/bytecode/ (the
+                       instruction set and what reads, writes or runs it)
+  modules/vm/tvm_bridge/, modules/vm/register.cc  the rest of the back end and
+                       src/layer_api/ (what makes the VM a graphrt back end)
   modules/register_all.cc  public headers, src/layer_api/ and each layer's one
                        registration header (graph/register_graph_executor.h,
                        modules/<name>/register.h)
@@ -95,6 +101,24 @@ def check_upper_layer(path, kind, target, own_prefix):
     return None
 
 
+# What each side of the VM may include of the VM (besides the public headers).
+VM_SIDES = {
+    "host": ("modules/vm/host/",),
+    "bytecode": ("modules/vm/host/", "modules/vm/bytecode/"),
+}
+
+
+def check_vm_side(path, kind, target, side):
+    why = check_upper_layer(path, kind, target, "modules/vm/")
+    if why:
+        return why
+    if target.startswith("src/layer_api/"):
+        return "only the VM's TVM bridge reaches the core"
+    if target.startswith("modules/vm/") and not target.startswith(VM_SIDES[side]):
+        return "the VM's %s side includes only %s of the VM" % (side, " and ".join(VM_SIDES[side]))
+    return None
+
+
 def check_registration(path, kind, target):
     if target == "graph/register_graph_executor.h" or re.match(r"modules/[a-z0-9_]+/register\.h$", target):
         return None
@@ -131,6 +155,8 @@ def rule_for(relpath):
         return lambda p, k, t: check_upper_layer(p, k, t, "graph/")
     if parts[0] == "modules" and len(parts) == 2:
         return check_registration
+    if parts[:2] == ["modules", "vm"] and len(parts) > 3 and parts[2] in VM_SIDES:
+        return lambda p, k, t: check_vm_side(p, k, t, parts[2])
     if parts[0] == "modules":
         return lambda p, k, t: check_upper_layer(p, k, t, "modules/%s/" % parts[1])
     if parts[0] == "apps":

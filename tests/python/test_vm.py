@@ -214,3 +214,19 @@ def test_assemble_verify_disassemble_and_link(tmp_path, lib_ok):
     assert graphrt.vm.signature(m, "twice") == "0ii_i" and graphrt.vm.signature(m, "pyvm.mix") == "0IfF_F"
     with pytest.raises(graphrt.GraphrtError, match="missing.vmbc"):
         graphrt.vm.link(tmp_path / "missing.vmbc")
+
+
+def test_the_module_layer_imports_no_vm():
+    """graphrt.module knows no layer above it: graphrt.vm gives its objects their Python types by
+    registering converters, so the two modules import in one direction only."""
+    import ast
+    import graphrt.module as module_layer
+    with open(module_layer.__file__) as f:
+        tree = ast.parse(f.read())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            imported |= {node.module} if node.module else {alias.name for alias in node.names}
+    assert not imported & {"vm", "relax_vm", "graphrt.vm"}, imported
+    assert module_layer._object_converters["graphrt.vm.List"] == graphrt.vm.List._adopt
+    assert "graphrt.vm.Results" in module_layer._object_converters

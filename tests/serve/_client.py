@@ -2,6 +2,7 @@
 of either response form, and the reference outputs graphrt-run writes for the same inputs."""
 import json
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -76,3 +77,24 @@ def assert_bit_identical(got, want, what):
     assert got.dtype == want.dtype, "%s: dtype %s, want %s" % (what, got.dtype, want.dtype)
     assert list(got.shape) == list(want.shape), "%s: shape %s, want %s" % (what, got.shape, want.shape)
     assert got.tobytes() == want.tobytes(), "%s: values differ from graphrt-run's" % what
+
+
+def infer_json(server, model, inputs, output="output_0"):
+    """One JSON inference over REST that must succeed; the named output as a numpy array."""
+    import requests
+    r = requests.post("%s/v2/models/%s/infer" % (server.url, model), data=json_request(inputs), timeout=60)
+    assert r.status_code == 200, r.text
+    return decode_response(r)[1][output]
+
+
+def counters(server, model, version="1"):
+    """The request, inference and execution counters of a model version from the metrics page
+    (0 for a series not there yet)."""
+    import requests
+    text = requests.get("http://127.0.0.1:%d/metrics" % server.metrics_port, timeout=60).text
+    out = {}
+    for name in ("graphrt_inference_request_success_total", "graphrt_inference_count_total",
+                 "graphrt_inference_exec_count_total"):
+        m = re.search(r'^%s\{model="%s",version="%s"\} (\S+)$' % (name, model, version), text, re.M)
+        out[name] = float(m.group(1)) if m else 0.0
+    return out

@@ -25,8 +25,8 @@ def stubs(tmp_dir):
     if not protoc or not plugin:
         pytest.skip("protoc or grpc_python_plugin missing (apt-get install protobuf-compiler-grpc; "
                     "scripts/setup.sh installs it)")
-    for folder, proto in ((os.path.join(REPO, "apps", "serve"), "grpc_service.proto"),
-                          (os.path.dirname(os.path.abspath(__file__)), "health.proto")):
+    folder = os.path.join(REPO, "apps", "serve")
+    for proto in ("grpc_service.proto", "health.proto"):
         p = subprocess.run([protoc, "-I", folder, "--python_out", tmp_dir, "--grpc_python_out", tmp_dir,
                             "--plugin=protoc-gen-grpc_python=" + plugin, os.path.join(folder, proto)],
                            capture_output=True, text=True, timeout=120)

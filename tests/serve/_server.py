@@ -105,6 +105,17 @@ def relax_config(info):
     return {"function": info.get("entry", "main"), "input": inputs, "output": outputs}
 
 
+def relax_dynamic_batch():
+    """(model files, config.json, folder) of the relax_dynamic_batch fixture, a Relax executable
+    with a symbolic batch; skips when the fixture is missing."""
+    d = os.path.join(fixture_root(), "relax", "relax_dynamic_batch")
+    if not os.path.isdir(d):
+        pytest.skip("relax_dynamic_batch fixture missing")
+    with open(os.path.join(d, "case.json")) as f:
+        info = json.load(f)
+    return {"deploy_relax.so": os.path.join(d, "deploy_relax.so")}, relax_config(info), d
+
+
 DTYPES = {"float32": "FP32", "float64": "FP64", "float16": "FP16", "int32": "INT32", "int64": "INT64",
           "int8": "INT8", "uint8": "UINT8", "bool": "BOOL", "int16": "INT16", "uint16": "UINT16",
           "uint32": "UINT32", "uint64": "UINT64"}

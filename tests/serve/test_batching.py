@@ -2,31 +2,24 @@
 to max_queue_delay_us, run as one execution and split back; every answer must be
 bit-identical to the same request served unbatched, and the metrics must show fewer
 executions than inferences."""
-import json
 import os
-import re
 import threading
 
 import numpy as np
 import pytest
 
-from _client import assert_bit_identical, decode_response, json_request
-from _server import Server, add_model, fixture_root, relax_config, require_module
+from _client import assert_bit_identical, counters, infer_json, json_request
+from _server import Server, add_model, fixture_root, relax_dynamic_batch, require_module
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     require_module("requests")
     root = fixture_root()
-    d = os.path.join(root, "relax", "relax_dynamic_batch")
-    if not os.path.isdir(d):
-        pytest.skip("relax_dynamic_batch fixture missing")
-    with open(os.path.join(d, "case.json")) as f:
-        info = json.load(f)
+    model, config, d = relax_dynamic_batch()
     repo = str(tmp_path_factory.mktemp("repo"))
-    model = {"deploy_relax.so": os.path.join(d, "deploy_relax.so")}
-    add_model(repo, "plain", model, config=relax_config(info))
-    add_model(repo, "batched", model, config=dict(relax_config(info), max_batch_size=8, max_queue_delay_us=300000))
+    add_model(repo, "plain", model, config=config)
+    add_model(repo, "batched", model, config=dict(config, max_batch_size=8, max_queue_delay_us=300000))
     add_model(repo, "graph_batched", {"deploy_factory.so": os.path.join(root, "mlp", "deploy_factory.so")},
               config={"max_batch_size": 4})
     server = Server(repo)
@@ -35,20 +28,7 @@ def served(tmp_path_factory):
 
 
 def infer(server, model, x):
-    import requests
-    r = requests.post("%s/v2/models/%s/infer" % (server.url, model), data=json_request({"x": x}), timeout=60)
-    assert r.status_code == 200, r.text
-    return decode_response(r)[1]["output_0"]
-
-
-def counters(server, model):
-    import requests
-    text = requests.get("http://127.0.0.1:%d/metrics" % server.metrics_port).text
-    out = {}
-    for name in ("graphrt_inference_request_success_total", "graphrt_inference_count_total",
-                 "graphrt_inference_exec_count_total"):
-        out[name] = float(re.search(r'^%s\{model="%s",version="1"\} (\S+)$' % (name, model), text, re.M).group(1))
-    return out
+    return infer_json(server, model, {"x": x})
 
 
 def test_batched_answers_equal_unbatched(served):

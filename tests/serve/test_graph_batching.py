@@ -4,14 +4,13 @@ their rows, zero-padded; every answer must be bit-identical to what graphrt-run 
 batch-1 export and that request's rows one at a time, and the metrics must show fewer
 executions than requests. Exports that differ in more than the batch are refused at load."""
 import os
-import re
 import threading
 
 import numpy as np
 import pytest
 
 from _batch_exports import write_batch_set, write_export
-from _client import assert_bit_identical, decode_response, json_request, reference_outputs
+from _client import assert_bit_identical, counters, infer_json, json_request, reference_outputs
 from _server import Server, add_model, fixture_root, require_module, run_binary
 
 
@@ -60,21 +59,7 @@ def served(tmp_path_factory):
 
 
 def infer(server, model, x):
-    import requests
-    r = requests.post("%s/v2/models/%s/infer" % (server.url, model), data=json_request({"data": x}), timeout=60)
-    assert r.status_code == 200, r.text
-    return decode_response(r)[1]["output_0"]
-
-
-def counters(server, model):
-    import requests
-    text = requests.get("http://127.0.0.1:%d/metrics" % server.metrics_port).text
-    out = {}
-    for name in ("graphrt_inference_request_success_total", "graphrt_inference_count_total",
-                 "graphrt_inference_exec_count_total"):
-        m = re.search(r'^%s\{model="%s",version="1"\} (\S+)$' % (name, model), text, re.M)
-        out[name] = float(m.group(1)) if m else 0.0
-    return out
+    return infer_json(server, model, {"data": x})
 
 
 def infer_together(server, model, requests_rows):

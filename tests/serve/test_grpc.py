@@ -3,6 +3,8 @@ on every shared CPU graph fixture and Relax fixture (raw and typed contents; out
 bit-identical to graphrt-run's), error codes from graphrt's error kinds, grpc.health.v1."""
 import json
 import os
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from _client import DTYPES, NP_OF, assert_bit_identical, reference_outputs
 from _grpc_stubs import stubs
 from _server import Server, add_model, fixture_root, fixtures_dir, graph_cases, relax_cases, relax_config, \
-    require_module
+    relax_dynamic_batch, require_module
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +124,15 @@ def test_metadata_and_health(pb, stub, served):
     health = pb[3].HealthStub(channel)
     for service in ("", "inference.GRPCInferenceService"):
         assert health.Check(pb[2].HealthCheckRequest(service=service)).status == pb[2].HealthCheckResponse.SERVING
+    code, msg = _code(lambda: health.Check(pb[2].HealthCheckRequest(service="nope")))
+    assert code == grpc.StatusCode.NOT_FOUND and "nope" in msg
+    # Watch: the status at once; an unknown service is SERVICE_UNKNOWN, and the call stays open.
+    for service, want in (("", pb[2].HealthCheckResponse.SERVING),
+                          ("nope", pb[2].HealthCheckResponse.SERVICE_UNKNOWN)):
+        watch = health.Watch(pb[2].HealthCheckRequest(service=service), timeout=30)
+        assert next(watch).status == want
+        watch.cancel()
+    channel.close()
 
 
 def _code(call):
@@ -192,6 +203,8 @@ def test_unavailable_and_not_serving(pb, tmp_path):
         health = pb[3].HealthStub(channel)
         assert not stub.ServerReady(pb[0].ServerReadyRequest()).ready
         assert health.Check(pb[2].HealthCheckRequest()).status == pb[2].HealthCheckResponse.NOT_SERVING
+        watch = health.Watch(pb[2].HealthCheckRequest(service="inference.GRPCInferenceService"), timeout=60)
+        assert next(watch).status == pb[2].HealthCheckResponse.NOT_SERVING
         x = np.load(os.path.join(root, "mlp", "input_data.npy"))
         code, msg = _code(lambda: stub.ModelInfer(infer_request(pb, "broken", {"data": x})))
         assert code == grpc.StatusCode.UNAVAILABLE and "broken" in msg
@@ -201,8 +214,39 @@ def test_unavailable_and_not_serving(pb, tmp_path):
         for _ in range(50):
             if health.Check(pb[2].HealthCheckRequest()).status == pb[2].HealthCheckResponse.SERVING:
                 break
-            import time
             time.sleep(0.1)
         assert health.Check(pb[2].HealthCheckRequest()).status == pb[2].HealthCheckResponse.SERVING
+        assert next(watch).status == pb[2].HealthCheckResponse.SERVING  # the change, on the open Watch
+        # SIGTERM: the watcher sees NOT_SERVING, then its call ends; the open call does not hold
+        # the shutdown back.
+        started = time.monotonic()
+        assert s.stop() == 0
+        assert time.monotonic() - started < 10
+        seen = []
+        try:
+            for m in watch:
+                seen.append(m.status)
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.UNAVAILABLE, e
+        assert seen == [pb[2].HealthCheckResponse.NOT_SERVING]
+        channel.close()
+
+
+def test_sigterm_answers_the_call_in_flight(pb, tmp_path):
+    """A call waiting in a batch when SIGTERM comes is answered, then the server exits 0."""
+    import grpc
+    model, config, d = relax_dynamic_batch()
+    repo = str(tmp_path / "repo")
+    add_model(repo, "slow", model, config=dict(config, max_batch_size=8, max_queue_delay_us=1500000))
+    x = np.load(os.path.join(d, "input_x.npy"))[:1]
+    with Server(repo) as s:
+        channel = grpc.insecure_channel("127.0.0.1:%d" % s.grpc_port)
+        stub = pb[1].GRPCInferenceServiceStub(channel)
+        future = stub.ModelInfer.future(infer_request(pb, "slow", {"x": x}), timeout=60)
+        time.sleep(0.5)  # the call waits for its batch (1.5 s)
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert s.proc.poll() is None, "exited with a call in flight"
+        assert future.result().model_name == "slow"
         channel.close()
         assert s.stop() == 0

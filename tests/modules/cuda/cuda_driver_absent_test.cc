@@ -1,5 +1,5 @@
 // Behaviour without a usable CUDA driver: clear messages, CPU unaffected.
-// GRAPHRT_CUDA_DRIVER points the process-wide driver at a missing library
+// GRAPHRT_CUDA_DRIVER points every runtime's driver at a missing library
 // (set before main, before anything opens the driver).
 #include <gtest/gtest.h>
 
@@ -9,7 +9,9 @@
 #include "cuda_test_util.h"
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
+#include "graphrt/runtime.h"
 #include "modules/cuda/cuda_device_api.h"
+#include "modules/cuda/register.h"
 #include "test_support.h"
 
 using namespace graphrt;
@@ -117,4 +119,25 @@ TEST(CudaDriverAbsent, FixtureLoadsButCannotRun) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("libcuda.so.1 not found"), std::string::npos) << e.what();
   }
+}
+
+// Each runtime owns its CUDA device API (for kDLCUDA and kDLCUDAHost, through
+// its device table), and releases it with its registries; the default
+// runtime's is another one again.
+TEST(CudaDriverAbsent, EachRuntimeOwnsItsDeviceApi) {
+  std::weak_ptr<CudaDeviceAPI> released;
+  {
+    Runtime first, second;
+    register_backend(first);
+    register_backend(second);
+    auto* api = dynamic_cast<CudaDeviceAPI*>(first.device_api_or_null(kDLCUDA));
+    ASSERT_NE(api, nullptr);
+    EXPECT_NE(api, second.device_api_or_null(kDLCUDA));
+    EXPECT_NE(api, cuda_device_api().get());
+    ASSERT_NE(first.device_api_or_null(kDLCUDAHost), nullptr);
+    released = api->shared_from_this();
+    // The driver is missing here too: the runtime's own API says so.
+    EXPECT_THROW(api->check_available(DLDevice{kDLCUDA, 0}), Error);
+  }
+  EXPECT_TRUE(released.expired());
 }

@@ -125,7 +125,7 @@ TEST(CudaGpu, DeviceInfo) {
 
 TEST(CudaGpu, NDArrayRoundTripAndPool) {
   REQUIRE_GPU();
-  CudaDeviceAPI* api = cuda_device_api();
+  std::shared_ptr<CudaDeviceAPI> api = cuda_device_api();
   std::vector<float> host(1000);
   for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) * 0.5f;
   size_t allocs_before;
@@ -150,7 +150,7 @@ TEST(CudaGpu, NDArrayRoundTripAndPool) {
 
 TEST(CudaGpu, StreamsAndWorkspaces) {
   REQUIRE_GPU();
-  CudaDeviceAPI* api = cuda_device_api();
+  std::shared_ptr<CudaDeviceAPI> api = cuda_device_api();
   DLDevice dev{kDLCUDA, 0};
   void* s = api->create_stream(dev);
   ASSERT_NE(s, nullptr);

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "graphrt/error.h"
-#include "modules/vm/assembler.h"
-#include "modules/vm/decoder.h"
-#include "modules/vm/opcodes.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/bytecode/decoder.h"
+#include "modules/vm/bytecode/opcodes.h"
 
 namespace {
 

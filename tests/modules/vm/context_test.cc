@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
-#include "modules/vm/assembler.h"
-#include "modules/vm/context.h"
-#include "modules/vm/native_module.h"
-#include "modules/vm/program.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/host/context.h"
+#include "modules/vm/host/native_module.h"
+#include "modules/vm/bytecode/program.h"
 #include "vm_test_util.h"
 
 namespace {

@@ -5,11 +5,11 @@
 
 #include <vector>
 
-#include "modules/vm/context.h"
-#include "modules/vm/buffer.h"
-#include "modules/vm/dynamic_module.h"
-#include "modules/vm/list.h"
-#include "modules/vm/tensor.h"
+#include "modules/vm/host/context.h"
+#include "modules/vm/host/buffer.h"
+#include "modules/vm/host/dynamic_module.h"
+#include "modules/vm/host/list.h"
+#include "modules/vm/host/tensor.h"
 #include "vm_test_util.h"
 
 namespace {

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modules/vm/vm_dynamic_module_abi.h"
+#include "modules/vm/host/vm_dynamic_module_abi.h"
 
 typedef struct sample_state {
   int32_t scale;

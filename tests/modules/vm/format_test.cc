@@ -8,12 +8,12 @@
 #include <fstream>
 #include <iterator>
 
-#include "modules/vm/assembler.h"
-#include "modules/vm/binary_format.h"
-#include "modules/vm/bytecode_module.h"
-#include "modules/vm/disassembler.h"
-#include "modules/vm/module_address.h"
-#include "modules/vm/program.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/bytecode/binary_format.h"
+#include "modules/vm/bytecode/bytecode_module.h"
+#include "modules/vm/bytecode/disassembler.h"
+#include "modules/vm/host/module_address.h"
+#include "modules/vm/bytecode/program.h"
 
 namespace {
 

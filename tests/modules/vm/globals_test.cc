@@ -6,10 +6,10 @@
 #include <string>
 
 #include "graphrt/error.h"
-#include "modules/vm/assembler.h"
-#include "modules/vm/binary_format.h"
-#include "modules/vm/disassembler.h"
-#include "modules/vm/verifier.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/bytecode/binary_format.h"
+#include "modules/vm/bytecode/disassembler.h"
+#include "modules/vm/bytecode/verifier.h"
 #include "vm_test_util.h"
 
 namespace {

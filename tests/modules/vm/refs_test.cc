@@ -6,8 +6,8 @@
 #include <numeric>
 #include <vector>
 
-#include "modules/vm/buffer.h"
-#include "modules/vm/list.h"
+#include "modules/vm/host/buffer.h"
+#include "modules/vm/host/list.h"
 #include "vm_test_util.h"
 
 namespace {

@@ -10,10 +10,10 @@
 #include <type_traits>
 
 #include "graphrt/error.h"
-#include "modules/vm/assembler.h"
-#include "modules/vm/binary_format.h"
-#include "modules/vm/limits.h"
-#include "modules/vm/program.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/bytecode/binary_format.h"
+#include "modules/vm/host/limits.h"
+#include "modules/vm/bytecode/program.h"
 #include "vm_test_util.h"
 
 namespace {

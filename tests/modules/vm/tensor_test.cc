@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "modules/vm/assembler.h"
-#include "modules/vm/binary_format.h"
-#include "modules/vm/program.h"
-#include "modules/vm/tensor.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/bytecode/binary_format.h"
+#include "modules/vm/bytecode/program.h"
+#include "modules/vm/host/tensor.h"
 
 namespace {
 

@@ -5,11 +5,11 @@
 
 #include <cstring>
 
-#include "modules/vm/assembler.h"
-#include "modules/vm/bytecode_module.h"
-#include "modules/vm/decoder.h"
-#include "modules/vm/opcodes.h"
-#include "modules/vm/verifier.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/bytecode/bytecode_module.h"
+#include "modules/vm/bytecode/decoder.h"
+#include "modules/vm/bytecode/opcodes.h"
+#include "modules/vm/bytecode/verifier.h"
 
 namespace {
 

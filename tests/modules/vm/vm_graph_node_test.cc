@@ -12,9 +12,9 @@
 #include "fixture_cases.h"
 #include "graphrt/blob_reader.h"
 #include "graphrt/c_api.h"
-#include "modules/vm/assembler.h"
-#include "modules/vm/binary_format.h"
-#include "modules/vm/program.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/bytecode/binary_format.h"
+#include "modules/vm/bytecode/program.h"
 
 using namespace graphrt;
 using namespace graphrt_test;

@@ -1,7 +1,7 @@
 #include "vm_test_util.h"
 
-#include "modules/vm/assembler.h"
-#include "modules/vm/tensor_module.h"
+#include "modules/vm/bytecode/assembler.h"
+#include "modules/vm/host/tensor_module.h"
 
 namespace vm_test {
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "modules/vm/bytecode_module.h"
-#include "modules/vm/context.h"
-#include "modules/vm/native_module.h"
-#include "modules/vm/value.h"
+#include "modules/vm/bytecode/bytecode_module.h"
+#include "modules/vm/host/context.h"
+#include "modules/vm/host/native_module.h"
+#include "modules/vm/host/value.h"
 #include "graphrt/error.h"
 
 namespace vm_test {
