@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "elf_image.h"
-#include "elf_imports.h"
+#include "src/elf/elf_image.h"
+#include "src/elf/elf_imports.h"
 #include "graphrt/error.h"
 
 namespace {

@@ -1,16 +1,22 @@
-// libFuzzer target for the embedded ELF loader (relocate-only: fuzzed code is
-// never executed, but every header, table, symbol and relocation path runs).
+// libFuzzer target for the ELF reader (src/elf/elf_file.h) and the embedded
+// loader built on it (relocate-only: fuzzed code is never executed, but every
+// header, table, symbol and relocation path runs), and for the listings the
+// dlopen loader reads from a library file's section headers.
 //
 // Build and run: fuzz/README.md (CMake, GRAPHRT_FUZZ=ON) or fuzz/README_elf.md (standalone).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "elf_image.h"
-#include "elf_imports.h"
+#include "src/elf/elf_file_symbols.h"
+#include "src/elf/elf_image.h"
+#include "src/elf/elf_imports.h"
 #include "graphrt/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // The section-header listings never throw: a malformed file lists nothing.
+  graphrt::elf::read_elf_symbol_table(data, size);
+  graphrt::elf::read_elf_imports(data, size);
   graphrt::elf::LoadOptions options;
   options.execute = false;  // never run fuzzed code
   options.imports = &graphrt::elf::libc_allowlist_symbol;

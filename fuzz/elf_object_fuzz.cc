@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <string>
 
-#include "elf_imports.h"
+#include "src/elf/elf_imports.h"
 #include "graphrt/error.h"
-#include "object_export.h"
+#include "modules/elf_object/object_export.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   graphrt::elf::LoadOptions options;

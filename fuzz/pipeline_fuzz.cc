@@ -7,13 +7,14 @@
 #include <cstdint>
 
 #include "fuzz_support.h"
-#include "modules/elf/elf_image.h"
-#include "modules/elf/elf_library.h"
+#include "src/elf/elf_image.h"
+#include "modules/elf_so/elf_library.h"
+#include "src/elf/elf_imports.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   graphrt::elf::LoadOptions options;
   options.execute = false;
-  options.imports = graphrt::elf::default_import_resolver();
+  options.imports = graphrt::elf::tvm_import_resolver(&graphrt::runtime_symbol);
   options.max_image_size = uint64_t(64) << 20;
   try {
     std::shared_ptr<graphrt::elf::ElfImage> image = graphrt::elf::ElfImage::load_memory(data, size, options, "fuzz");

@@ -10,8 +10,14 @@
 #ifdef GRAPHRT_WITH_CUDA
 #include "modules/cuda/register.h"
 #endif
-#ifdef GRAPHRT_WITH_ELF
-#include "modules/elf/register.h"
+#ifdef GRAPHRT_WITH_ELF_SO
+#include "modules/elf_so/register.h"
+#endif
+#ifdef GRAPHRT_WITH_ELF_OBJECT
+#include "modules/elf_object/register.h"
+#endif
+#ifdef GRAPHRT_WITH_IREE_EXECUTABLE
+#include "modules/iree_executable/register.h"
 #endif
 #ifdef GRAPHRT_WITH_VM
 #include "modules/vm/register.h"
@@ -31,8 +37,14 @@ std::unique_ptr<Runtime> compose_default_runtime() {
 #ifdef GRAPHRT_WITH_CUDA
   cuda_backend::register_backend(*composed);
 #endif
-#ifdef GRAPHRT_WITH_ELF
-  elf::register_backend(*composed);
+#ifdef GRAPHRT_WITH_ELF_SO
+  elf_so::register_backend(*composed);
+#endif
+#ifdef GRAPHRT_WITH_ELF_OBJECT
+  elf_object::register_backend(*composed);
+#endif
+#ifdef GRAPHRT_WITH_IREE_EXECUTABLE
+  iree_executable::register_backend(*composed);
 #endif
 #ifdef GRAPHRT_WITH_VM
   vm::register_backend(*composed);

@@ -13,7 +13,7 @@
 
 #include "library_support.h"
 #include "dlopen_path.h"
-#include "elf_symbol_table.h"
+#include "elf/elf_file_symbols.h"
 #include "graphrt/regular_file.h"
 #include "graphrt/runtime.h"
 #include "runtime_tables.h"
@@ -100,10 +100,10 @@ void with_file_mapping(const std::string& path, Read read) {
 }
 
 // The imports of the library file at `path` (empty when it will not open).
-ElfImports file_imports(const std::string& path) {
+elf::ElfImports file_imports(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return {};
-  ElfImports imports = read_elf_imports_from_fd(fd);
+  elf::ElfImports imports = elf::read_elf_imports_from_fd(fd);
   close(fd);
   return imports;
 }
@@ -120,7 +120,7 @@ std::string join(const std::vector<std::string>& names) {
 // Empty when the answer is uncertain (a needed library that will not open
 // here, e.g. found through the library's own RUNPATH).
 std::vector<std::string> unresolved_imports(const std::string& path) {
-  const ElfImports imports = file_imports(path);
+  const elf::ElfImports imports = file_imports(path);
   std::vector<void*> needed;
   bool complete = true;
   for (const std::string& name : imports.needed) {
@@ -191,7 +191,7 @@ class DsoLibrary : public Library {
   }
   std::vector<std::string> symbol_names() const override {
     std::call_once(symbols_once_, [this] {
-      with_file_mapping(path_, [this](const uint8_t* data, size_t size) { symbols_ = read_elf_symbol_table(data, size); });
+      with_file_mapping(path_, [this](const uint8_t* data, size_t size) { symbols_ = elf::read_elf_symbol_table(data, size); });
     });
     return symbols_.functions;
   }
@@ -225,7 +225,7 @@ class DsoLibrary : public Library {
   }
 
   mutable std::once_flag symbols_once_;
-  mutable ElfSymbolTable symbols_;
+  mutable elf::ElfSymbolTable symbols_;
 };
 
 auto& loader_table() { return RuntimeTables::of(runtime()); }

@@ -7,8 +7,10 @@ compile; this test also catches what the shared project root would let through
 including a layer's internals).
 
   src/                 public headers and the core's own files
+  src/elf/             (the base's ELF reader and image loader) public headers
+                       and its own files only: it is below the core
   graph/               public headers, its own files, src/layer_api/
-  modules/<name>/      public headers, its own files, src/layer_api/
+  modules/<name>/      public headers, its own files, src/layer_api/, src/elf/
   modules/vm/host/     public headers and modules/vm/host/ only (the VM's values,
                        modules and contexts)
   modules/vm/bytecode/ public headers, modules/vm/host/ and modules/vm/bytecode/ (the
@@ -77,8 +79,18 @@ def check_core(path, kind, target):
     return None
 
 
+def check_base_elf(path, kind, target):
+    if target.startswith(PUBLIC_PREFIXES):
+        return None
+    if kind == '"' and own_file(path, target) and "/" not in target:
+        return None
+    if is_repo_path(target) or kind == '"':
+        return "the base's ELF reader includes public headers and its own files only"
+    return None
+
+
 def check_upper_layer(path, kind, target, own_prefix):
-    if target.startswith(PUBLIC_PREFIXES) or target.startswith("src/layer_api/"):
+    if target.startswith(PUBLIC_PREFIXES) or target.startswith(("src/layer_api/", "src/elf/")):
         return None
     if own_prefix and target.startswith(own_prefix):
         return None
@@ -135,6 +147,8 @@ def check_app(path, kind, target):
 
 def rule_for(relpath):
     parts = relpath.split(os.sep)
+    if parts[:2] == ["src", "elf"]:
+        return check_base_elf
     if parts[0] == "src":
         return check_core
     if parts[0] == "graph":

@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "elf_image.h"
+#include "src/elf/elf_image.h"
 #include "elf_test_util.h"
 #include "graphrt/error.h"
 #include "test_support.h"

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <string>
 
-#include "elf_image.h"
-#include "elf_imports.h"
+#include "src/elf/elf_image.h"
+#include "src/elf/elf_imports.h"
 #include "elf_test_util.h"
 #include "graphrt/error.h"
 #include "test_support.h"

@@ -15,12 +15,12 @@
 
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
-#include "elf_imports.h"
-#include "elf_library.h"
-#include "gzip_stream.h"
-#include "object_library.h"
-#include "object_reloc.h"
-#include "tar_archive.h"
+#include "src/elf/elf_imports.h"
+#include "modules/elf_so/elf_library.h"
+#include "modules/elf_object/gzip_stream.h"
+#include "modules/elf_object/object_library.h"
+#include "modules/elf_object/object_reloc.h"
+#include "modules/elf_object/tar_archive.h"
 
 using namespace graphrt;
 using namespace graphrt_test;
@@ -169,7 +169,7 @@ TEST_P(TarExport, CodeIsExecutableAndTheBlobIsNot) {
   GRAPHRT_REQUIRE_FIXTURES();
   const Bytes bytes = read_file(fixture_path(GetParam() + "/deploy.tar"));
   elf::LoadOptions options;
-  options.imports = elf::default_import_resolver();
+  options.imports = elf::tvm_import_resolver(&graphrt::runtime_symbol);
   auto linked = elf::link_object_export(bytes.data(), bytes.size(), options, "deploy.tar");
   void* blob = linked->symbol("__tvm_dev_mblob");
   ASSERT_NE(nullptr, blob);

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "elf_imports.h"
-#include "elf_types.h"
+#include "src/elf/elf_imports.h"
+#include "src/elf/elf_types.h"
 #include "test_support.h"
 
 namespace elf_test {

@@ -1,9 +1,9 @@
 // TVM models loaded by the embedded ELF loader (no dlopen) give outputs
 // identical to the dlopen path; untrusted imports are refused by name.
 #include "library_support.h"
-#include "modules/elf/elf_cxx_imports.h"
-#include "modules/elf/elf_imports.h"
-#include "modules/elf/elf_library.h"
+#include "src/elf/elf_cxx_imports.h"
+#include "src/elf/elf_imports.h"
+#include "modules/elf_so/elf_library.h"
 #include "fixture_cases.h"
 #include "nm_symbols.h"
 
@@ -111,7 +111,7 @@ TEST(ElfModels, LoadsFromMemory) {
 // its import table, read independently with nm: the next gap fails here.
 TEST(ElfImportTable, CoversEveryFixtureImport) {
   GRAPHRT_REQUIRE_FIXTURES();
-  const graphrt::elf::ImportResolver resolve = graphrt::elf::default_import_resolver();
+  const graphrt::elf::ImportResolver resolve = graphrt::elf::tvm_import_resolver(&graphrt::runtime_symbol);
   std::vector<std::string> cases = elf_cases();
   cases.push_back("mlp_cuda");
   int checked = 0;

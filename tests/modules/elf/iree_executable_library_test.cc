@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "graphrt/error.h"
-#include "iree_executable_library.h"
+#include "modules/iree_executable/iree_executable_library.h"
 #include "test_support.h"
 
 using graphrt::Error;

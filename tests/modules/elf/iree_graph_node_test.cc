@@ -1,7 +1,7 @@
 // A graph node dispatching to an IREE executable library's entry point.
 #include "fixture_cases.h"
 #include "graphrt/blob_reader.h"
-#include "modules/elf/iree_executable_module.h"
+#include "modules/iree_executable/iree_executable_module.h"
 
 using namespace graphrt;
 using namespace graphrt_test;

@@ -28,8 +28,5 @@ struct LoadOptions {
   uint64_t max_image_size = uint64_t(1) << 30;
 };
 
-// "0x1a2b" formatting for the "offset"/"vaddr" error context.
-std::string hex(uint64_t value);
-
 }  // namespace elf
 }  // namespace graphrt

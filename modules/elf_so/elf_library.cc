@@ -1,19 +1,10 @@
 #include "elf_library.h"
 
-#include "elf_cxx_imports.h"
-#include "elf_imports.h"
 #include "graphrt/error.h"
+#include "src/elf/elf_imports.h"
 
 namespace graphrt {
 namespace elf {
-
-ImportResolver default_import_resolver() {
-  return [](const std::string& name) -> void* {
-    if (void* p = graphrt::runtime_symbol(name)) return p;
-    if (void* p = libc_allowlist_symbol(name)) return p;
-    return cxx_allowlist_symbol(name);
-  };
-}
 
 size_t ElfLibrary::symbol_size(const std::string& name) const {
   const std::optional<SymbolInfo> info = image_->find_symbol(name);
@@ -27,7 +18,7 @@ bool ElfLibrary::is_function(const std::string& name) const {
 
 std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {
   LoadOptions options;
-  options.imports = default_import_resolver();
+  options.imports = tvm_import_resolver(&graphrt::runtime_symbol);
   std::shared_ptr<ElfImage> image;
   if (!source.path.empty()) {
     image = ElfImage::load_file(source.path, options);

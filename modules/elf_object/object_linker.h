@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "elf_image.h"
-#include "elf_object.h"
-#include "elf_types.h"
+#include "src/elf/elf_image.h"
+#include "src/elf/elf_object.h"
+#include "src/elf/elf_types.h"
 
 namespace graphrt {
 namespace elf {

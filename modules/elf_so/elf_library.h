@@ -1,20 +1,17 @@
-// The embedded ELF loader as a graphrt::Library back end ("elf" loader).
+// ELF shared objects loaded by the base's image loader (src/elf/elf_image.h)
+// as a graphrt::Library: the "elf" loader.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "elf_image.h"
+#include "src/elf/elf_image.h"
 #include "graphrt/library.h"
 #include "graphrt/runtime.h"
 
 namespace graphrt {
 namespace elf {
-
-// Import table for TVM-exported images: the runtime's TVM C-ABI entry points
-// (graphrt::runtime_symbol) first, then the libc/libm allow-list.
-ImportResolver default_import_resolver();
 
 class ElfLibrary : public graphrt::Library {
  public:
@@ -35,7 +32,8 @@ class ElfLibrary : public graphrt::Library {
   std::shared_ptr<ElfImage> image_;
 };
 
-// Loads a Library from a path or memory source with default_import_resolver().
+// Loads a Library from a path or memory source, its imports resolved by
+// tvm_import_resolver(&runtime_symbol) (src/elf/elf_imports.h).
 std::shared_ptr<Library> load_elf_library(const LibrarySource& source);
 
 }  // namespace elf

@@ -19,6 +19,12 @@ namespace elf {
 void* libc_allowlist_symbol(const std::string& name);
 std::vector<std::string> libc_allowlist_names();
 
+// The import table of TVM-exported images: `runtime_symbol` (the runtime's
+// TVM C-ABI entry points, graphrt::runtime_symbol, handed in by the back end:
+// the base knows no runtime) first, then the libc/libm allow-list and, for C++
+// code, the libstdc++ one (elf_cxx_imports.h).
+ImportResolver tvm_import_resolver(void* (*runtime_symbol)(const std::string& name));
+
 // S for every dynamic symbol index: bias + st_value for defined symbols,
 // st_value for SHN_ABS, the resolver's answer for undefined ones (0 for an
 // unresolved weak). Throws naming every unresolved strong symbol.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "elf_file.h"
 #include "elf_types.h"
 
 namespace graphrt {

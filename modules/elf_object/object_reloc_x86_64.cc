@@ -3,7 +3,7 @@
 #include <cstring>
 #include <limits>
 
-#include "elf_reloc.h"
+#include "src/elf/elf_reloc.h"
 #include "graphrt/error.h"
 #include "object_reloc.h"
 

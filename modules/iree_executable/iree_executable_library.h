@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "elf_image.h"
+#include "src/elf/elf_image.h"
 
 namespace graphrt {
 namespace elf {

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "elf_memory.h"
-#include "elf_parse.h"
+#include "src/elf/elf_memory.h"
+#include "src/elf/elf_parse.h"
 #include "graphrt/error.h"
 #include "object_reloc.h"
 

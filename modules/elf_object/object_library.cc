@@ -1,8 +1,8 @@
 #include "object_library.h"
 
-#include "elf_library.h"
 #include "graphrt/error.h"
 #include "graphrt/regular_file.h"
+#include "src/elf/elf_imports.h"
 #include "tvmc_package.h"
 
 namespace graphrt {
@@ -28,7 +28,7 @@ size_t ObjectLibrary::symbol_size(const std::string& name) const {
 
 std::shared_ptr<Library> load_object_library(const LibrarySource& source) {
   LoadOptions options;
-  options.imports = default_import_resolver();
+  options.imports = tvm_import_resolver(&graphrt::runtime_symbol);
   if (!source.path.empty()) {
     std::string bytes = read_export(source.path);
     // A tvmc package is a tar too; its members are a library, a graph and params, not objects.

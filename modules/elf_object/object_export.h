@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "elf_object.h"
-#include "elf_types.h"
+#include "src/elf/elf_object.h"
+#include "src/elf/elf_types.h"
 #include "object_linker.h"
 
 namespace graphrt {

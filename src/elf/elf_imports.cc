@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "elf_cxx_imports.h"
 #include "graphrt/error.h"
 
 namespace graphrt {
@@ -160,6 +161,14 @@ std::vector<std::string> imported_names(const SymbolTable& symbols) {
     if (sym.st_shndx == SHN_UNDEF && sym.st_name != 0) names.push_back(symbols.name(sym));
   }
   return names;
+}
+
+ImportResolver tvm_import_resolver(void* (*runtime_symbol)(const std::string& name)) {
+  return [runtime_symbol](const std::string& name) -> void* {
+    if (void* p = runtime_symbol(name)) return p;
+    if (void* p = libc_allowlist_symbol(name)) return p;
+    return cxx_allowlist_symbol(name);
+  };
 }
 
 }  // namespace elf

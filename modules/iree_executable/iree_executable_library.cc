@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "graphrt/error.h"
+#include "src/elf/elf_file.h"
 
 namespace graphrt {
 namespace elf {

@@ -1,7 +1,8 @@
-// Reads the exported function names and symbol sizes of an ELF64 shared
-// object file (its .dynsym), for listings of dlopen'd libraries, and its
-// imports, to explain a failed load. Bounds-checked; a malformed file gives
-// an empty table.
+// What the section headers of an ELF64 shared object file say about its
+// dynamic symbols: its exported function names and symbol sizes (.dynsym),
+// for listings of dlopen'd libraries, and its imports, to explain a failed
+// load. Read through ElfFile (elf_file.h); a malformed file, or a malformed
+// section, gives an empty answer rather than an error: these are hints.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <vector>
 
 namespace graphrt {
+namespace elf {
 
 struct ElfSymbolTable {
   std::vector<std::string> functions;  // defined global/weak STT_FUNC symbols
@@ -32,4 +34,5 @@ ElfImports read_elf_imports(const uint8_t* data, size_t size);
 // about a loaded library adds nothing to the process's resident memory.
 ElfImports read_elf_imports_from_fd(int fd);
 
+}  // namespace elf
 }  // namespace graphrt
