@@ -12,7 +12,7 @@ scripts/setup.sh --tests
 # shellcheck source=scripts/build-options.sh
 source scripts/build-options.sh
 
-echo "== normal build (build/)"
+echo "== [${SECONDS} s] normal build (build/)"
 cmake -S . -B build "${normal_build_options[@]}" -DGRAPHRT_REQUIRE_SERVE=ON
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
@@ -26,11 +26,11 @@ if command -v clang++ >/dev/null 2>&1; then
                       "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only"
                       "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only")
   with_fuzzers=ON
-  echo "== ASan+UBSan build with the libFuzzer targets (build-asan/, clang)"
+  echo "== [${SECONDS} s] ASan+UBSan build with the libFuzzer targets (build-asan/, clang)"
 else
   sanitizer_compiler=()
   with_fuzzers=OFF
-  echo "== ASan+UBSan build (build-asan/; clang not installed: no libFuzzer targets)"
+  echo "== [${SECONDS} s] ASan+UBSan build (build-asan/; clang not installed: no libFuzzer targets)"
 fi
 cmake -S . -B build-asan "${sanitizer_compiler[@]}" -DCMAKE_BUILD_TYPE=Debug -DGRAPHRT_SANITIZE=ON \
   -DGRAPHRT_FUZZ=$with_fuzzers -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF \
@@ -39,7 +39,7 @@ cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs" --timeout 900)
 
-echo "== ThreadSanitizer build (build-tsan/): concurrency stress test"
+echo "== [${SECONDS} s] ThreadSanitizer build (build-tsan/): concurrency stress test"
 cmake -S . -B build-tsan "${sanitizer_compiler[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_TSAN=ON -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF \
   -DGRAPHRT_REQUIRE_FIXTURES=$require_fixtures -DGRAPHRT_FIXTURES_DIR="$(realpath -m "$fixtures")"
 cmake --build build-tsan -j"$jobs" --target graphrt_stress_test
@@ -75,7 +75,7 @@ fuzz_smoke() {  # target: runs it briefly over its seeds; prints its summary, fa
   rm -rf "$work"
 }
 if [ "$with_fuzzers" = ON ]; then
-  echo "== libFuzzer smoke (build-asan/fuzz/): every target briefly over its seed corpus, $jobs at a time"
+  echo "== [${SECONDS} s] libFuzzer smoke (build-asan/fuzz/): every target briefly over its seed corpus, $jobs at a time"
   logs=$(mktemp -d)
   for target in build-asan/fuzz/*_fuzz; do
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
@@ -90,11 +90,11 @@ if [ "$with_fuzzers" = ON ]; then
   fi
   rm -rf "$logs"
 else
-  echo "== clang not installed: libFuzzer smoke skipped"
+  echo "== [${SECONDS} s] clang not installed: libFuzzer smoke skipped"
 fi
 if [ -d "$fixtures" ]; then
-  echo "== all tests passed (normal, ASan+UBSan and TSan builds; fuzz smokes where clang is present)"
+  echo "== [${SECONDS} s] all tests passed (normal, ASan+UBSan and TSan builds; fuzz smokes where clang is present)"
 else
-  echo "== tests passed WITHOUT the TVM fixtures: $fixtures is absent, so every fixture test was skipped"
+  echo "== [${SECONDS} s] tests passed WITHOUT the TVM fixtures: $fixtures is absent, so every fixture test was skipped"
   echo "   (provide it or set GRAPHRT_FIXTURES; with CI=true a missing fixtures folder fails the run)"
 fi
