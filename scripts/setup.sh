@@ -2,14 +2,16 @@
 # Installs graphrt's dependencies from Debian packages.
 #   scripts/setup.sh          what building the library, the apps and the demo needs
 #   scripts/setup.sh --tests  that, plus what the test suites and graphrt-serve (with its
-#                             scale-out tests: haproxy, nginx, promtool, wrk) need
+#                             scale-out tests: haproxy, nginx, promtool, wrk) need, and
+#                             clang with its sanitizer/libFuzzer runtimes and lld
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
 packages=(cmake g++ make pkg-config libdlpack-dev nlohmann-json3-dev zlib1g-dev python3-numpy)
 if [ "${1:-}" = --tests ]; then
   packages+=(googletest libgtest-dev libbenchmark-dev python3-pytest python3-setuptools
              libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-             python3-requests python3-grpcio python3-protobuf prometheus haproxy nginx wrk)
+             python3-requests python3-grpcio python3-protobuf prometheus haproxy nginx wrk
+             clang libclang-rt-14-dev lld)  # the sanitizer builds, libFuzzer and its linker
 fi
 missing=()
 for p in "${packages[@]}"; do
