@@ -264,12 +264,16 @@ TEST(ThreadPool, RunThatJustEndedBesideAnotherStillHoldsItsCore) {
   std::this_thread::sleep_for(std::chrono::nanoseconds(2 * kRunActivityLingerNs));  // earlier tests' runs expire
   std::atomic<int> runs_done{0}, launches_done{0};
   std::atomic<bool> finish{false};
-  clock::time_point left;
+  // Stamped inside the run, just before it ends: never later than the end itself, so a
+  // launch that looks inside the linger is, however the runner thread is scheduled.
+  std::atomic<clock::rep> left{0};
   int within_linger = 0;
   std::thread runner([&] {
     for (int r = 1; r <= 200; ++r) {
-      { ThreadPoolRunScope run; }
-      left = clock::now();
+      {
+        ThreadPoolRunScope run;
+        left.store(clock::now().time_since_epoch().count());
+      }
       runs_done.store(r);
       while (launches_done.load() < r) std::this_thread::yield();
     }
@@ -284,7 +288,8 @@ TEST(ThreadPool, RunThatJustEndedBesideAnotherStillHoldsItsCore) {
       clock::time_point launched = clock::now();
       ASSERT_EQ(0, TVMBackendParallelLaunch(count_task, &c, 0));
       // Only launches that surely began inside the linger say anything.
-      if (launched - left <= std::chrono::nanoseconds(kRunActivityLingerNs / 2)) {
+      if (launched - clock::time_point(clock::duration(left.load())) <=
+          std::chrono::nanoseconds(kRunActivityLingerNs / 2)) {
         ++within_linger;
         EXPECT_EQ(c.num_task.load(), 1) << "a launch right after another thread's run took that thread's core";
       }
