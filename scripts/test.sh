@@ -66,7 +66,7 @@ fuzz_smoke() {  # target: runs it briefly over its seeds; prints its summary, fa
   work=$(mktemp -d)
   mkdir "$work/seeds" "$work/corpus"
   fuzz_seeds "$name" "$work/seeds"
-  local options=(-max_total_time=8 -rss_limit_mb=2048 -max_len=8192 -timeout=5)
+  local options=(-max_total_time=5 -rss_limit_mb=2048 -max_len=8192 -timeout=5)
   if [ -f "fuzz/$name.dict" ]; then options+=(-dict="fuzz/$name.dict"); fi
   echo "-- $name"
   "$target" "${options[@]}" -artifact_prefix="$work/" "$work/corpus" "$work/seeds" 2>&1 \
