@@ -2,15 +2,17 @@
 """What graphrt-serve replicas on one host hold in memory, with and without --params-cache.
 
 Starts 1, then N replicas of graphrt-serve over the same repository (one model, default
-squeezenet1.1's one-file export; or an empty repository, the baseline), sends each one inference
+squeezenet1.1's one-file export, or a Relax executable such as relax/relax_mlp, whose tensor
+constants the cache holds; or an empty repository, the baseline), sends each one inference
 (so that every lazy first-run cost is paid), then reads each replica's proportional set size
 (Pss, Pss_Anon, Pss_File from /proc/PID/smaps_rollup) and the Pss of the mapping of its cache
 file (/proc/PID/smaps). A page shared by k processes counts 1/k in each, so the sums over the
 replicas are what the host holds. A benchmark, not a test: it prints a table.
 
-Usage: serve_params_pss.py --build BUILD [--fixtures DIR] [--model squeezenet1.1] [--replicas 4]
+Usage: serve_params_pss.py --build BUILD [--fixtures DIR] [--model squeezenet1.1|relax/relax_mlp] [--replicas 4]
 """
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -78,7 +80,7 @@ def main():
     import numpy as np
     import requests
     from _client import binary_request
-    from _server import Server, add_model
+    from _server import Server, add_model, relax_config
 
     work = tempfile.mkdtemp(prefix="serve_pss_")
     try:
@@ -86,9 +88,18 @@ def main():
         os.makedirs(empty)
         repo = os.path.join(work, "repo")
         d = os.path.join(args.fixtures, args.model)
-        add_model(repo, "m", {"deploy_factory.so": os.path.join(d, "deploy_factory.so")})
-        x = np.load(os.path.join(d, "input_data.npy"))
-        body, headers = binary_request({"data": x})
+        if os.path.isfile(os.path.join(d, "deploy_relax.so")):  # a Relax executable: its constants are cached
+            with open(os.path.join(d, "case.json")) as f:
+                info = json.load(f)
+            model_file = os.path.join(d, "deploy_relax.so")
+            add_model(repo, "m", {"deploy_relax.so": model_file}, config=relax_config(info))
+            names = info.get("input_order") or list(info["inputs"])
+            inputs = {k: np.load(os.path.join(d, "input_%s.npy" % k)) for k in names}
+        else:
+            model_file = os.path.join(d, "deploy_factory.so")
+            add_model(repo, "m", {"deploy_factory.so": model_file})
+            inputs = {"data": np.load(os.path.join(d, "input_data.npy"))}
+        body, headers = binary_request(inputs)
 
         def infer(s):
             if s.args[s.args.index("--model-repository") + 1] == empty:
@@ -97,14 +108,15 @@ def main():
             assert r.status_code == 200, r.text
 
         cache = os.path.join(work, "cache")
-        params_kb = os.path.getsize(os.path.join(d, "deploy_params.params")) / 1024
-        print("model %s (params file %.0f kB); Pss summed over the replicas, kB" % (args.model, params_kb))
+        print("model %s (model file %.0f kB); Pss summed over the replicas, kB"
+              % (args.model, os.path.getsize(model_file) / 1024))
         print("| repository | params cache | replicas | Pss | Pss_Anon | Pss_File | cache mapping Pss |")
         print("|---|---|---|---|---|---|---|")
         for label, r, c in (("empty", empty, None), (args.model, repo, None), (args.model, repo, cache)):
             if c:
                 shutil.rmtree(c, ignore_errors=True)
                 measure(Server, r, 1, c, infer)  # writes the cache; the figures below map it
+                print("(cache file %.0f kB)" % (sum(os.path.getsize(os.path.join(c, f)) for f in os.listdir(c)) / 1024))
             for n in (1, args.replicas):
                 pss, anon, filed, mapped = measure(Server, r, n, c, infer)
                 print("| %s | %s | %d | %d | %d | %d | %d |" % (label, "yes" if c else "no", n, pss, anon, filed, mapped))

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "graph/params_cache.h"
+#include "src/layer_api/params_cache.h"
 
 namespace {
 std::string cache_bytes(const graphrt::ParamList& params) {

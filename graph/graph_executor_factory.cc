@@ -3,7 +3,7 @@
 #include <mutex>
 
 #include "graphrt/binary_loader.h"
-#include "params_cache.h"
+#include "src/layer_api/params_cache.h"
 #include "graphrt/registry.h"
 
 namespace graphrt {

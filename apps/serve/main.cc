@@ -52,8 +52,9 @@ const std::vector<graphrt_apps::FlagSpec> kFlags = {
     {"--max-request-bytes", true, false, "N", "largest request body accepted; larger: 413 (default 67108864)"},
     {"--read-timeout-ms", true, false, "N", "drop a client that sends nothing for this long mid-request (default 10000)"},
     {"--params-cache", true, false, "DIR",
-     "map graph models' params from cache files in DIR, written on first load, so that replicas on one host share "
-     "one copy (created if missing; default: none, each process decodes its own)"},
+     "map models' params (a graph's params, a Relax executable's tensor constants) from cache files in DIR, "
+     "written on first load, so that replicas on one host share one copy (created if missing; default: none, "
+     "each process decodes its own)"},
 };
 
 // The --params-cache folder, created when missing (its parent must exist). Throws graphrt::Error.

@@ -243,6 +243,15 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
                                                              cached_params_file ? "" : files.params);
   if (model.is_relax) {
     m->platform_ = "tvm_relax";
+    if (!params_cache.empty()) {
+      // Before any VM is made: the executable's tensor constants become the cache's mapping.
+      try {
+        graphrt::call_function(model.root->require_function("use_params_cache"),
+                               graphrt::ArgList().add_string(params_cache).add_string(files.model));
+      } catch (Error& e) {
+        throw e.with("params cache", params_cache);
+      }
+    }
     for (int i = 0; i < config.instance_count; ++i) {
       graphrt_apps::RelaxFunction fn = graphrt_apps::open_relax_function(model.root, config.function);
       if (i == 0)

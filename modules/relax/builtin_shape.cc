@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "modules/relax/builtin.h"
+#include "modules/relax/interpreter.h"
 
 namespace graphrt {
 namespace relax {
@@ -26,6 +27,16 @@ int64_t& heap_slot(const BuiltinArgs& args, int64_t* heap, int64_t size, int64_t
     throw args.error("shape heap index " + std::to_string(index) + " outside the heap of " + std::to_string(size),
                      ErrorKind::kOutOfRange);
   return heap[index];
+}
+
+// The shape heap that match_shape / match_prim_value store into: never one of the executable's
+// tensor constants, which may be read-only memory (a params cache's mapping) and are shared by
+// every VM of the executable. TVM's code passes the heap alloc_shape_heap made.
+int64_t* writable_heap(VirtualMachine& vm, const BuiltinArgs& args, int i, int64_t* size) {
+  int64_t* heap = args.heap(i, size);
+  if (heap && vm.linked().overlaps_constant(heap, static_cast<size_t>(*size) * sizeof(int64_t)))
+    throw args.error("the shape heap it writes into is a constant of the executable (constants are read-only)");
+  return heap;
 }
 
 // One dimension (or prim value) against its code; `where` names it in errors.
@@ -67,7 +78,7 @@ void alloc_shape_heap(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   *ret = std::move(heap);
 }
 
-void match_shape(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void match_shape(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(3, "(value, heap, ndim, code, value, ..., err_ctx)");
   const Value& input = args.at(0);
   const std::vector<int64_t>* dims = nullptr;
@@ -79,7 +90,7 @@ void match_shape(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
     throw args.type_error(0, "value", "a tensor or a shape");
   }
   int64_t heap_size = 0;
-  int64_t* heap = args.heap(1, &heap_size);
+  int64_t* heap = writable_heap(vm, args, 1, &heap_size);
   const int64_t ndim = args.as_int(2, "ndim");
   if (ndim < 0 || ndim > (args.size() - 3) / 2) throw args.error("ndim " + std::to_string(ndim) + " does not match its codes");
   const std::string ctx = args.error_context(static_cast<int>(3 + ndim * 2));
@@ -95,10 +106,10 @@ void match_shape(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   *ret = std::monostate();
 }
 
-void match_prim_value(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void match_prim_value(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(4, "(value, heap, code, reg, err_ctx)");
   int64_t heap_size = 0;
-  int64_t* heap = args.heap(1, &heap_size);
+  int64_t* heap = writable_heap(vm, args, 1, &heap_size);
   match_one(args, heap, heap_size, args.as_int(0, "value"), args.as_int(2, "code"), args.as_int(3, "reg"),
             args.error_context(4), "value");
   *ret = std::monostate();

@@ -11,6 +11,7 @@
 
 #include "graphrt/blob_reader.h"
 #include "graphrt/module.h"
+#include "graphrt/params_cache.h"
 #include "modules/relax/executable.h"
 #include "modules/relax/linked_executable.h"
 
@@ -25,13 +26,31 @@ class ExecutableModuleNode : public ModuleNode {
   std::vector<std::string> function_names() const override;
   void attach_environment(ModuleNode* context) override;
 
-  const Executable& executable() const { return *exe_; }
+  const Executable& executable() const { return *snapshot(); }
   // The executable linked against this module's imports and the registry (linked on first use).
   std::shared_ptr<const LinkedExecutable> linked();
 
+  // The executable's tensor constants, each named "c[<pool index>]": what a params cache holds.
+  // Shapes, strings and numbers in the pool are not among them (they stay in the executable).
+  ParamList tensor_constants() const;
+  // Makes each array of `arrays` the tensor constant it names (same dtype and shape, on the
+  // CPU, contiguous, 64-byte aligned; it may be read-only memory: neither the VM nor TVM's
+  // generated code writes into a constant). VMs made from now on use them; a VM made before
+  // keeps the constants it started with, so the arrays replaced are freed once no such VM is
+  // left (replace before making VMs, as the server does, and they go at once).
+  void replace_constants(const ParamList& arrays);
+  // The tensor constants mapped from the params cache at `cache_path` made for `model_path`
+  // (graphrt/params_cache.h), which replace the decoded ones: the processes serving one model
+  // share one copy of its weights. A cache missing, stale, damaged or holding other bytes than
+  // these constants is written anew from them.
+  ParamsCacheUse use_params_cache(const std::string& cache_path, const std::string& model_path);
+
  private:
+  std::shared_ptr<const Executable> snapshot() const;
+  std::shared_ptr<const LinkedExecutable> link_locked();
+
+  mutable std::mutex mutex_;  // guards exe_ and linked_
   std::shared_ptr<const Executable> exe_;
-  std::mutex mutex_;
   std::shared_ptr<const LinkedExecutable> linked_;
 };
 

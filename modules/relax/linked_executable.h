@@ -4,9 +4,11 @@
 // entry nobody provides is refused here, naming it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "modules/relax/builtin.h"
@@ -26,6 +28,12 @@ struct LinkedExecutable {
   std::shared_ptr<const Executable> exe;
   Program program;
   std::vector<Callee> callees;  // one per function-table entry
+  // The byte ranges [begin, end) of the tensor constants, sorted: a constant may be read-only
+  // memory (a params cache's mapping), so what the VM writes itself must lie outside them.
+  std::vector<std::pair<uintptr_t, uintptr_t>> constant_bytes;
+
+  // True when [data, data + n) overlaps a tensor constant's bytes.
+  bool overlaps_constant(const void* data, size_t n) const;
 };
 
 // Finds a packed function by name (the library's imports, then the registry); null when absent.

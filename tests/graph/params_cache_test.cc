@@ -1,4 +1,4 @@
-// The params cache (graph/params_cache.cc): executors over a mapped cache give
+// The params cache (src/params_cache.cc): executors over a mapped cache give
 // the outputs of executors over decoded params, bit for bit; a cache is written
 // once and mapped by every later load; a stale, truncated or damaged cache is
 // never used but rewritten; the reader refuses hostile bytes.
@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "fixture_cases.h"
-#include "graph/params_cache.h"
+#include "src/layer_api/params_cache.h"
 #include "graphrt/log.h"
 
 using namespace graphrt;

@@ -1,6 +1,8 @@
 """--params-cache: replicas started together with one cache folder write each model's cache file
 once, both map that same file (their /proc/PID/maps name it), and both answer bit-identically to
-graphrt-run (which decodes its own params). A later start maps the files as they are."""
+graphrt-run (which decodes its own params). A later start maps the files as they are. A Relax
+executable's tensor constants go through the same cache."""
+import json
 import os
 import threading
 
@@ -8,7 +10,7 @@ import numpy as np
 import pytest
 
 from _client import assert_bit_identical, binary_request, decode_response, reference_outputs
-from _server import Server, add_model, fixture_root, require_module
+from _server import Server, add_model, fixture_root, relax_config, require_module
 
 MODELS = {  # model name in the repository: (fixture, files linked into its version folder)
     "squeezenet": ("squeezenet1.1", ("deploy_factory.so",)),
@@ -128,3 +130,65 @@ def test_unusable_cache_folder_is_an_error(repo, tmp_path):
     p = subprocess.run([serve_binary(), "--model-repository", repo, "--http-port", "0", "--params-cache",
                         str(not_a_folder)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and "params cache" in p.stderr and str(not_a_folder) in p.stderr, p.stderr
+
+
+RELAX_MODEL = "relax_mlp"  # its weights are tensor constants of the executable (860 kB of them)
+
+
+def test_two_replicas_share_a_relax_executables_constants(tmp_path):
+    """A Relax executable's tensor constants come from one cache file that both replicas map; the
+    answers are bit-identical to graphrt-run's and to TVM's (the fixture's outputs, tolerance 0)."""
+    require_module("requests")
+    d = os.path.join(fixture_root(), "relax", RELAX_MODEL)
+    if not os.path.isdir(d):
+        pytest.fail("fixture relax/%s missing" % RELAX_MODEL, pytrace=False)
+    with open(os.path.join(d, "case.json")) as f:
+        info = json.load(f)
+    assert info["tolerance"] == 0.0
+    repo = str(tmp_path / "repo")
+    add_model(repo, RELAX_MODEL, {"deploy_relax.so": os.path.join(d, "deploy_relax.so")}, config=relax_config(info))
+    cache = str(tmp_path / "cache")
+    cache_file = os.path.join(cache, RELAX_MODEL + "-1.params-cache")
+    order = info.get("input_order") or list(info["inputs"])
+    paths = {k: os.path.join(d, "input_%s.npy" % k) for k in order}
+    inputs = {k: np.load(p) for k, p in paths.items()}
+    want = reference_outputs(os.path.join(d, "deploy_relax.so"), paths, str(tmp_path / "ref"), info.get("entry"))
+    tvm = [np.load(os.path.join(d, "output_%d.npy" % i)) for i in range(len(info["outputs"]))]
+    assert len(want) == len(tvm)
+    for i, (w, t) in enumerate(zip(want, tvm)):
+        assert_bit_identical(w, t, "graphrt-run output %d against TVM's" % i)
+
+    servers = start_together(2, repo, "--threads", "1", "--params-cache", cache)
+    try:
+        assert os.listdir(cache) == [os.path.basename(cache_file)]
+        # The constants' bytes are in the file: more than the executable's 860 kB of weights.
+        assert os.path.getsize(cache_file) > 800000
+        for s in servers:
+            assert cache_file in mapped_files(s.proc.pid), "replica %d does not map %s" % (s.proc.pid, cache_file)
+            for _ in range(2):  # the second run reuses the VM's storage over the same mapped constants
+                got = infer(s, RELAX_MODEL, inputs)
+                assert len(got) == len(want)
+                for i, (g, w) in enumerate(zip(got, want)):
+                    assert_bit_identical(g, w, "%s output %d (pid %d)" % (RELAX_MODEL, i, s.proc.pid))
+    finally:
+        codes = [s.stop() for s in servers]
+    assert codes == [0, 0]
+    for s in servers:
+        s._err_thread.join(30)
+    warnings = "".join("".join(s.stderr_text) for s in servers)
+    assert "params cache" not in warnings, warnings
+
+    # A cache whose key names another source file is stale: rewritten, with a warning.
+    inode = os.stat(cache_file).st_ino
+    with open(cache_file, "r+b") as f:
+        f.seek(16)
+        f.write(b"\xff" * 8)  # the key's source size
+    with Server(repo, "--threads", "1", "--params-cache", cache) as s:
+        got = infer(s, RELAX_MODEL, inputs)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_bit_identical(g, w, "%s output %d after the rewrite" % (RELAX_MODEL, i))
+        assert s.stop() == 0
+    s._err_thread.join(30)
+    warnings = "".join(s.stderr_text)
+    assert "warning: params cache" in warnings and "stale" in warnings, warnings
+    assert os.stat(cache_file).st_ino != inode

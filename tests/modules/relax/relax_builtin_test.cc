@@ -139,6 +139,38 @@ TEST(RelaxBuiltins, ShapeHeapStoresAndLoadsDimensions) {
   }
 }
 
+// A constant may be read-only memory (a params cache's mapping): match_shape never stores into
+// one, whether the constant is the heap itself or reaches it through a view.
+TEST(RelaxBuiltins, ShapeHeapIsNeverAConstant) {
+  graphrt::NDArray constant = graphrt::NDArray::empty({2, 1}, DLDataType{kDLInt, 64, 1}, graphrt::cpu());
+  static_cast<int64_t*>(constant->data)[0] = 11;
+  static_cast<int64_t*>(constant->data)[1] = 12;
+  // 1-D: the heap itself; 2-D: only its view (reshape) is a heap.
+  for (bool through_view : {false, true}) {
+    SCOPED_TRACE(through_view ? "a view of the constant" : "the constant");
+    Builder b;
+    const int64_t main = b.function("main", FunctionKind::kVMFunc);
+    const int64_t match = b.function("vm.builtin.match_shape");
+    const int64_t match_prim = b.function("vm.builtin.match_prim_value");
+    const int64_t reshape = b.function("vm.builtin.reshape");
+    const int64_t heap = b.constant(through_view ? constant : constant.view({2}, constant.dtype()));
+    b.begin(main, {"x"}, 3);
+    if (through_view) {
+      b.call(1, reshape, {heap, b.constant(make_shape({2}))});
+      b.call(kVoidRegister, match_prim, {imm(3), reg(1), imm(1), imm(0)});
+    } else {
+      b.call(kVoidRegister, match, {reg(0), heap, imm(1), imm(1), imm(0)});
+    }
+    b.ret(0);
+    try {
+      run(b.vm(), {graphrt::NDArray::empty({3}, DLDataType{kDLFloat, 32, 1}, graphrt::cpu())});
+      ADD_FAILURE() << "no error";
+    } catch (const graphrt::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is a constant of the executable"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(RelaxBuiltins, CallTirDynUnpacksTheShapeIntoIntArguments) {
   std::vector<int64_t> seen;
   graphrt::registry_set("test.relax.record", graphrt::make_function([&seen](const graphrt::TVMArgs& args, graphrt::RetValue*) {

@@ -1,7 +1,9 @@
 // The params cache file: a model's decoded params laid out so that every
 // process serving the model maps them read-only (one copy in the page cache)
-// instead of decoding its own. Its one reader and one writer are here; the
-// public entry point is graphrt::map_params_cache (graphrt/graph_executor.h).
+// instead of decoding its own. Its one reader and one writer are the core's
+// (src/params_cache.cc), below every layer that has params to cache (the graph
+// executor's factory, the Relax back end's constants); the public entry point
+// is graphrt::map_params_cache (graphrt/params_cache.h).
 //
 // Layout (little-endian):
 //   0   "GRTPCACH"
@@ -19,7 +21,7 @@
 #include <memory>
 #include <string>
 
-#include "graphrt/graph_executor.h"
+#include "graphrt/params_cache.h"
 
 namespace graphrt {
 

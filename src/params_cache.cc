@@ -1,4 +1,4 @@
-#include "params_cache.h"
+#include "layer_api/params_cache.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
