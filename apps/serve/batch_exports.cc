@@ -186,10 +186,49 @@ std::vector<BatchExport> find_batch_exports(const std::string& dir) {
   return out;
 }
 
+namespace {
+
+// The params that exports of one folder bind in common: exports of one model at several batch
+// sizes carry the same params, and each export's factory would hold its own decoded copy. Every
+// export whose params are byte for byte the first one's binds one decoded copy instead, and its
+// factory is replaced by one without params (remove_params), so that its own copy goes.
+struct SharedParams {
+  std::string bytes;        // the first export's params, in save_param_dict form
+  graphrt::ParamList params;  // decoded once
+};
+
+// Replaces `model`'s factory with one without params when its params are `shared`'s; true then.
+bool share_params(graphrt_apps::Model& model, SharedParams* shared, const BatchExport& e) {
+  if (!model.is_factory) return false;
+  std::string bytes = graphrt::call_function(model.root->require_function("get_params_bytes"), graphrt::ArgList())
+                          .as_string();
+  if (shared->bytes.empty() && shared->params.empty()) {
+    shared->params = graphrt::load_param_dict(bytes, e.path);
+    shared->bytes = std::move(bytes);
+  } else if (bytes != shared->bytes) {
+    return false;
+  }
+  model.root = graphrt::call_function(model.root->require_function("remove_params"), graphrt::ArgList()).as_module();
+  return true;
+}
+
+std::shared_ptr<graphrt::GraphExecutor> make_batch_executor(const graphrt_apps::Model& model, bool shared_params,
+                                                            const SharedParams& shared) {
+  if (!shared_params) return graphrt_apps::make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+  graphrt::GraphExecutorOptions options;
+  options.owner = model.root;  // the factory (without params): its library tree stays loaded
+  return graphrt::GraphExecutor::create_with_params(model.graph_json, model.root->imports().at(0),
+                                                    {DLDevice{kDLCPU, 0}}, options, shared.params);
+}
+
+}  // namespace
+
 LoadedBatchExports load_batch_exports(const std::vector<BatchExport>& exports, int instance_count) {
   std::vector<graphrt_apps::Model> models;
   std::vector<Signature> signatures;
   std::vector<std::shared_ptr<graphrt::GraphExecutor>> first_executors;
+  std::vector<bool> shares;
+  SharedParams shared;
   for (const BatchExport& e : exports) {
     try {
       models.push_back(graphrt_apps::load_model(e.path, graphrt::LoadOptions{}, "", ""));
@@ -200,11 +239,17 @@ LoadedBatchExports load_batch_exports(const std::vector<BatchExport>& exports, i
       throw Error(ErrorKind::kUnsupported, e.file + " is a Relax executable; batch_<N> files are graph exports "
                                                     "(a Relax model batches through a symbolic dimension)")
           .with("file", e.path);
-    first_executors.push_back(graphrt_apps::make_executor(models.back(), DLDevice{kDLCPU, 0}, "", false));
+    try {
+      shares.push_back(share_params(models.back(), &shared, e));
+    } catch (Error& err) {
+      throw err.with("file", e.path);
+    }
+    first_executors.push_back(make_batch_executor(models.back(), shares.back(), shared));
     signatures.push_back(signature_of(models.back(), *first_executors.back(), e));
     check_agrees(signatures.back().inputs, signatures[0].inputs, "input", e, exports[0]);
     check_agrees(signatures.back().outputs, signatures[0].outputs, "output", e, exports[0]);
   }
+  std::string().swap(shared.bytes);
   LoadedBatchExports loaded;
   loaded.inputs = signatures[0].inputs;
   loaded.outputs = signatures[0].outputs;
@@ -215,8 +260,7 @@ LoadedBatchExports load_batch_exports(const std::vector<BatchExport>& exports, i
     std::vector<PaddedGraphInstance::Sized> sized;
     for (size_t k = 0; k < exports.size(); ++k)
       sized.push_back({exports[k].batch,
-                       i == 0 ? first_executors[k]
-                              : graphrt_apps::make_executor(models[k], DLDevice{kDLCPU, 0}, "", false),
+                       i == 0 ? first_executors[k] : make_batch_executor(models[k], shares[k], shared),
                        signatures[k].input_indices});
     loaded.instances.push_back(std::make_unique<PaddedGraphInstance>(std::move(sized)));
   }

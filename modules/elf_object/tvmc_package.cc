@@ -40,7 +40,7 @@ class TvmcPackageLibrary : public Library {
   bool holds_code(const void* address) const override { return kernels_->holds_code(address); }
 
  private:
-  std::string archive_;  // the kernels may have been loaded from it in place
+  std::string archive_;  // mod.tar's objects may be linked from it in place; empty for mod.so
   std::shared_ptr<Library> kernels_;
   std::string blob_;
   std::string origin_;
@@ -105,6 +105,9 @@ std::shared_ptr<Library> load_tvmc_package(std::string bytes, const std::string&
     }
     std::string record = writer.bytes();
     std::string blob = write_module_blob({{"GraphExecutorFactory", std::move(record)}, {"_lib", ""}}, {{1}});
+    // The "elf" loader copied mod.so's segments into a mapping of its own: the archive (the
+    // params' bytes among it) need not stay. mod.tar's objects keep it.
+    if (so) std::string().swap(bytes);
     return std::make_shared<TvmcPackageLibrary>(std::move(bytes), std::move(kernels), std::move(blob), origin);
   } catch (Error& e) {
     if (e.context_value("file").empty()) e.with("file", origin);
