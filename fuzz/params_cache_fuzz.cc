@@ -1,4 +1,4 @@
-// libFuzzer target: a params cache file (graph/params_cache.cc) through its
+// libFuzzer target: a params cache file (src/params_cache.cc) through its
 // reader, with no key to match (every check after the key's is reached). What
 // was read writes back to bytes that read back to the same params.
 #include <cstddef>
