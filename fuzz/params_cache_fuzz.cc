@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "graphrt/error.h"
 #include "src/layer_api/params_cache.h"
 
 namespace {

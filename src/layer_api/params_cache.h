@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "graphrt/error.h"
 #include "graphrt/params_cache.h"
 
 namespace graphrt {
