@@ -3,32 +3,14 @@
 
 #include "graphrt/error.h"
 
+#include "vm_packed_values.h"
 #include "vm_test_util.h"
 
 namespace {
 
 using namespace vm_test;
 
-const char* kSource = R"(
-module flow version 1
-# sum of 0..n-1 with a counted loop
-func sum "0i_i" export
-entry:
-  const.i32 %i1, 0      # acc
-  const.i32 %i2, 0      # k
-  const.i32 %i3, 1
-  br loop
-loop:
-  cmp.lt.s.i32 %i4, %i2, %i0
-  br_if %i4, body, done
-body:
-  add.i32 %i1, %i1, %i2
-  add.i32 %i2, %i2, %i3
-  br loop
-done:
-  ret %i1
-end
-
+const std::string kSource = std::string("module flow version 1\n# sum of 0..n-1 with a counted loop\n") + kSumFunction + R"(
 # recursive fibonacci through internal calls
 func fib "0i_i" export
 entry:

@@ -13,57 +13,22 @@
 #include "graphrt/error.h"
 #include "graphrt/runtime.h"
 #include "modules/vm/register.h"
+#include "vm_packed_values.h"
 
 namespace {
 
 using graphrt::Error;
 using graphrt::RetValue;
 using graphrt::Runtime;
+using vm_test::int_arg;
+using vm_test::string_arg;
 
-// sum of 0..n-1: n loop iterations, one branch budget unit each (and more).
-const char* kCountedLoop = R"(module counted version 1
-func sum "0i_i" export
-entry:
-  const.i32 %i1, 0
-  const.i32 %i2, 0
-  const.i32 %i3, 1
-  br loop
-loop:
-  cmp.lt.s.i32 %i4, %i2, %i0
-  br_if %i4, body, done
-body:
-  add.i32 %i1, %i1, %i2
-  add.i32 %i2, %i2, %i3
-  br loop
-done:
-  ret %i1
-end
-)";
+const std::string kCountedLoop = std::string("module counted version 1\n") + vm_test::kSumFunction;
 
 RetValue call(const Runtime& runtime, const std::string& function, const std::vector<RetValue>& args) {
   graphrt::PackedFunc f = runtime.function(function);
   if (!f) throw Error("no function " + function);
-  std::vector<TVMValue> values;
-  std::vector<int> codes;
-  for (const RetValue& a : args) {
-    values.push_back(a.value());
-    codes.push_back(a.code());
-  }
-  RetValue ret;
-  f->call(graphrt::TVMArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
-  return ret;
-}
-
-RetValue integer(int64_t v) {
-  RetValue r;
-  r.set_int(v);
-  return r;
-}
-
-RetValue text(const std::string& s) {
-  RetValue r;
-  r.set_string(s);
-  return r;
+  return vm_test::call_packed(f, args);
 }
 
 class VmRuntimeState : public ::testing::Test {
@@ -75,7 +40,7 @@ class VmRuntimeState : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
     path_ = dir_ + "/counted.vmbc";
-    std::ofstream(path_, std::ios::binary) << call(other_, "graphrt.vm.assemble", {text(kCountedLoop)}).as_string();
+    std::ofstream(path_, std::ios::binary) << call(other_, "graphrt.vm.assemble", {string_arg(kCountedLoop)}).as_string();
   }
   void TearDown() override {
     unlink(path_.c_str());
@@ -83,7 +48,7 @@ class VmRuntimeState : public ::testing::Test {
   }
   // counted.sum(n) through `runtime`'s graphrt.vm.load.
   int64_t sum(const Runtime& runtime, int n) {
-    const graphrt::Module m = call(runtime, "graphrt.vm.load", {text(path_)}).as_module();
+    const graphrt::Module m = call(runtime, "graphrt.vm.load", {string_arg(path_)}).as_module();
     graphrt::ArgList arg;
     arg.add_int(n);
     return graphrt::call_function(m->require_function("sum"), arg).as_int();
@@ -94,7 +59,7 @@ class VmRuntimeState : public ::testing::Test {
 };
 
 TEST_F(VmRuntimeState, BudgetHoldsOnlyTheRuntimeThatSetIt) {
-  call(limited_, "graphrt.vm.set_instruction_budget", {integer(5000)});
+  call(limited_, "graphrt.vm.set_instruction_budget", {int_arg(5000)});
   try {
     sum(limited_, 10000);
     FAIL() << "10000 iterations ran under a budget of 5000";
@@ -105,11 +70,11 @@ TEST_F(VmRuntimeState, BudgetHoldsOnlyTheRuntimeThatSetIt) {
 }
 
 TEST_F(VmRuntimeState, MemoryLimitHoldsOnlyTheRuntimeThatSetIt) {
-  call(limited_, "graphrt.vm.set_memory_limit", {integer(1000)});
+  call(limited_, "graphrt.vm.set_memory_limit", {int_arg(1000)});
   // A list holding 4000 bytes: a read-only VM buffer charged when it is made.
   RetValue bytes;
   bytes.set_bytes(std::string(4000, 'x'));
-  const std::vector<RetValue> item{text("r"), bytes};
+  const std::vector<RetValue> item{string_arg("r"), bytes};
   try {
     call(limited_, "graphrt.vm.list", item);
     FAIL() << "a 4000-byte buffer was made under a 1000-byte limit";
