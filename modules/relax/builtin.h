@@ -30,8 +30,9 @@ class BuiltinArgs {
   const Ref<TupleObj>& as_tuple(int i, const char* what) const;
   DLDataType as_dtype(int i, const char* what) const;
   std::string as_string(int i, const char* what) const;
-  // An optional error-context string (TVM passes one, possibly None); "" when absent.
-  std::string error_context(int i) const;
+  // An optional error-context string (TVM passes one, possibly None); "" when absent. A
+  // reference, not a copy: the check builtins read it on every call and use it only on error.
+  const std::string& error_context(int i) const;
   // The shape heap argument (None allowed: a function with no symbolic dims).
   int64_t* heap(int i, int64_t* size) const;
   void require(int count, const char* usage) const;

@@ -59,11 +59,12 @@ std::string BuiltinArgs::as_string(int i, const char* what) const {
   throw type_error(i, what, "a string");
 }
 
-std::string BuiltinArgs::error_context(int i) const {
-  if (i >= n_) return "";
+const std::string& BuiltinArgs::error_context(int i) const {
+  static const std::string none;
+  if (i >= n_) return none;
   const Value& v = *argv_[i];
   if (const StringRef* s = std::get_if<StringRef>(&v)) return **s;
-  return "";
+  return none;
 }
 
 int64_t* BuiltinArgs::heap(int i, int64_t* size) const {

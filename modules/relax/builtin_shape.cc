@@ -28,15 +28,18 @@ int64_t& heap_slot(const BuiltinArgs& args, int64_t* heap, int64_t size, int64_t
   return heap[index];
 }
 
-// One dimension (or prim value) against its code; `where` names it in errors.
+// What errors call dimension `dim` of a match_shape, or the value of a match_prim_value (-1).
+std::string dimension_name(int64_t dim) { return dim < 0 ? "value" : "shape[" + std::to_string(dim) + "]"; }
+
+// One dimension (or prim value, dim -1) against its code.
 void match_one(const BuiltinArgs& args, int64_t* heap, int64_t heap_size, int64_t actual, int64_t code, int64_t v,
-               const std::string& ctx, const std::string& where) {
+               const std::string& ctx, int64_t dim) {
   switch (code) {
     case kAssertEqualToImm:
       if (actual != v)
-        throw args.error(with_context(ctx, "match_cast error: " + where + " is " + std::to_string(actual) +
+        throw args.error(with_context(ctx, "match_cast error: " + dimension_name(dim) + " is " + std::to_string(actual) +
                                                ", expected " + std::to_string(v)))
-            .with("dimension", where);
+            .with("dimension", dimension_name(dim));
       return;
     case kStoreToHeap:
       heap_slot(args, heap, heap_size, v) = actual;
@@ -46,9 +49,9 @@ void match_one(const BuiltinArgs& args, int64_t* heap, int64_t heap_size, int64_
     case kAssertEqualToLoad: {
       const int64_t expected = heap_slot(args, heap, heap_size, v);
       if (actual != expected)
-        throw args.error(with_context(ctx, "match_cast error: " + where + " is " + std::to_string(actual) +
+        throw args.error(with_context(ctx, "match_cast error: " + dimension_name(dim) + " is " + std::to_string(actual) +
                                                ", expected " + std::to_string(expected) + " (as bound before)"))
-            .with("dimension", where);
+            .with("dimension", dimension_name(dim));
       return;
     }
     default:
@@ -82,7 +85,7 @@ void match_shape(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   int64_t* heap = args.heap(1, &heap_size);
   const int64_t ndim = args.as_int(2, "ndim");
   if (ndim < 0 || ndim > (args.size() - 3) / 2) throw args.error("ndim " + std::to_string(ndim) + " does not match its codes");
-  const std::string ctx = args.error_context(static_cast<int>(3 + ndim * 2));
+  const std::string& ctx = args.error_context(static_cast<int>(3 + ndim * 2));
   if (static_cast<int64_t>(dims->size()) != ndim)
     throw args.error(with_context(ctx, "match_cast error: expected " + std::to_string(ndim) + " dimensions, got " +
                                            std::to_string(dims->size())))
@@ -90,7 +93,7 @@ void match_shape(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   for (int64_t i = 0; i < ndim; ++i) {
     const int k = static_cast<int>(3 + i * 2);
     match_one(args, heap, heap_size, (*dims)[static_cast<size_t>(i)], args.as_int(k, "code"), args.as_int(k + 1, "value"),
-              ctx, "shape[" + std::to_string(i) + "]");
+              ctx, i);
   }
   *ret = std::monostate();
 }
@@ -100,7 +103,7 @@ void match_prim_value(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   int64_t heap_size = 0;
   int64_t* heap = args.heap(1, &heap_size);
   match_one(args, heap, heap_size, args.as_int(0, "value"), args.as_int(2, "code"), args.as_int(3, "reg"),
-            args.error_context(4), "value");
+            args.error_context(4), -1);
   *ret = std::monostate();
 }
 
@@ -135,7 +138,7 @@ bool is_void_dtype(DLDataType t) { return t.code == kDLOpaqueHandle && t.bits ==
 
 void check_tensor_info(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   args.require(3, "(value, ndim, [dtype], err_ctx)");
-  const std::string ctx = args.error_context(args.size() == 3 ? 2 : 3);
+  const std::string& ctx = args.error_context(args.size() == 3 ? 2 : 3);
   const NDArray* t = std::get_if<NDArray>(&args.at(0));
   if (!t)
     throw args.error(with_context(ctx, std::string("expected a tensor, got ") + value_kind_name(args.at(0))),
@@ -156,7 +159,7 @@ void check_tensor_info(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
 
 void check_shape_info(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(value, ndim, err_ctx)");
-  const std::string ctx = args.error_context(2);
+  const std::string& ctx = args.error_context(2);
   const auto* s = std::get_if<Ref<ShapeObj>>(&args.at(0));
   if (!s)
     throw args.error(with_context(ctx, std::string("expected a shape, got ") + value_kind_name(args.at(0))),
@@ -170,7 +173,7 @@ void check_shape_info(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
 
 void check_prim_value_info(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(value, dtype, err_ctx)");
-  const std::string ctx = args.error_context(2);
+  const std::string& ctx = args.error_context(2);
   const Value& v = args.at(0);
   const DLDataType want = args.as_dtype(1, "dtype");
   const bool ok = want.code == kDLFloat ? (std::holds_alternative<double>(v) || std::holds_alternative<int64_t>(v))
@@ -183,7 +186,7 @@ void check_prim_value_info(VirtualMachine&, const BuiltinArgs& args, Value* ret)
 
 void check_tuple_info(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(value, size, err_ctx)");
-  const std::string ctx = args.error_context(2);
+  const std::string& ctx = args.error_context(2);
   const auto* t = std::get_if<Ref<TupleObj>>(&args.at(0));
   if (!t)
     throw args.error(with_context(ctx, std::string("expected a tuple, got ") + value_kind_name(args.at(0))),

@@ -229,19 +229,26 @@ def lib():
     return _LIB
 
 
-# Reference drops called without releasing the GIL, as TVM's Cython binding calls them: a drop
-# takes well under a microsecond, and releasing the GIL around it would hand the interpreter to
-# another thread at every freed result (each run of a model while several executors run).
-ARRAY_FREE = OBJECT_FREE = None
+# Calls made without releasing the GIL (ctypes.PyDLL). Reference drops and type queries always,
+# as TVM's Cython binding makes them: each takes well under a microsecond, and releasing the GIL
+# around it would hand the interpreter to another thread at every freed result or returned tuple
+# (each run of a model while several executors run). FUNC_CALL_HELD: TVMFuncCall with no argument
+# types, for functions whose calls have been short (module.Function decides); OBJECT_TYPE_INDEX
+# also has none: its callers pass a c_void_p and a byref.
+ARRAY_FREE = OBJECT_FREE = OBJECT_TYPE_INDEX = FUNC_CALL_HELD = None
 
 
 def _load_gil_held(path):
-    global ARRAY_FREE, OBJECT_FREE
+    global ARRAY_FREE, OBJECT_FREE, OBJECT_TYPE_INDEX, FUNC_CALL_HELD
     held = ctypes.PyDLL(path, mode=ctypes.RTLD_GLOBAL)
     ARRAY_FREE, OBJECT_FREE = held.TVMArrayFree, held.TVMObjectFree
     for f in (ARRAY_FREE, OBJECT_FREE):
         f.restype = ctypes.c_int
         f.argtypes = [ctypes.c_void_p]
+    OBJECT_TYPE_INDEX = held.TVMObjectGetTypeIndex
+    OBJECT_TYPE_INDEX.restype = ctypes.c_int
+    FUNC_CALL_HELD = held.TVMFuncCall
+    FUNC_CALL_HELD.restype = ctypes.c_int
 
 
 def library_path():

@@ -2,6 +2,7 @@
 import ctypes
 import os
 import struct
+import time
 
 from . import _lib
 from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, TVMValue
@@ -83,7 +84,7 @@ class Array(Object):
             cls._type_index = index.value
             cls._size = get_global_func("runtime.ArraySize")
             cls._get_item = get_global_func("runtime.ArrayGetItem")
-            cls._get_type_index = _lib.unconverted("TVMObjectGetTypeIndex")
+            cls._get_type_index = _lib.OBJECT_TYPE_INDEX
         index = ctypes.c_uint(0)
         _lib.check(cls._get_type_index(ctypes.c_void_p(handle), ctypes.byref(index)))
         return index.value == cls._type_index
@@ -169,6 +170,13 @@ def _put_arg(value, values, codes, i, keep):
         raise GraphrtTypeError("cannot pass a %s to a graphrt function (argument %d)" % (type(value).__name__, i))
 
 
+def _object_result(handle):
+    """The Python value of a returned object handle (its reference passes to Python)."""
+    if Array._is_array(handle):  # a Relax tuple (TVM's Array), read lazily as TVM's is
+        return Array(handle)
+    return _convert_object(Object(handle))
+
+
 def _return_value(value, code):
     """Converts a returned TVMValue (ownership of objects passes to Python)."""
     if code in (_lib.kNull,):
@@ -197,9 +205,7 @@ def _return_value(value, code):
     if code == _lib.kDataType:
         return dtype_to_str(value.v_type)
     if code == _lib.kObjectHandle:
-        if Array._is_array(value.v_handle):  # a Relax tuple (TVM's Array), read lazily as TVM's is
-            return Array(value.v_handle)
-        return _convert_object(Object(value.v_handle))
+        return _object_result(value.v_handle)
     if code in (_lib.kHandle, _lib.kDLTensorHandle):
         return value.v_handle
     raise _error.UnsupportedError("function returned a value of unsupported type code %d" % code)
@@ -241,10 +247,21 @@ _ARRAY_CODES = [(ctypes.c_int * k)(*([_lib.kNDArrayHandle] * k)) for k in range(
 _RetWords = ctypes.c_int64 * 2  # TVMValue, then the return type code (an int, zero-extended)
 _byref = ctypes.byref
 _FUNC_CALL = []
+_now_ns = time.perf_counter_ns
+
+# A function whose last call returned within this time is called with the GIL held, as numpy and
+# hashlib keep it for small inputs. Releasing it lets another Python thread run while the call
+# runs; with several threads calling microsecond functions (several executors, each run from its
+# own thread) each release hands the interpreter to a thread that must first be woken, and the
+# handovers cost more than the calls. A held call that takes longer than this releases the GIL
+# from the next call on; a released call that returns within it holds it from the next call on
+# (its time includes waiting to take the GIL back, so under contention it errs towards releasing).
+HOLD_GIL_BELOW_NS = 20_000
 
 
 def _func_call():
-    """TVMFuncCall with no argument conversion (every argument is passed as a ctypes object)."""
+    """TVMFuncCall with no argument conversion (every argument is passed as a ctypes object),
+    releasing the GIL."""
     if not _FUNC_CALL:
         _FUNC_CALL.append(_lib.unconverted("TVMFuncCall"))
     return _FUNC_CALL[0]
@@ -253,12 +270,13 @@ def _func_call():
 class Function(_OwnedHandle):
     """A packed function (TVM's PackedFunc), callable with Python values."""
 
-    __slots__ = ("_name",)
+    __slots__ = ("_name", "_hold_gil")
     _free_function = "TVMFuncFree"
 
     def __init__(self, handle, name=None):
         super().__init__(handle)
         self._name = name
+        self._hold_gil = False  # whether the last call was short (HOLD_GIL_BELOW_NS)
 
     def _describe(self):
         return "function '%s'" % self._name if self._name else "function"
@@ -283,15 +301,41 @@ class Function(_OwnedHandle):
         except AttributeError:  # a freed array (handle None): the general path says so
             return self._call_converted(args, n)
         ret = _RetWords()
-        rc = _func_call()(self._h(), handles, _ARRAY_CODES[n], n, ret, _byref(ret, 8))
+        h = self.handle
+        if not h:  # None or a null handle: freed
+            h = self._h()
+        t = _now_ns()  # _call_c, inlined on this path
+        if self._hold_gil:
+            rc = _lib.FUNC_CALL_HELD(h, handles, _ARRAY_CODES[n], n, ret, _byref(ret, 8))
+            if _now_ns() - t > HOLD_GIL_BELOW_NS:
+                self._hold_gil = False
+        else:
+            rc = _func_call()(h, handles, _ARRAY_CODES[n], n, ret, _byref(ret, 8))
+            self._hold_gil = _now_ns() - t <= HOLD_GIL_BELOW_NS
         if rc != 0:
             raise _lib.last_exception()
         code = ret[1]
         if code == _lib.kNDArrayHandle:
             return NDArray._adopt(ret[0])
+        if code == _lib.kObjectHandle:  # a tuple: the handle read directly (from_buffer formats a key per call)
+            return _object_result(ret[0])
         if code == _lib.kNull:
             return None
         return _return_value(TVMValue.from_buffer(ret), code)
+
+    def _call_c(self, values, codes, n, ret, ret_code):
+        """TVMFuncCall on this function; the GIL stays held when its last call was short
+        (HOLD_GIL_BELOW_NS), and this call's time decides for the next one."""
+        h = self._h()
+        t = _now_ns()
+        if self._hold_gil:
+            rc = _lib.FUNC_CALL_HELD(h, values, codes, n, ret, ret_code)
+            if _now_ns() - t > HOLD_GIL_BELOW_NS:
+                self._hold_gil = False
+        else:
+            rc = _func_call()(h, values, codes, n, ret, ret_code)
+            self._hold_gil = _now_ns() - t <= HOLD_GIL_BELOW_NS
+        return rc
 
     def _call_converted(self, args, n):
         values = codes = None  # no arguments (e.g. run()): nothing to convert
@@ -302,7 +346,7 @@ class Function(_OwnedHandle):
                 _put_arg(a, values, codes, i, keep)
         ret = TVMValue()
         ret_code = ctypes.c_int(_lib.kNull)
-        rc = _lib.lib().TVMFuncCall(self._h(), values, codes, n, ctypes.byref(ret), ctypes.byref(ret_code))
+        rc = self._call_c(values, codes, n, _byref(ret), _byref(ret_code))
         if rc != 0:
             raise _lib.last_exception()
         if ret_code.value == _lib.kNull:

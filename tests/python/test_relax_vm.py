@@ -133,3 +133,74 @@ def test_array_only_calls_and_mixed_calls_agree(lib_ok):
         vm["main"](graphrt.nd.array(x), freed)
     with pytest.raises(graphrt.GraphrtError, match="main"):
         vm["main"](graphrt.nd.array(x))
+
+
+def _longest_python_pause_during(call):
+    """Runs call() while another Python thread keeps noting the time: the longest stretch of the
+    call (from the caller's clock reading just before it to the one just after) with no note."""
+    import threading
+    import time
+    notes, stop = [], threading.Event()
+
+    def note():
+        while not stop.is_set():
+            notes.append(time.perf_counter())
+
+    t = threading.Thread(target=note)
+    t.start()
+    while not notes:  # the noting thread is running
+        time.sleep(0.001)
+    t0 = time.perf_counter()
+    call()
+    t1 = time.perf_counter()
+    stop.set()
+    t.join()
+    marks = [t0] + [x for x in notes if t0 < x < t1] + [t1]
+    return max(b - a for a, b in zip(marks, marks[1:]))
+
+
+def test_long_calls_release_the_gil_and_short_ones_keep_it(lib_ok, monkeypatch):
+    import graphrt.module as module
+    case = RelaxCase("relax_mlp")
+    vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
+    x = graphrt.nd.array(np.load(case.input_sets()[0][1]["x"]))
+    evaluator = vm.time_evaluator("main", graphrt.cpu(), number=1, repeat=1, min_repeat_ms=300)
+    # A call longer than the limit lets other Python threads run while it runs (the longest pause
+    # is a scheduling gap, not the call)...
+    monkeypatch.setattr(module, "HOLD_GIL_BELOW_NS", 1000)
+    assert _longest_python_pause_during(lambda: evaluator(x)) < 0.2
+    # ... a call after short ones keeps the GIL for its whole length (at least the timed 300 ms).
+    monkeypatch.setattr(module, "HOLD_GIL_BELOW_NS", 10 ** 12)
+    evaluator(x)  # short by this limit: the next call holds the GIL
+    assert _longest_python_pause_during(lambda: evaluator(x)) >= 0.3
+@pytest.mark.parametrize("limit_ns", [0, 10 ** 12])
+def test_calls_with_the_gil_held_or_released_give_tvm_outputs_from_threads(lib_ok, monkeypatch, limit_ns):
+    # Every call releases the GIL (limit 0) or every call after the first keeps it: tuple and
+    # tensor results from two threads, each with its own VM, and errors, are the same either way.
+    import threading
+    import graphrt.module as module
+    monkeypatch.setattr(module, "HOLD_GIL_BELOW_NS", limit_ns)
+    errors = []
+
+    def work(name):
+        try:
+            case = RelaxCase(name)
+            vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
+            fn = vm[case.entry]
+            sets = [([graphrt.nd.array(np.load(inputs[k])) for k in case.input_order], outputs)
+                    for _, inputs, outputs in case.input_sets()]
+            for _ in range(50):
+                for args, outputs in sets:
+                    _check(fn(*args), outputs)
+            assert fn._hold_gil == (limit_ns > 0)
+            with pytest.raises(graphrt.GraphrtError, match="main"):
+                fn(*sets[0][0][:-1])
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in ("relax_tuple_io", "relax_control_flow")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
