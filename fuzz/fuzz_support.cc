@@ -29,16 +29,21 @@ bool is_runtime_data_symbol(const std::string& name) {
 
 class InertLibrary : public graphrt::Library {
  public:
-  explicit InertLibrary(std::shared_ptr<graphrt::Library> real) : real_(std::move(real)) {}
+  // The real library's memory and sizes bound what is read; it holds no code
+  // to split, imports nothing and every name is callable (the stub).
+  explicit InertLibrary(std::shared_ptr<graphrt::Library> real) : real_(std::move(real)) {
+    if (!real_) return;
+    facts_.mapping = real_->facts().mapping;
+    facts_.ranges = real_->facts().ranges;
+    for (graphrt::LibraryRange& r : facts_.ranges) r.code = false;
+    for (const auto& [name, symbol] : real_->facts().symbols)
+      facts_.symbols.emplace(name, graphrt::LibrarySymbol{symbol.size, true});
+  }
   void* symbol(const std::string& name) const override {
     if (is_runtime_data_symbol(name)) return real_ ? real_->symbol(name) : nullptr;
     return reinterpret_cast<void*>(&stub_kernel);
   }
   std::string origin() const override { return real_ ? real_->origin() : "<fuzz>"; }
-  size_t symbol_size(const std::string& name) const override { return real_ ? real_->symbol_size(name) : 0; }
-  size_t mapped_bytes_from(const void* address, bool writable) const override {
-    return real_ ? real_->mapped_bytes_from(address, writable) : 0;
-  }
 
  private:
   std::shared_ptr<graphrt::Library> real_;

@@ -32,58 +32,13 @@ struct FileHead {
   std::vector<uint8_t> bytes;
 };
 
-// One PT_LOAD segment of a loaded image, as addresses.
-struct LoadedSegment {
-  uintptr_t start;
-  size_t bytes;
-  bool writable;
-};
-
-// Bytes from `address` to the end of the segment holding it (0: none does,
-// or it is read-only and `writable` was asked).
-size_t bytes_in_segments(const std::vector<LoadedSegment>& segments, uintptr_t address, bool writable) {
-  for (const LoadedSegment& s : segments) {
-    if (address >= s.start && address - s.start < s.bytes) return writable && !s.writable ? 0 : s.bytes - (address - s.start);
-  }
-  return 0;
-}
-
-// Collects every PT_LOAD segment of the loaded object one of whose segments
-// holds `address`. Objects are recognised by their program headers alone: the
-// dynamic linker's own records (link_map, dlpi_name) may be being written by a
-// dlopen on another thread, under a lock the callback cannot see.
-struct SegmentCollector {
-  uintptr_t address;
-  std::vector<LoadedSegment>* out;
-};
-
-// Called for every loaded object (dozens in a Python process): objects that
-// do not hold the address cost no allocation.
-int collect_segments(dl_phdr_info* info, size_t, void* data) {
-  auto* query = static_cast<SegmentCollector*>(data);
-  auto load_segment = [info](int i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    return LoadedSegment{info->dlpi_addr + ph.p_vaddr, ph.p_memsz, (ph.p_flags & PF_W) != 0};
-  };
-  bool holds_address = false;
-  for (int i = 0; i < info->dlpi_phnum && !holds_address; ++i) {
-    const LoadedSegment s = load_segment(i);
-    holds_address = info->dlpi_phdr[i].p_type == PT_LOAD && query->address - s.start < s.bytes &&
-                    query->address >= s.start;
-  }
-  if (!holds_address) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i)
-    if (info->dlpi_phdr[i].p_type == PT_LOAD) query->out->push_back(load_segment(i));
-  return 1;
-}
-
 bool has_elf_magic(const std::vector<uint8_t>& head) {
   return head.size() >= 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
 }
 
 // Calls `read` with a temporary read-only mapping of the file (nothing when
-// it cannot be mapped): the loader itself never reads the file; listings and
-// load-failure explanations do, on request.
+// it cannot be mapped): at load the loader reads only the file's imports
+// (file_imports); listings and load-failure explanations map it, on request.
 template <typename Read>
 void with_file_mapping(const std::string& path, Read read) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -106,6 +61,16 @@ elf::ElfImports file_imports(const std::string& path) {
   elf::ElfImports imports = elf::read_elf_imports_from_fd(fd);
   close(fd);
   return imports;
+}
+
+// The strong imports of a file dlopen accepted, best effort: empty when the
+// reader refuses its section headers (the dynamic linker reads none).
+std::vector<std::string> imports_of_loaded_file(const std::string& path) {
+  try {
+    return file_imports(path).symbols;
+  } catch (const Error&) {
+    return {};
+  }
 }
 
 std::string join(const std::vector<std::string>& names) {
@@ -164,65 +129,28 @@ class DsoLibrary : public Library {
             .with("file", path);
       throw Error("dlopen failed: " + why).with("file", path);
     }
-    if (dlinfo(handle_, RTLD_DI_LINKMAP, &link_map_) != 0) link_map_ = nullptr;  // then holds_code is false
+    void* link_map = nullptr;
+    if (dlinfo(handle_, RTLD_DI_LINKMAP, &link_map) != 0) link_map = nullptr;  // then no range is known
+    facts_.mapping = LibraryFacts::Mapping::kDynamicLinker;
+    facts_.blob_pages_releasable = true;
+    facts_.ranges = dynamic_linker_ranges(link_map);
+    facts_.imports = imports_of_loaded_file(path);
   }
   ~DsoLibrary() override {
     if (handle_) dlclose(handle_);
   }
   void* symbol(const std::string& name) const override { return dlsym(handle_, name.c_str()); }
   std::string origin() const override { return path_; }
-  bool blob_pages_releasable() const override { return true; }
-  // The segments of every object asked about are kept: the loader asks about
-  // several symbols, and each dl_iterate_phdr walks every loaded object. The
-  // objects are this image and its dependencies, mapped while it is.
-  size_t mapped_bytes_from(const void* address, bool writable) const override {
-    const uintptr_t at = reinterpret_cast<uintptr_t>(address);
-    std::lock_guard<std::mutex> lock(segments_mutex_);
-    if (bytes_in_segments(segments_, at, false) == 0) {
-      SegmentCollector query{at, &segments_};
-      dl_iterate_phdr(&collect_segments, &query);
-    }
-    return bytes_in_segments(segments_, at, writable);
-  }
-  bool holds_code(const void* address) const override {
-    Dl_info info;
-    void* object = nullptr;
-    return link_map_ && dladdr1(address, &info, &object, RTLD_DL_LINKMAP) && object == link_map_;
-  }
   std::vector<std::string> symbol_names() const override {
     std::call_once(symbols_once_, [this] {
       with_file_mapping(path_, [this](const uint8_t* data, size_t size) { symbols_ = elf::read_elf_symbol_table(data, size); });
     });
     return symbols_.functions;
   }
-  std::vector<std::string> imported_symbol_names() const override { return file_imports(path_).symbols; }
-  // From the loaded image's own dynamic symbol entries: no file access.
-  size_t symbol_size(const std::string& name) const override {
-    const ElfW(Sym)* entry = symbol_entry(name);
-    return entry ? static_cast<size_t>(entry->st_size) : 0;
-  }
-  bool is_function(const std::string& name) const override {
-    const ElfW(Sym)* entry = symbol_entry(name);
-    if (!entry) return true;  // cannot tell
-    const unsigned type = ELF64_ST_TYPE(entry->st_info);
-    return type != STT_OBJECT && type != STT_TLS && type != STT_COMMON;
-  }
 
  private:
   std::string path_;
   void* handle_ = nullptr;
-  void* link_map_ = nullptr;  // the dynamic linker's record of this image
-  mutable std::mutex segments_mutex_;
-  mutable std::vector<LoadedSegment> segments_;
-  // The dynamic symbol entry of `name`, or null when dladdr finds none.
-  const ElfW(Sym)* symbol_entry(const std::string& name) const {
-    void* address = symbol(name);
-    if (!address) return nullptr;
-    Dl_info info;
-    void* entry = nullptr;
-    if (!dladdr1(address, &info, &entry, RTLD_DL_SYMENT) || !entry) return nullptr;
-    return static_cast<const ElfW(Sym)*>(entry);
-  }
 
   mutable std::once_flag symbols_once_;
   mutable elf::ElfSymbolTable symbols_;
@@ -237,22 +165,6 @@ std::shared_ptr<Library> dlopen_loader(const LibrarySource& source, const FileHe
 }
 
 }  // namespace
-
-size_t Library::mapped_bytes_from(const void* address, bool writable) const {
-  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
-  std::vector<LoadedSegment> segments;
-  SegmentCollector query{at, &segments};
-  dl_iterate_phdr(&collect_segments, &query);
-  return bytes_in_segments(segments, at, writable);
-}
-
-size_t readable_symbol_bytes(const Library& library, const std::string& name, const void* address) {
-  size_t bytes = library.mapped_bytes_from(address);
-  if (bytes == 0)
-    throw Error("symbol lies outside every loaded segment").with("symbol", name).with("file", library.origin());
-  size_t declared = library.symbol_size(name);
-  return declared != 0 && declared < bytes ? declared : bytes;
-}
 
 void Runtime::register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe) {
   std::lock_guard<std::mutex> lock(tables_->library_loaders_mutex);

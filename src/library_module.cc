@@ -40,13 +40,13 @@ bool has_tvm_marker(const Library& library) {
     if (library.symbol(name)) return true;
   for (const char* name : kContextFunctions)
     if (library.symbol(std::string("__") + name)) return true;
-  for (const std::string& name : library.imported_symbol_names())
+  for (const std::string& name : library.facts().imports)
     if (name.compare(0, 3, "TVM") == 0 && runtime_symbol(name)) return true;
   return false;
 }
 
 void require_tvm_library(const Library& library, const LoadOptions& options) {
-  if (options.trust_exports || library.registered_tvm_code() || has_tvm_marker(library)) return;
+  if (options.trust_exports || library.facts().registered_tvm_code || has_tvm_marker(library)) return;
   const std::string what = "not a TVM module: no __tvm_dev_mblob and no TVM-ABI symbol (__tvm_module_ctx, "
                            "__TVMAPISetLastError, a TVM* import), so its functions are not known to be packed functions";
   // trust_exports only helps a library of hand-written packed functions: never a versioned
@@ -61,7 +61,7 @@ void require_tvm_library(const Library& library, const LoadOptions& options) {
     if (resolved.compare(0, std::strlen(dir), dir) == 0) system_library = true;
   bool exports_function = false;
   for (const std::string& name : library.symbol_names())
-    if (!is_runtime_data_symbol(name) && library.is_function(name)) exports_function = true;
+    if (!is_runtime_data_symbol(name) && library_symbol_is_function(library, name)) exports_function = true;
   std::string advice;
   if (system_library)
     advice = "; it looks like a system library, not a model: graphrt runs the file TVM's export_library writes "
@@ -80,13 +80,26 @@ void require_tvm_library(const Library& library, const LoadOptions& options) {
 }  // namespace
 
 LibraryModuleNode::~LibraryModuleNode() {
-  if (split_launches_allowed_) parallel_split_forget_library(library_.get());
+  if (split_launches_allowed_) parallel_split_forget_code(library_.get());
 }
 
 void LibraryModuleNode::allow_split_launches() {
   if (split_launches_allowed_) return;
-  parallel_split_allow_library(library_.get());
+  parallel_split_allow_code(library_.get(), split_launch_code(*library_));
   split_launches_allowed_ = true;
+}
+
+std::vector<CodeRange> split_launch_code(const Library& library) {
+  // A barrier waits for every task at once, which more tasks than threads
+  // could never reach: LLVM code calls it through its slot, C code by name.
+  const std::vector<std::string>& imports = library.facts().imports;
+  if (library.symbol("__TVMBackendParallelBarrier") ||
+      std::find(imports.begin(), imports.end(), "TVMBackendParallelBarrier") != imports.end())
+    return {};
+  std::vector<CodeRange> code;
+  for (const LibraryRange& r : library.facts().ranges)
+    if (r.code) code.push_back(CodeRange{r.start, r.bytes});
+  return code;
 }
 
 PackedFunc LibraryModuleNode::find_function(const std::string& name, const Module& self) {
@@ -98,7 +111,7 @@ PackedFunc LibraryModuleNode::find_function(const std::string& name, const Modul
   }
   if (is_runtime_data_symbol(symbol)) return PackedFunc();
   void* address = library_->symbol(symbol);
-  if (!address || !library_->is_function(symbol)) return PackedFunc();
+  if (!address || !library_symbol_is_function(*library_, symbol)) return PackedFunc();
   return make_ref<FunctionNode>(reinterpret_cast<TVMBackendPackedCFunc>(address), symbol, Ref<Object>(self));
 }
 
@@ -233,7 +246,7 @@ static void attach_environment_to_tree(ModuleNode* node, ModuleNode* ctx) {
 static void write_pointer_slot(const Library& library, const std::string& name, const void* value) {
   void* slot = library.symbol(name);
   if (!slot) return;
-  if (library.mapped_bytes_from(slot, true) < sizeof(value))
+  if (library_mapped_bytes(library, slot, true) < sizeof(value))
     throw Error(ErrorKind::kInternal, "pointer variable is not in a writable segment of the image").with("symbol", name)
         .with("file", library.origin());
   if (std::memcmp(slot, &value, sizeof(value)) != 0) std::memcpy(slot, &value, sizeof(value));
@@ -311,7 +324,7 @@ Module load_module_from_library(std::shared_ptr<Library> library, const LoadOpti
                   std::to_string(readable - 8))
           .with("file", library->origin());
     try {
-      root = parse_module_blob(blob, nbytes + 8, library->origin(), lib_module, &ctx, library->blob_pages_releasable());
+      root = parse_module_blob(blob, nbytes + 8, library->origin(), lib_module, &ctx, library->facts().blob_pages_releasable);
     } catch (Error& e) {
       throw e.with("file", library->origin());
     }

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
+#include "graphrt/library.h"
 #include "graphrt/module.h"
+#include "parallel_split.h"
 
 namespace graphrt {
 
@@ -23,6 +26,10 @@ class LibraryModuleNode : public ModuleNode {
   std::shared_ptr<Library> library_;
   bool split_launches_allowed_ = false;
 };
+
+// The code of `library` whose parallel launches may be split (parallel_split.h):
+// its code runs, or none when its code may call TVMBackendParallelBarrier.
+std::vector<CodeRange> split_launch_code(const Library& library);
 
 // Called by ~ModuleNode for a shared root: drops `root` from the table of
 // live trees if it is still the one registered under `image_key`.

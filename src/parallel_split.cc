@@ -7,30 +7,22 @@
 #include <string>
 #include <vector>
 
-#include "graphrt/library.h"
 
 namespace graphrt {
 
 namespace {
 
-bool may_call_parallel_barrier(const Library& library) {
-  if (library.symbol("__TVMBackendParallelBarrier")) return true;  // LLVM code calls through this slot
-  for (const std::string& name : library.imported_symbol_names())  // C code calls it by name
-    if (name == "TVMBackendParallelBarrier") return true;
-  return false;
-}
-
-struct AllowedLibrary {
-  const Library* library;
-  int barrier = -1;  // -1: not checked yet, 0: never called, 1: may be called
+struct AllowedCode {
+  const void* owner;
+  std::vector<CodeRange> code;
 };
 
-// Libraries whose code may be split. Changes bump `generation`, which every
-// cached answer below carries: an answer from before a library came or left
+// Code that may be split, by owner. Changes bump `generation`, which every
+// cached answer below carries: an answer from before some code came or left
 // is stale.
 struct Allowed {
   std::mutex mutex;
-  std::vector<AllowedLibrary> libraries;
+  std::vector<AllowedCode> owners;
   std::atomic<std::uint32_t> generation{1};
 };
 // Process-wide, not the Runtime's: TVM's C ABI forces it (read by
@@ -40,18 +32,16 @@ Allowed& allowed() {
   return *a;
 }
 
-// Whether `flambda` is code of an allowed library that never calls the
-// barrier; `generation` receives the generation the answer holds for.
+// Whether `flambda` lies in allowed code; `generation` receives the
+// generation the answer holds for.
 bool splittable_code(FTVMParallelLambda flambda, std::uint32_t* generation) {
   Allowed& a = allowed();
   std::lock_guard<std::mutex> lock(a.mutex);
   *generation = a.generation.load(std::memory_order_relaxed);
-  const void* code = reinterpret_cast<const void*>(flambda);
-  for (AllowedLibrary& entry : a.libraries) {
-    if (!entry.library->holds_code(code)) continue;
-    if (entry.barrier < 0) entry.barrier = may_call_parallel_barrier(*entry.library) ? 1 : 0;
-    return entry.barrier == 0;
-  }
+  const auto at = reinterpret_cast<std::uintptr_t>(flambda);
+  for (const AllowedCode& entry : a.owners)
+    for (const CodeRange& r : entry.code)
+      if (at >= r.start && at - r.start < r.bytes) return true;
   return false;
 }
 
@@ -97,20 +87,20 @@ int tasks_for(std::uint32_t state, int threads) {
 
 }  // namespace
 
-void parallel_split_allow_library(const Library* library) {
+void parallel_split_allow_code(const void* owner, std::vector<CodeRange> code) {
   Allowed& a = allowed();
   std::lock_guard<std::mutex> lock(a.mutex);
-  a.libraries.push_back(AllowedLibrary{library});
+  a.owners.push_back(AllowedCode{owner, std::move(code)});
   a.generation.fetch_add(1, std::memory_order_relaxed);  // code seen before under this address may be its now
 }
 
-void parallel_split_forget_library(const Library* library) {
+void parallel_split_forget_code(const void* owner) {
   Allowed& a = allowed();
   std::lock_guard<std::mutex> lock(a.mutex);
-  auto gone = std::remove_if(a.libraries.begin(), a.libraries.end(),
-                             [&](const AllowedLibrary& e) { return e.library == library; });
-  if (gone == a.libraries.end()) return;
-  a.libraries.erase(gone, a.libraries.end());
+  auto gone = std::remove_if(a.owners.begin(), a.owners.end(),
+                             [&](const AllowedCode& e) { return e.owner == owner; });
+  if (gone == a.owners.end()) return;
+  a.owners.erase(gone, a.owners.end());
   a.generation.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -24,7 +24,13 @@ SymbolTable& table() {
 
 class SystemLibrary : public Library {
  public:
-  explicit SystemLibrary(std::string prefix) : prefix_(std::move(prefix)) {}
+  // Filled by TVMBackendRegisterSystemLibSymbol from TVM-generated code
+  // only; the code and data are the program's (or its libraries'), which the
+  // dynamic linker mapped.
+  explicit SystemLibrary(std::string prefix) : prefix_(std::move(prefix)) {
+    facts_.registered_tvm_code = true;
+    facts_.mapping = LibraryFacts::Mapping::kDynamicLinker;
+  }
   void* symbol(const std::string& name) const override {
     std::lock_guard<std::mutex> lock(table().mutex);
     auto it = table().symbols.find(prefix_ + name);
@@ -32,8 +38,6 @@ class SystemLibrary : public Library {
     return it == table().symbols.end() ? nullptr : it->second;
   }
   std::string origin() const override { return "<system-lib " + prefix_ + ">"; }
-  // Filled by TVMBackendRegisterSystemLibSymbol from TVM-generated code only.
-  bool registered_tvm_code() const override { return true; }
   std::vector<std::string> symbol_names() const override {
     std::lock_guard<std::mutex> lock(table().mutex);
     std::vector<std::string> names;

@@ -12,12 +12,60 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #pragma GCC visibility push(default)  // exported: see graphrt/export.h
 namespace graphrt {
+
+// One run of a loaded image's readable memory, as its loader left it.
+struct LibraryRange {
+  uintptr_t start = 0;
+  size_t bytes = 0;
+  bool writable = false;
+  bool code = false;  // executable: the image's own code
+};
+
+// What a loader knows of one defined symbol.
+struct LibrarySymbol {
+  size_t size = 0;       // st_size; 0 when unknown
+  bool function = true;  // false when the symbol is known not to be code (a data object)
+};
+
+// What a loader knows of an image, filled once when it loads it; the core
+// reads it (symbol sizes for bounds, imports and code ranges for trust and
+// the thread pool, the mapping for the blob's pages) and never asks again.
+struct LibraryFacts {
+  enum class Mapping {
+    // Mapped by the loader itself: `ranges` and `symbols` are all there is.
+    kLoader,
+    // Mapped by the dynamic linker: `ranges` holds the image's own segments;
+    // the core asks the dynamic linker about symbols and addresses they do
+    // not cover (sizes and kinds through dladdr, segments of the objects a
+    // symbol may resolve to).
+    kDynamicLinker,
+  };
+  Mapping mapping = Mapping::kLoader;
+  // True when the image's data is a read-only mapping of its file, so pages
+  // of `__tvm_dev_mblob` may be dropped once decoded (they read back from the
+  // file if touched again). False for images copied into anonymous memory.
+  bool blob_pages_releasable = false;
+  // True when every symbol of the image was registered as TVM-generated code
+  // (the system-lib table), so it needs no TVM marker to be trusted.
+  bool registered_tvm_code = false;
+  // The image's readable memory in runs; a run that is `code` holds its own
+  // code. The thread pool gives more tasks than threads only to parallel
+  // kernels inside such runs (see the core's parallel_split.h).
+  std::vector<LibraryRange> ranges;
+  // Defined symbols whose size or kind the loader knows (data symbols at
+  // least); a name not listed is code of unknown size.
+  std::map<std::string, LibrarySymbol> symbols;
+  // Undefined symbols the image imports. Code TVM generates imports TVM's C
+  // ABI (TVMAPISetLastError, ...) by name.
+  std::vector<std::string> imports;
+};
 
 class Library {
  public:
@@ -26,36 +74,15 @@ class Library {
   virtual void* symbol(const std::string& name) const = 0;
   // Where the image came from (a path, or "<memory>"), for error messages.
   virtual std::string origin() const = 0;
-  // Exported symbol names (best effort; used for "did you mean" hints and
-  // listings). May be empty.
+  // Exported function names, for "did you mean" hints and listings (best
+  // effort, may be empty; a listing may read the file, so nothing at load
+  // asks for it).
   virtual std::vector<std::string> symbol_names() const { return {}; }
-  // Undefined symbols the image imports (best effort; may be empty). Code TVM
-  // generates imports TVM's C ABI (TVMAPISetLastError, ...) by name.
-  virtual std::vector<std::string> imported_symbol_names() const { return {}; }
-  // False when the loader knows `name` is not code (a data object): such a
-  // symbol is never called. True when it is code or the loader cannot tell.
-  virtual bool is_function(const std::string& name) const { (void)name; return true; }
-  // True when every symbol of the image was registered as TVM-generated code
-  // (the system-lib table), so it needs no TVM marker to be trusted.
-  virtual bool registered_tvm_code() const { return false; }
-  // Size in bytes of a data symbol (from its ELF symbol entry), or 0 when
-  // unknown. Used to bound-check `__tvm_dev_mblob` against its size prefix.
-  virtual size_t symbol_size(const std::string& name) const { (void)name; return 0; }
-  // True when the image's data is a read-only mapping of its file, so pages
-  // of `__tvm_dev_mblob` may be dropped once decoded (they read back from the
-  // file if touched again). False for images copied into anonymous memory.
-  virtual bool blob_pages_releasable() const { return false; }
-  // Bytes readable from `address` to the end of the loaded segment holding it,
-  // or 0 when no segment of this library holds it. The default asks the
-  // dynamic linker (images it loaded, the executable); loaders that map
-  // images themselves answer from their own mapping.
-  // With `writable`, only writable segments count.
-  virtual size_t mapped_bytes_from(const void* address, bool writable = false) const;
-  // True when `address` lies in this image's own code; false when it does not
-  // or the loader cannot tell. The thread pool gives more tasks than threads
-  // only to parallel kernels of images that answer true (see the core's
-  // parallel_split.h).
-  virtual bool holds_code(const void* address) const { (void)address; return false; }
+  // What the loader found at load.
+  const LibraryFacts& facts() const { return facts_; }
+
+ protected:
+  LibraryFacts facts_;  // filled by the loader once, before the library is handed out
 };
 
 

@@ -1,5 +1,7 @@
 #include "object_library.h"
 
+#include <elf.h>
+
 #include "graphrt/error.h"
 #include "graphrt/regular_file.h"
 #include "src/elf/elf_imports.h"
@@ -21,9 +23,14 @@ std::string read_export(const std::string& path) {
 
 }  // namespace
 
-size_t ObjectLibrary::symbol_size(const std::string& name) const {
-  const std::optional<SymbolInfo> info = linked_->find_symbol(name);
-  return info ? static_cast<size_t>(info->size) : 0;
+ObjectLibrary::ObjectLibrary(std::unique_ptr<LinkedObjects> linked) : linked_(std::move(linked)) {
+  // Neither code ranges nor imports are reported, and every symbol counts as
+  // callable: the kernels of linked objects get one task per thread, and the
+  // module system trusts them by their TVM symbols alone.
+  facts_.ranges = library_ranges(linked_->page_runs());
+  for (LibraryRange& r : facts_.ranges) r.code = false;
+  for (const auto& [name, info] : linked_->exports())
+    if (info.type != STT_FUNC) facts_.symbols.emplace(name, LibrarySymbol{static_cast<size_t>(info.size), true});
 }
 
 std::shared_ptr<Library> load_object_library(const LibrarySource& source) {

@@ -16,14 +16,11 @@ namespace elf {
 
 class ObjectLibrary : public graphrt::Library {
  public:
-  explicit ObjectLibrary(std::unique_ptr<LinkedObjects> linked) : linked_(std::move(linked)) {}
+  // Fills the facts from the linked image: its pages and symbol sizes.
+  explicit ObjectLibrary(std::unique_ptr<LinkedObjects> linked);
   void* symbol(const std::string& name) const override { return linked_->symbol(name); }
   std::string origin() const override { return linked_->origin(); }
   std::vector<std::string> symbol_names() const override { return linked_->symbol_names(true); }
-  size_t symbol_size(const std::string& name) const override;
-  size_t mapped_bytes_from(const void* address, bool writable) const override {
-    return linked_->readable_bytes_from(address, writable);
-  }
   const LinkedObjects& linked() const { return *linked_; }
 
  private:

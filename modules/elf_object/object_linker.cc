@@ -505,6 +505,7 @@ bool LinkedObjects::contains(const void* p, size_t n) const { return state_->ima
 size_t LinkedObjects::readable_bytes_from(const void* p, bool writable) const {
   return state_->image.readable_bytes_from(p, writable);
 }
+std::vector<PageRun> LinkedObjects::page_runs() const { return state_->image.page_runs(); }
 bool LinkedObjects::is_code(const void* p) const { return state_->image.is_executable(reinterpret_cast<uint64_t>(p)); }
 
 }  // namespace elf

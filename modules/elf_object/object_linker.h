@@ -50,6 +50,10 @@ class LinkedObjects {
   bool is_code(const void* p) const;
   // Bytes readable (or writable) from p to the end of its run of pages.
   size_t readable_bytes_from(const void* p, bool writable) const;
+  // The linked image's pages as runs of one protection, in address order.
+  std::vector<PageRun> page_runs() const;
+  // Every exported symbol with its address, size and type.
+  const std::map<std::string, SymbolInfo>& exports() const { return exports_; }
 
   struct State;  // loader internals (object_linker.cc)
 

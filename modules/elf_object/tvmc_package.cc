@@ -12,11 +12,21 @@ namespace elf {
 
 namespace {
 
-// The kernels library with a blob of its own added: every other question goes to the kernels.
+// The kernels library with a blob of its own added: its facts are the
+// kernels' with the blob's symbol and memory added, every lookup but the
+// blob's goes to the kernels.
 class TvmcPackageLibrary : public Library {
  public:
   TvmcPackageLibrary(std::string archive, std::shared_ptr<Library> kernels, std::string blob, std::string origin)
-      : archive_(std::move(archive)), kernels_(std::move(kernels)), blob_(std::move(blob)), origin_(std::move(origin)) {}
+      : archive_(std::move(archive)), kernels_(std::move(kernels)), blob_(std::move(blob)), origin_(std::move(origin)) {
+    facts_ = kernels_->facts();
+    facts_.blob_pages_releasable = false;  // the blob is a copy in this object
+    facts_.symbols["__tvm_dev_mblob"] = LibrarySymbol{blob_.size(), false};
+    LibraryRange blob_range;
+    blob_range.start = reinterpret_cast<uintptr_t>(blob_.data());
+    blob_range.bytes = blob_.size();
+    facts_.ranges.push_back(blob_range);
+  }
 
   void* symbol(const std::string& name) const override {
     if (name == "__tvm_dev_mblob") return const_cast<char*>(blob_.data());
@@ -24,20 +34,6 @@ class TvmcPackageLibrary : public Library {
   }
   std::string origin() const override { return origin_; }
   std::vector<std::string> symbol_names() const override { return kernels_->symbol_names(); }
-  std::vector<std::string> imported_symbol_names() const override { return kernels_->imported_symbol_names(); }
-  bool is_function(const std::string& name) const override {
-    return name != "__tvm_dev_mblob" && kernels_->is_function(name);
-  }
-  size_t symbol_size(const std::string& name) const override {
-    return name == "__tvm_dev_mblob" ? blob_.size() : kernels_->symbol_size(name);
-  }
-  size_t mapped_bytes_from(const void* address, bool writable) const override {
-    const char* p = static_cast<const char*>(address);
-    if (!writable && p >= blob_.data() && p < blob_.data() + blob_.size())
-      return static_cast<size_t>(blob_.data() + blob_.size() - p);
-    return kernels_->mapped_bytes_from(address, writable);
-  }
-  bool holds_code(const void* address) const override { return kernels_->holds_code(address); }
 
  private:
   std::string archive_;  // mod.tar's objects may be linked from it in place; empty for mod.so

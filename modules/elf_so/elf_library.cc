@@ -1,19 +1,20 @@
 #include "elf_library.h"
 
+#include <elf.h>
+
 #include "graphrt/error.h"
 #include "src/elf/elf_imports.h"
 
 namespace graphrt {
 namespace elf {
 
-size_t ElfLibrary::symbol_size(const std::string& name) const {
-  const std::optional<SymbolInfo> info = image_->find_symbol(name);
-  return info ? static_cast<size_t>(info->size) : 0;
-}
-
-bool ElfLibrary::is_function(const std::string& name) const {
-  const std::optional<SymbolInfo> info = image_->find_symbol(name);
-  return !info || (info->type != STT_OBJECT && info->type != STT_TLS && info->type != STT_COMMON);
+ElfLibrary::ElfLibrary(std::shared_ptr<ElfImage> image) : image_(std::move(image)) {
+  facts_.ranges = library_ranges(image_->page_runs());
+  for (const auto& [name, info] : image_->data_symbols()) {
+    const bool data = info.type == STT_OBJECT || info.type == STT_TLS || info.type == STT_COMMON;
+    facts_.symbols.emplace(name, LibrarySymbol{static_cast<size_t>(info.size), !data});
+  }
+  facts_.imports = image_->imports();
 }
 
 std::shared_ptr<Library> load_elf_library(const LibrarySource& source) {

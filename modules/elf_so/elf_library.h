@@ -15,17 +15,11 @@ namespace elf {
 
 class ElfLibrary : public graphrt::Library {
  public:
-  explicit ElfLibrary(std::shared_ptr<ElfImage> image) : image_(std::move(image)) {}
+  // Fills the facts from the loaded image: its pages, data symbols and imports.
+  explicit ElfLibrary(std::shared_ptr<ElfImage> image);
   void* symbol(const std::string& name) const override { return image_->symbol(name); }
   std::string origin() const override { return image_->origin(); }
   std::vector<std::string> symbol_names() const override { return image_->symbol_names(); }
-  size_t symbol_size(const std::string& name) const override;
-  std::vector<std::string> imported_symbol_names() const override { return image_->imports(); }
-  bool is_function(const std::string& name) const override;
-  size_t mapped_bytes_from(const void* address, bool writable) const override {
-    return image_->readable_bytes_from(address, writable);
-  }
-  bool holds_code(const void* address) const override { return image_->is_code(address); }
   const ElfImage& image() const { return *image_; }
 
  private:

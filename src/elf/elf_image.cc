@@ -185,6 +185,38 @@ size_t ElfImage::readable_bytes_from(const void* p, bool writable) const {
   return state_->image.readable_bytes_from(p, writable);
 }
 bool ElfImage::is_code(const void* p) const { return state_->image.is_executable(reinterpret_cast<uint64_t>(p)); }
+std::vector<PageRun> ElfImage::page_runs() const { return state_->image.page_runs(); }
+
+std::vector<std::pair<std::string, SymbolInfo>> ElfImage::data_symbols() const {
+  std::vector<std::pair<std::string, SymbolInfo>> out;
+  const SymbolTable& table = *state_->symbols;
+  for (size_t i = 1; i < table.count(); ++i) {
+    const Elf64_Sym sym = table.symbol(i);
+    const unsigned type = ELF64_ST_TYPE(sym.st_info);
+    if (!SymbolTable::is_exported(sym) || type == STT_FUNC || type == STT_GNU_IFUNC) continue;
+    SymbolInfo info;
+    const uint64_t value = sym.st_shndx == SHN_ABS ? sym.st_value : state_->image.bias() + sym.st_value;
+    info.address = reinterpret_cast<void*>(value);
+    info.size = sym.st_size;
+    info.type = type;
+    out.emplace_back(table.name(sym), info);
+  }
+  return out;
+}
+
+std::vector<LibraryRange> library_ranges(const std::vector<PageRun>& runs) {
+  std::vector<LibraryRange> ranges;
+  for (const PageRun& run : runs) {
+    if ((run.prot & PROT_READ) == 0) continue;
+    LibraryRange r;
+    r.start = reinterpret_cast<uintptr_t>(run.start);
+    r.bytes = run.bytes;
+    r.writable = (run.prot & PROT_WRITE) != 0;
+    r.code = (run.prot & PROT_EXEC) != 0;
+    ranges.push_back(r);
+  }
+  return ranges;
+}
 
 }  // namespace elf
 }  // namespace graphrt

@@ -18,9 +18,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "elf_types.h"
+#include "graphrt/library.h"
 
 namespace graphrt {
 namespace elf {
@@ -66,6 +68,11 @@ class ElfImage {
   size_t readable_bytes_from(const void* p, bool writable = false) const;
   // True when p lies in an executable page of this image.
   bool is_code(const void* p) const;
+  // The image's pages as runs of one protection, in address order.
+  std::vector<PageRun> page_runs() const;
+  // The exported symbols that are not functions (data, TLS, untyped), with
+  // their size and type.
+  std::vector<std::pair<std::string, SymbolInfo>> data_symbols() const;
 
   struct State;  // loader internals (elf_image.cc)
 
@@ -90,6 +97,10 @@ class ElfImage {
   std::vector<std::string> imports_;
   std::unique_ptr<State> state_;
 };
+
+// The readable runs of `runs` as a library's memory facts (graphrt/library.h),
+// executable runs as its code.
+std::vector<LibraryRange> library_ranges(const std::vector<PageRun>& runs);
 
 }  // namespace elf
 }  // namespace graphrt

@@ -195,6 +195,19 @@ size_t MappedImage::readable_bytes_from(const void* p, bool writable) const {
   return end > offset ? static_cast<size_t>(end - offset) : 0;
 }
 
+std::vector<PageRun> MappedImage::page_runs() const {
+  const uint64_t page = host_page_size();
+  std::vector<PageRun> runs;
+  for (size_t p = 0; p < page_prot_.size();) {
+    size_t q = p + 1;
+    while (q < page_prot_.size() && page_prot_[q] == page_prot_[p]) ++q;
+    const uint64_t end = std::min<uint64_t>(q * page, size_);
+    if (end > p * page) runs.push_back(PageRun{base_ + p * page, static_cast<size_t>(end - p * page), page_prot_[p]});
+    p = q;
+  }
+  return runs;
+}
+
 bool MappedImage::is_executable(uint64_t host_address) const {
   const uint64_t start = reinterpret_cast<uint64_t>(base_);
   if (host_address < start || host_address - start >= size_) return false;

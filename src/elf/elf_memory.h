@@ -66,6 +66,8 @@ class MappedImage {
   size_t readable_bytes_from(const void* p, bool writable = false) const;
   // True when [p, p+1) lies in a page the plan makes executable.
   bool is_executable(uint64_t host_address) const;
+  // The planned protections as runs of equal pages, in address order.
+  std::vector<PageRun> page_runs() const;
 
  private:
   void release();

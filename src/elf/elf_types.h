@@ -28,5 +28,12 @@ struct LoadOptions {
   uint64_t max_image_size = uint64_t(1) << 30;
 };
 
+// A run of a loaded image's pages that share one protection (PROT_*).
+struct PageRun {
+  const uint8_t* start = nullptr;
+  size_t bytes = 0;
+  int prot = 0;
+};
+
 }  // namespace elf
 }  // namespace graphrt

@@ -11,6 +11,7 @@
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
 #include "graphrt/library.h"
+#include "library_module.h"
 #include "parallel_split.h"
 
 extern "C" int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
@@ -64,32 +65,37 @@ int last_of_launches(FTVMParallelLambda lambda, std::chrono::microseconds work, 
   return tasks;
 }
 
-// A library that owns the code of the given lambdas and may show the barrier.
+// A library whose facts give it the code of the given lambdas (one byte
+// each), and which may show the barrier.
 class FakeKernelLibrary : public Library {
  public:
-  explicit FakeKernelLibrary(std::vector<FTVMParallelLambda> code) : code_(std::move(code)) {}
+  explicit FakeKernelLibrary(std::vector<FTVMParallelLambda> code) {
+    for (FTVMParallelLambda f : code) {
+      LibraryRange r;
+      r.start = reinterpret_cast<uintptr_t>(f);
+      r.bytes = 1;
+      r.code = true;
+      facts_.ranges.push_back(r);
+    }
+  }
   void* symbol(const std::string& name) const override {
     return name == "__TVMBackendParallelBarrier" && barrier_slot ? const_cast<void**>(&slot_) : nullptr;
   }
   std::string origin() const override { return "<fake kernels>"; }
-  std::vector<std::string> imported_symbol_names() const override { return imports; }
-  bool holds_code(const void* address) const override {
-    for (FTVMParallelLambda f : code_)
-      if (reinterpret_cast<const void*>(f) == address) return true;
-    return false;
-  }
+  void set_imports(std::vector<std::string> imports) { facts_.imports = std::move(imports); }
   bool barrier_slot = false;
-  std::vector<std::string> imports;
 
  private:
-  std::vector<FTVMParallelLambda> code_;
   void* slot_ = nullptr;
 };
 
-// Allows a fake library for the test's duration.
+// Allows what the module system would allow of a fake library, for the
+// test's duration.
 struct Allowed {
-  explicit Allowed(const Library* library) : library(library) { parallel_split_allow_library(library); }
-  ~Allowed() { parallel_split_forget_library(library); }
+  explicit Allowed(const Library* library) : library(library) {
+    parallel_split_allow_code(library, split_launch_code(*library));
+  }
+  ~Allowed() { parallel_split_forget_code(library); }
   const Library* library;
 };
 
@@ -137,7 +143,7 @@ TEST(ParallelSplit, LibraryThatMayCallTheBarrierIsNeverSplit) {
     EXPECT_EQ(2, last_of_launches(timed_chunks, kLongKernel, 6));
   }
   FakeKernelLibrary by_name({timed_chunks});
-  by_name.imports = {"memset", "TVMBackendParallelBarrier"};
+  by_name.set_imports({"memset", "TVMBackendParallelBarrier"});
   Allowed allowed(&by_name);
   EXPECT_EQ(2, last_of_launches(timed_chunks, kLongKernel, 6));
 }
