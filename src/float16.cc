@@ -3,7 +3,7 @@
 // 64-bit significand) triple, so float, double and x87 inputs are each
 // rounded once: narrowing a float through double first is exact, no double
 // rounding.
-#include "float16_abi.h"
+#include "abi/float16_abi.h"
 #include "graphrt/float16.h"
 
 #include <cstring>

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "c_api_support.h"
+#include "abi/c_api_support.h"
 #include "layer_api/kernel_failure.h"
 #include "graphrt/module.h"
 

@@ -8,13 +8,13 @@
 #include <ios>
 #include <mutex>
 
-#include "cpu_device_api.h"
-#include "dlopen_path.h"
+#include "memory/cpu_device_api.h"
+#include "module/dlopen_path.h"
 #include "graphrt/regular_file.h"
 #include "graphrt/runtime.h"
 #include "layer_api/layer_composition.h"
 #include "runtime_tables.h"
-#include "thread_pool.h"
+#include "threading/thread_pool.h"
 
 namespace graphrt {
 

@@ -69,7 +69,7 @@ const std::set<std::string>& cxx_names() {
       "_ZSt9use_facetISt8time_putIcSt19ostreambuf_iteratorIcSt11char_traitsIcEEEERKT_RKSt6locale",
       // time stamps in TVM's log messages
       "time", "localtime",
-      // graphrt's implementation of TVM's object ABI (src/tvm_object_abi.cc)
+      // graphrt's implementation of TVM's object ABI (src/abi/tvm_object_abi.cc)
       "_ZN3tvm7runtime6Object13TypeIndex2KeyB5cxx11Ej",
       "_ZN3tvm7runtime6Object26GetOrAllocRuntimeTypeIndexERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEjjjb",
       "_ZN3tvm7runtime6detail8LogFatal8GetEntryEv", "_ZN3tvm7runtime6detail8LogFatal5EntryD1Ev",

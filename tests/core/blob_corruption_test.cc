@@ -5,7 +5,7 @@
 #include "fixture_cases.h"
 #include "graphrt/blob_reader.h"
 #include "graphrt/registry.h"
-#include "library_module.h"
+#include "module/library_module.h"
 
 using namespace graphrt;
 using namespace graphrt_test;

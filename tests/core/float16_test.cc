@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "float16_abi.h"
+#include "abi/float16_abi.h"
 #include "graphrt/float16.h"
 #include "graphrt/library.h"
 

@@ -3,7 +3,7 @@
 
 The build gives only the core src/ as an include root, so most violations do not
 compile; this test also catches what the shared project root would let through
-("src/thread_pool.h" from graph/, one back end including another, an app
+("src/threading/thread_pool.h" from graph/, one back end including another, an app
 including a layer's internals).
 
   src/                 public headers and the core's own files

@@ -11,8 +11,8 @@
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
 #include "graphrt/library.h"
-#include "library_module.h"
-#include "parallel_split.h"
+#include "module/library_module.h"
+#include "threading/parallel_split.h"
 
 extern "C" int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
 

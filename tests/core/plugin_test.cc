@@ -2,7 +2,7 @@
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
 #include "graphrt/registry.h"
-#include "library_module.h"
+#include "module/library_module.h"
 
 using namespace graphrt;
 

@@ -11,7 +11,7 @@
 
 #include "fixture_cases.h"
 #include "graphrt/library.h"
-#include "library_support.h"
+#include "module/library_support.h"
 #include "nm_symbols.h"
 
 namespace {

@@ -12,8 +12,8 @@
 
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
-#include "run_activity.h"
-#include "thread_pool.h"
+#include "threading/run_activity.h"
+#include "threading/thread_pool.h"
 
 extern "C" int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task);
 extern "C" int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv);

@@ -1,6 +1,6 @@
 // TVM models loaded by the embedded ELF loader (no dlopen) give outputs
 // identical to the dlopen path; untrusted imports are refused by name.
-#include "library_support.h"
+#include "module/library_support.h"
 #include "src/elf/elf_cxx_imports.h"
 #include "src/elf/elf_imports.h"
 #include "modules/elf_so/elf_library.h"

@@ -11,8 +11,8 @@
 #include <map>
 #include <mutex>
 
-#include "library_support.h"
-#include "dlopen_path.h"
+#include "module/library_support.h"
+#include "module/dlopen_path.h"
 #include "elf/elf_file_symbols.h"
 #include "graphrt/regular_file.h"
 #include "graphrt/runtime.h"

@@ -2,11 +2,11 @@
 // caller: {TVMValue, type code}. A cell owns what it holds, as TVM's
 // TVMRetValue does: one reference of an object handle, or a heap
 // std::string for kTVMStr/kTVMBytes.
-#include "backend_anylist.h"
+#include "abi/backend_anylist.h"
 
 #include <string>
 
-#include "c_api_support.h"
+#include "abi/c_api_support.h"
 #include "graphrt/c_api.h"
 #include "graphrt/error.h"
 

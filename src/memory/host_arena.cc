@@ -1,4 +1,4 @@
-#include "host_arena.h"
+#include "memory/host_arena.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "run_activity.h"
+#include "threading/run_activity.h"
 
 #include <atomic>
 #include <chrono>

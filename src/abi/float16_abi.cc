@@ -16,7 +16,7 @@
 // name is emitted with on x86_64), the __extend* names in %xmm0.
 // The shims are in assembly because C++ has no return type that fills both
 // registers; the arithmetic is the portable C++ of src/float16.cc.
-#include "float16_abi.h"
+#include "abi/float16_abi.h"
 
 #include <cstdint>
 

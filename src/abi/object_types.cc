@@ -1,4 +1,4 @@
-#include "object_types.h"
+#include "abi/object_types.h"
 
 #include <mutex>
 #include <vector>

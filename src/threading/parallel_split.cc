@@ -1,4 +1,4 @@
-#include "parallel_split.h"
+#include "threading/parallel_split.h"
 
 #include <algorithm>
 #include <atomic>

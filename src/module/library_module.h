@@ -6,7 +6,7 @@
 
 #include "graphrt/library.h"
 #include "graphrt/module.h"
-#include "parallel_split.h"
+#include "threading/parallel_split.h"
 
 namespace graphrt {
 

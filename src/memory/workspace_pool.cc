@@ -1,4 +1,4 @@
-#include "workspace_pool.h"
+#include "memory/workspace_pool.h"
 
 #include <cstdlib>
 

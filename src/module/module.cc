@@ -5,7 +5,7 @@
 
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
-#include "library_module.h"
+#include "module/library_module.h"
 #include "layer_api/string_distance.h"
 
 namespace graphrt {

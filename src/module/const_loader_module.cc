@@ -7,7 +7,7 @@
 #include "graphrt/binary_loader.h"
 #include "graphrt/runtime.h"
 #include "graphrt/module.h"
-#include "tvm_object_abi.h"
+#include "abi/tvm_object_abi.h"
 
 namespace graphrt {
 

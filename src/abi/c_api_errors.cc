@@ -1,6 +1,6 @@
 // TVM's error calls beyond TVMGetLastError/TVMAPISetLastError: Python
 // exception objects recorded by front ends, backtraces, and rethrowing.
-#include "c_api_support.h"
+#include "abi/c_api_support.h"
 #include "graphrt/tvm_abi.h"
 
 using namespace graphrt;

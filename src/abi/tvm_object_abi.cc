@@ -1,4 +1,4 @@
-#include "tvm_object_abi.h"
+#include "abi/tvm_object_abi.h"
 
 #include "graphrt/export.h"
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "graphrt/error.h"
-#include "library_support.h"
+#include "module/library_support.h"
 
 namespace graphrt {
 

@@ -4,10 +4,10 @@
 
 #include <cstring>
 
-#include "c_api_support.h"
+#include "abi/c_api_support.h"
 #include "graphrt/runtime.h"
-#include "object_types.h"
-#include "thread_pool.h"
+#include "abi/object_types.h"
+#include "threading/thread_pool.h"
 
 using namespace graphrt;
 

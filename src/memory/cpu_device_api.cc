@@ -1,5 +1,5 @@
 // Host memory: aligned allocation, memcpy, and the per-thread workspace pool.
-#include "cpu_device_api.h"
+#include "memory/cpu_device_api.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
 #include "host_pages.h"
-#include "workspace_pool.h"
+#include "memory/workspace_pool.h"
 
 namespace graphrt {
 

@@ -1,4 +1,4 @@
-#include "thread_pool.h"
+#include "threading/thread_pool.h"
 
 #include <sched.h>
 
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "graphrt/packed_func.h"
-#include "parallel_split.h"
-#include "run_activity.h"
+#include "threading/parallel_split.h"
+#include "threading/run_activity.h"
 
 namespace graphrt {
 

@@ -1,5 +1,5 @@
-#include "library_support.h"
-#include "library_module.h"
+#include "module/library_support.h"
+#include "module/library_module.h"
 #include "layer_api/library_origin.h"
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 
 #include "graphrt/binary_loader.h"
 #include "graphrt/runtime.h"
-#include "parallel_split.h"
+#include "threading/parallel_split.h"
 
 namespace graphrt {
 

@@ -4,7 +4,7 @@
 
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
-#include "host_arena.h"
+#include "memory/host_arena.h"
 
 namespace graphrt {
 

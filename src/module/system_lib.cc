@@ -1,4 +1,4 @@
-#include "system_lib.h"
+#include "module/system_lib.h"
 
 #include "graphrt/log.h"
 

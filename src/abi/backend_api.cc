@@ -5,16 +5,16 @@
 #include <map>
 #include <mutex>
 
-#include "library_support.h"
+#include "module/library_support.h"
 #include "graphrt/device_api.h"
 #include "graphrt/library.h"
 #include "graphrt/module.h"
 #include "graphrt/tvm_abi.h"
-#include "backend_anylist.h"
-#include "c_api_support.h"
-#include "float16_abi.h"
-#include "system_lib.h"
-#include "thread_pool.h"
+#include "abi/backend_anylist.h"
+#include "abi/c_api_support.h"
+#include "abi/float16_abi.h"
+#include "module/system_lib.h"
+#include "threading/thread_pool.h"
 
 using graphrt::Error;
 using graphrt::ErrorKind;
