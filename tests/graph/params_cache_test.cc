@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fixture_cases.h"
+#include "scratch_dir.h"
 #include "src/layer_api/params_cache.h"
 #include "graphrt/log.h"
 
@@ -22,36 +23,6 @@ using namespace graphrt;
 using namespace graphrt_test;
 
 namespace {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "params_cache_XXXXXX";
-    path_ = mkdtemp(&pattern[0]);
-  }
-  ~TempDir() {
-    if (DIR* d = opendir(path_.c_str())) {
-      while (dirent* e = readdir(d))
-        if (e->d_name[0] != '.') std::remove((path_ + "/" + e->d_name).c_str());
-      closedir(d);
-    }
-    rmdir(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-  std::vector<std::string> files() const {
-    std::vector<std::string> names;
-    if (DIR* d = opendir(path_.c_str())) {
-      while (dirent* e = readdir(d))
-        if (e->d_name[0] != '.') names.push_back(e->d_name);
-      closedir(d);
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  std::string path_;
-};
 
 void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -148,7 +119,7 @@ ParamList decode_file(const std::string& path, int* calls) {
 TEST(ParamsCache, FactoryOutputsAreBitExactWithTheCache) {
   GRAPHRT_REQUIRE_FIXTURES();
   for (const std::string name : {"mlp", "squeezenet1.1", "multi_io"}) {
-    TempDir dir;
+    ScratchDir dir("params_cache");
     // A copy of its own: a library loaded elsewhere in this process would share its factory.
     const std::string model = copy_fixture(name + "/deploy_factory.so", dir.path() + "/model.so");
     const std::string cache = dir.path() + "/model.cache";
@@ -181,7 +152,7 @@ TEST(ParamsCache, FactoryOutputsAreBitExactWithTheCache) {
 // with the values of the params file.
 TEST(ParamsCache, SecondLoadMapsTheFileTheFirstWrote) {
   GRAPHRT_REQUIRE_FIXTURES();
-  TempDir dir;
+  ScratchDir dir("params_cache");
   const std::string source = fixture_path("squeezenet1.1/deploy_params.params");
   const std::string cache = dir.path() + "/squeezenet.cache";
   int decodes = 0;
@@ -215,7 +186,7 @@ TEST(ParamsCache, SecondLoadMapsTheFileTheFirstWrote) {
 // Loads starting together write the cache once; the others wait for it and map it.
 TEST(ParamsCache, ConcurrentLoadsWriteOnce) {
   GRAPHRT_REQUIRE_FIXTURES();
-  TempDir dir;
+  ScratchDir dir("params_cache");
   const std::string source = fixture_path("mlp/deploy_params.params");
   const std::string cache = dir.path() + "/mlp.cache";
   std::atomic<int> decodes{0}, written{0};
@@ -242,7 +213,7 @@ TEST(ParamsCache, ConcurrentLoadsWriteOnce) {
 // bytes) makes the cache stale: it is rewritten, with a warning.
 TEST(ParamsCache, StaleCacheIsRewritten) {
   GRAPHRT_REQUIRE_FIXTURES();
-  TempDir dir;
+  ScratchDir dir("params_cache");
   const std::string source = copy_fixture("mlp/deploy_params.params", dir.path() + "/mlp.params");
   const std::string cache = dir.path() + "/mlp.cache";
   int decodes = 0;
@@ -273,7 +244,7 @@ TEST(ParamsCache, StaleCacheIsRewritten) {
 // params are always the source's.
 TEST(ParamsCache, TruncatedOrDamagedCacheIsRewritten) {
   GRAPHRT_REQUIRE_FIXTURES();
-  TempDir dir;
+  ScratchDir dir("params_cache");
   const std::string source = fixture_path("mlp/deploy_params.params");
   const std::string cache = dir.path() + "/mlp.cache";
   const ParamList expected = params_of_file(source);
@@ -312,7 +283,7 @@ TEST(ParamsCache, TruncatedOrDamagedCacheIsRewritten) {
 // another model, keyed to this file) does not use it.
 TEST(ParamsCache, FactoryRefusesACacheOfOtherParams) {
   GRAPHRT_REQUIRE_FIXTURES();
-  TempDir dir;
+  ScratchDir dir("params_cache");
   const std::string model = copy_fixture("mlp/deploy_factory.so", dir.path() + "/model.so");
   const std::string cache = dir.path() + "/model.cache";
   ParamList other = params_of_file(fixture_path("mlp/deploy_params.params"));
@@ -335,7 +306,7 @@ TEST(ParamsCache, FactoryRefusesACacheOfOtherParams) {
 // executor its own copy; the other executor, and the file, keep the values.
 TEST(ParamsCache, WritingAMappedParamCopiesIt) {
   GRAPHRT_REQUIRE_FIXTURES();
-  TempDir dir;
+  ScratchDir dir("params_cache");
   const std::string model = copy_fixture("mlp/deploy_factory.so", dir.path() + "/model.so");
   const std::string cache = dir.path() + "/model.cache";
   Module root = load_module(model);
@@ -365,7 +336,7 @@ TEST(ParamsCache, WritingAMappedParamCopiesIt) {
 
 TEST(ParamsCache, ErrorsNameTheFolderAndTheSource) {
   GRAPHRT_REQUIRE_FIXTURES();
-  TempDir dir;
+  ScratchDir dir("params_cache");
   const std::string source = fixture_path("mlp/deploy_params.params");
   std::string missing_dir = error_of([&] {
     map_params_cache(dir.path() + "/no/such/folder/x.cache", source, [&] { return params_of_file(source); });

@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "fixture_cases.h"
+#include "scratch_dir.h"
 #include "graphrt/log.h"
 #include "graphrt/runtime.h"
 #include "modules/relax/executable_module.h"
@@ -26,27 +27,8 @@
 namespace {
 
 using namespace graphrt;
+using graphrt_test::ScratchDir;
 using graphrt::relax::ExecutableModuleNode;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "relax_params_cache_XXXXXX";
-    path_ = mkdtemp(&pattern[0]);
-  }
-  ~TempDir() {
-    if (DIR* d = opendir(path_.c_str())) {
-      while (dirent* e = readdir(d))
-        if (e->d_name[0] != '.') std::remove((path_ + "/" + e->d_name).c_str());
-      closedir(d);
-    }
-    rmdir(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string copy_file(const std::string& from, const std::string& to) {
   std::ifstream in(from, std::ios::binary);
@@ -136,7 +118,7 @@ class RelaxParamsCache : public ::testing::TestWithParam<std::string> {
     cache_ = dir_.path() + "/model.params-cache";
   }
 
-  TempDir dir_;
+  ScratchDir dir_{"relax_params_cache"};
   graphrt_test::RelaxCase rc_;
   std::string model_;
   std::string cache_;
