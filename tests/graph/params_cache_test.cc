@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fixture_cases.h"
+#include "mapped_file_of.h"
 #include "scratch_dir.h"
 #include "src/layer_api/params_cache.h"
 #include "graphrt/log.h"
@@ -32,20 +33,6 @@ std::string copy_fixture(const std::string& relative, const std::string& to) {
   std::vector<uint8_t> bytes = read_file(fixture_path(relative));
   write_bytes(to, std::string(bytes.begin(), bytes.end()));
   return to;
-}
-
-// The file whose mapping holds `address` (/proc/self/maps), or "".
-std::string mapped_file_of(const void* address) {
-  std::ifstream maps("/proc/self/maps");
-  const auto at = reinterpret_cast<uintptr_t>(address);
-  std::string line;
-  while (std::getline(maps, line)) {
-    unsigned long begin = 0, end = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) != 2 || at < begin || at >= end) continue;
-    const size_t slash = line.find('/');
-    return slash == std::string::npos ? "" : line.substr(slash);
-  }
-  return "";
 }
 
 ino_t inode_of(const std::string& path) {

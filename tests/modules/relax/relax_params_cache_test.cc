@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "fixture_cases.h"
+#include "mapped_file_of.h"
 #include "scratch_dir.h"
 #include "graphrt/log.h"
 #include "graphrt/runtime.h"
@@ -28,6 +29,7 @@ namespace {
 
 using namespace graphrt;
 using graphrt_test::ScratchDir;
+using graphrt_test::mapped_file_of;
 using graphrt::relax::ExecutableModuleNode;
 
 std::string copy_file(const std::string& from, const std::string& to) {
@@ -39,20 +41,6 @@ std::string copy_file(const std::string& from, const std::string& to) {
 ino_t inode_of(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
-}
-
-// The file whose mapping holds `address` (/proc/self/maps), or "".
-std::string mapped_file_of(const void* address) {
-  std::ifstream maps("/proc/self/maps");
-  const auto at = reinterpret_cast<uintptr_t>(address);
-  std::string line;
-  while (std::getline(maps, line)) {
-    unsigned long begin = 0, end = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) != 2 || at < begin || at >= end) continue;
-    const size_t slash = line.find('/');
-    return slash == std::string::npos ? "" : line.substr(slash);
-  }
-  return "";
 }
 
 class CapturedWarnings {
