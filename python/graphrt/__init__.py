@@ -22,6 +22,7 @@ from .module import (Module, Function, Object, Array, load_module, load_module_f
                      list_global_func_names, load_plugin, BenchmarkResult)
 from .ndarray import NDArray, from_dlpack
 from .python_function import register_func, function_from_python
+from .shape_tuple import ShapeTuple
 from . import ndarray as nd
 from . import graph_executor
 from . import vm

@@ -102,3 +102,17 @@ def test_callbacks_from_several_threads(lib_ok):
         t.join(timeout=60)
     assert not any(t.is_alive() for t in threads)
     assert counts == [500] * 4
+
+
+def test_shape_tuple_is_tvms_sequence_of_ints(lib_ok):
+    tvm = graphrt
+    s = tvm.runtime.ShapeTuple([1, 784])
+    assert len(s) == 2 and s[0] == 1 and s[-1] == 784 and list(s) == [1, 784]
+    assert s == [1, 784] and s == (1, 784) and s != [784, 1] and repr(s) == "ShapeTuple([1, 784])"
+    with pytest.raises(IndexError):
+        s[2]
+    # Through a packed call and back (a Relax function's R.Shape argument or result crosses so).
+    back = graphrt.function_from_python(lambda shape: shape)(s)
+    assert isinstance(back, tvm.runtime.ShapeTuple) and back == s
+    assert graphrt.get_global_func("runtime.GetShapeTupleElem")(s, 1) == 784
+    assert tvm.runtime.ShapeTuple([]) == []
