@@ -13,7 +13,7 @@ start=$(date +%s)
 scripts/setup.sh
 # shellcheck source=scripts/build-options.sh
 source scripts/build-options.sh
-cmake -S . -B build "${normal_build_options[@]}" > /dev/null
+cmake -S . -B build $(generator_for build) "${normal_build_options[@]}" > /dev/null
 cmake --build build -j"$jobs" --target graphrt_run demo_mlp
 demo=build/examples/demo_mlp
 echo
