@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graphrt/registry.h"
+#include "graphrt/relax_vm.h"
 
 namespace graphrt_apps {
 
@@ -15,17 +16,7 @@ bool is_relax_executable(const graphrt::Module& root) {
 
 namespace {
 
-const std::vector<std::string> kVmInterface = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
-                                               "get_output_arity", "get_function_arity", "get_function_param_name",
-                                               "save_function", "invoke_closure", "profile", "trace",
-                                               "get_function_param_signature", "set_instruction_budget"};
-
-std::vector<std::string> vm_functions(const graphrt::Module& vm) {
-  std::vector<std::string> out;
-  for (const std::string& n : vm->function_names())
-    if (std::find(kVmInterface.begin(), kVmInterface.end(), n) == kVmInterface.end()) out.push_back(n);
-  return out;
-}
+std::vector<std::string> vm_functions(const graphrt::Module& vm) { return graphrt::RelaxVM::model_functions(vm); }
 
 std::string pick_function(const graphrt::Module& vm, const std::string& requested) {
   const std::vector<std::string> names = vm_functions(vm);

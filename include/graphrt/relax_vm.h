@@ -127,13 +127,17 @@ class RelaxVM {
   const Module& module() const { return vm_; }
 
   // The executable's VM functions ("main", ...).
-  std::vector<std::string> functions() const {
+  std::vector<std::string> functions() const { return model_functions(vm_); }
+  // The functions of VM module `vm` that are the executable's own, not the
+  // module's interface (set_input, get_output, ...).
+  static std::vector<std::string> model_functions(const Module& vm) {
     static const char* const kInterface[] = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
                                              "get_output_arity", "get_function_arity", "get_function_param_name",
                                              "save_function", "invoke_closure", "profile", "trace",
-                                             "get_function_param_signature", "set_instruction_budget"};
+                                             "get_function_param_signature", "set_instruction_budget",
+                                             "set_instrument"};
     std::vector<std::string> out;
-    for (const std::string& name : vm_->function_names()) {
+    for (const std::string& name : vm->function_names()) {
       bool interface = false;
       for (const char* i : kInterface) interface = interface || name == i;
       if (!interface) out.push_back(name);
@@ -168,6 +172,16 @@ class RelaxVM {
   // One call as a Chrome trace (JSON).
   std::string trace(const std::string& function, const std::vector<NDArray>& args) {
     return call_function(vm_->require_function("trace"), arrays(args, &function)).as_string();
+  }
+  // TVM's VirtualMachine.set_instrument: `instrument(func, func_symbol, before_run,
+  // ret_value, args...)` before and after every call the VM makes; returning 1
+  // before a call skips it. A null function turns it off.
+  void set_instrument(const PackedFunc& instrument) {
+    TVMValue value;
+    value.v_handle = instrument.get();
+    int code = instrument ? kTVMPackedFuncHandle : kTVMNullptr;
+    RetValue ret;
+    vm_->require_function("set_instrument")->call(TVMArgs(&value, &code, 1), &ret);
   }
   // Instructions one call may execute (0: unlimited; default 100,000,000).
   void set_instruction_budget(uint64_t n) {

@@ -113,6 +113,7 @@ void VirtualMachine::dispatch(int32_t function, const Value* const* args, int nu
 
 void VirtualMachine::set_profiling(bool on) {
   profiling_ = on;
+  observed_ = profiling_ || static_cast<bool>(instrument_);
   if (on) stats_.assign(linked_->exe->functions.size(), CallStats());
 }
 
@@ -168,8 +169,8 @@ Value VirtualMachine::run_loop(const FunctionInfo& f, Frame& frame) {
           const Operand* ops = operands + in.arg_begin;
           for (uint32_t k = 0; k < in.num_args; ++k) argv[k] = ops[k] >= 0 ? &regs[ops[k]] : &literals[~ops[k]];
           Value result;
-          if (profiling_) {
-            timed_dispatch(in.func, argv, static_cast<int>(in.num_args), &result);
+          if (observed_) {
+            observed_dispatch(in.func, argv, static_cast<int>(in.num_args), &result);
           } else {
             dispatch(in.func, argv, static_cast<int>(in.num_args), &result);
           }

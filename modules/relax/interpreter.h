@@ -66,6 +66,12 @@ class VirtualMachine {
   };
   void set_tracing(bool on);
   const std::vector<TraceEvent>& trace_events() const { return events_; }
+  // TVM's set_instrument: `f(func, func_symbol, before_run, ret_value, args...)`
+  // is called before and after every Call instruction (dtype arguments as
+  // strings, as TVM passes them); a before-call result of 1 (SKIP_RUN) skips
+  // the call and leaves its result None. A null `f` turns it off.
+  void set_instrument(PackedFunc f);
+  const PackedFunc& instrument() const { return instrument_; }
   void set_instruction_budget(uint64_t budget) { budget_ = budget; }
   uint64_t instruction_budget() const { return budget_; }
 
@@ -75,6 +81,9 @@ class VirtualMachine {
   Value run_loop(const FunctionInfo& f, Frame& frame);
   void dispatch(int32_t function, const Value* const* args, int num_args, Value* ret);
   void timed_dispatch(int32_t function, const Value* const* args, int num_args, Value* ret);
+  // A Call while profiling or instrumented (instrument.cc).
+  void observed_dispatch(int32_t function, const Value* const* args, int num_args, Value* ret);
+  Value callee_value(int32_t function) const;
   Frame& push_frame(size_t registers);
   void pop_frame();
 
@@ -87,6 +96,8 @@ class VirtualMachine {
   uint64_t budget_ = kDefaultInstructionBudget;
   uint64_t remaining_ = 0;
   bool profiling_ = false;
+  bool observed_ = false;  // profiling_ or an instrument: Calls take observed_dispatch
+  PackedFunc instrument_;
   std::vector<CallStats> stats_;
   bool tracing_ = false;
   std::chrono::steady_clock::time_point trace_origin_;

@@ -4,6 +4,7 @@
 #include "modules/relax/register.h"
 
 #include <string>
+#include <vector>
 
 #include "graphrt/binary_loader.h"
 #include "modules/relax/executable_module.h"
@@ -40,6 +41,11 @@ void register_container_functions(Runtime& runtime) {
   set(runtime, "runtime.ArrayGetItem", [](const TVMArgs& args, RetValue* ret) {
     const TupleObj& t = object_arg<TupleObj>(args, 0, "runtime.ArrayGetItem");
     value_to_ret(t.items[static_cast<size_t>(index_arg(args, 1, t.items.size(), "runtime.ArrayGetItem"))], ret);
+  });
+  set(runtime, "runtime.ShapeTuple", [](const TVMArgs& args, RetValue* ret) {
+    std::vector<int64_t> dims;
+    for (int i = 0; i < args.size(); ++i) dims.push_back(args.as_int(i));
+    ret->set_object(Ref<ShapeObj>(make_ref<ShapeObj>(std::move(dims))));
   });
   set(runtime, "runtime.GetShapeTupleSize", [](const TVMArgs& args, RetValue* ret) {
     ret->set_int(static_cast<int64_t>(object_arg<ShapeObj>(args, 0, "runtime.GetShapeTupleSize").dims.size()));

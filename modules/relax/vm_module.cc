@@ -77,8 +77,10 @@ void VmModuleNode::initialize(const TVMArgs& args) {
   }
   const bool pooled = args.as_int(args.size() - 1) != kAllocatorNaive;
   const uint64_t budget = vm_->instruction_budget();
+  PackedFunc instrument = vm_->instrument();
   vm_ = std::make_unique<VirtualMachine>(linked_, StoragePool::create(pooled));
   vm_->set_instruction_budget(budget);
+  vm_->set_instrument(std::move(instrument));
 }
 
 void VmModuleNode::set_input(const TVMArgs& args) {
@@ -202,6 +204,15 @@ PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module
             .with("function", args.as_string(0));
       ret->set_string(signature_text(params[static_cast<size_t>(i)]));
     }, name);
+  if (name == "set_instrument")
+    return make_function([this, self](const TVMArgs& args, RetValue*) {
+      require(args, 1, "set_instrument(function or None)");
+      if (args.code(0) == kTVMNullptr) return vm_->set_instrument(PackedFunc());
+      if (args.code(0) != kTVMPackedFuncHandle)
+        throw Error(ErrorKind::kTypeMismatch, std::string("set_instrument takes a function or None, not a ") +
+                                                  type_code_name(args.code(0)));
+      vm_->set_instrument(args.as_function(0));
+    }, name);
   if (name == "set_instruction_budget")
     return make_function([this, self](const TVMArgs& args, RetValue*) {
       require(args, 1, "set_instruction_budget(n)");
@@ -248,7 +259,7 @@ std::vector<std::string> VmModuleNode::function_names() const {
   std::vector<std::string> names = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
                                     "get_output_arity", "get_function_arity", "get_function_param_name",
                                     "save_function", "invoke_closure", "profile", "trace",
-                                    "get_function_param_signature", "set_instruction_budget"};
+                                    "get_function_param_signature", "set_instruction_budget", "set_instrument"};
   for (const FunctionInfo& f : linked_->exe->functions)
     if (f.kind == FunctionKind::kVMFunc) names.push_back(f.name);
   return names;

@@ -166,6 +166,12 @@ def _put_arg(value, values, codes, i, keep):
         _put_arg(int(value), values, codes, i, keep)
     elif np is not None and isinstance(value, np.floating):
         _put_arg(float(value), values, codes, i, keep)
+    elif callable(value):  # a Python function: graphrt calls back into it
+        from .python_function import function_from_python
+        f = function_from_python(value)
+        keep.append(f)
+        values[i].v_handle = f._h()
+        codes[i] = _lib.kFuncHandle
     else:
         raise GraphrtTypeError("cannot pass a %s to a graphrt function (argument %d)" % (type(value).__name__, i))
 

@@ -5,11 +5,19 @@ what `relax.build(mod, target).export_library(path)` wrote.
     vm = graphrt.relax.VirtualMachine(lib, graphrt.cpu())
     out = vm["main"](x)          # NDArrays or numpy arrays in; an NDArray or a (nested) Array out
 """
+from enum import IntEnum
+
 from ._lib import GraphrtError
 from .device import Device, cpu, to_device
 from .module import Module
 
-__all__ = ["VirtualMachine", "ProfileReport"]
+__all__ = ["VirtualMachine", "VMInstrumentReturnKind", "ProfileReport"]
+
+
+class VMInstrumentReturnKind(IntEnum):
+    """What an instrument (VirtualMachine.set_instrument) returns before a call."""
+    NO_OP = 0
+    SKIP_RUN = 1  # skip the call (its result is None); only before it
 
 
 class ProfileReport:
@@ -28,7 +36,8 @@ class ProfileReport:
 class VirtualMachine:
     """A Relax VM over an executable module (the module tvm.runtime.load_module returns for a Relax
     export). `device` is a Device or a list of them (the CPU only); memory_cfg "naive" or "pooled"
-    (default), or a dict from Device to either."""
+    (default), or a dict from Device to either. profile=True is accepted as TVM's is: profile()
+    works on every VirtualMachine here."""
 
     NAIVE_ALLOCATOR = 1
     POOLED_ALLOCATOR = 2
@@ -38,8 +47,6 @@ class VirtualMachine:
             rt_mod = getattr(rt_mod, "mod", rt_mod)  # a relax.Executable wrapper
         if not isinstance(rt_mod, Module):
             raise GraphrtError("VirtualMachine needs the module of a Relax executable, not %s" % type(rt_mod).__name__)
-        if profile:
-            raise GraphrtError("VirtualMachine(profile=True) is not supported yet")
         self.module = rt_mod["vm_load_executable"]()
         self._invoke_closure = self.module["invoke_closure"]
         self._save_function = self.module["save_function"]
@@ -107,6 +114,14 @@ class VirtualMachine:
     def get_outputs(self, func_name):
         """The result of the last invoke_stateful(func_name): an NDArray, or a (nested) Array."""
         return self._get_output(func_name)
+
+    def set_instrument(self, instrument):
+        """Calls `instrument(func, func_symbol, before_run, ret_value, *args)` before and after
+        every call the VM makes (kernels, builtins, VM functions), as TVM does: func is the
+        kernel's Function (a closure for a VM function), dtype arguments arrive as strings,
+        ret_value is None before the call. Returning VMInstrumentReturnKind.SKIP_RUN before a call
+        skips it. None turns instrumenting off."""
+        self.module["set_instrument"](instrument)
 
     def profile(self, func_name, *args):
         """Runs func_name(*args) once with every call timed; a report whose table() (and str())

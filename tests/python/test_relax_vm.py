@@ -204,3 +204,23 @@ def test_calls_with_the_gil_held_or_released_give_tvm_outputs_from_threads(lib_o
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_tvm_executable_wrappers(lib_ok):
+    """Deploy code that wraps the loaded library as TVM's compile/build results are wrapped:
+    tvm.runtime.Executable (v0.20), relax.Executable (before) and relax.VMExecutable."""
+    tvm = graphrt
+    case = RelaxCase("relax_mlp")
+    lib = tvm.runtime.load_module(case.path("deploy_relax.so"))
+    x = np.load(case.path("input_x.npy"))
+    expected = np.load(case.path("output_0.npy"))
+    for wrapper in (tvm.runtime.Executable, tvm.relax.Executable, tvm.relax.VMExecutable):
+        ex = wrapper(lib)
+        assert ex.jit() is lib and ex.mod is lib
+        vm = tvm.relax.VirtualMachine(ex, tvm.cpu())
+        assert vm["main"](tvm.nd.array(x)).numpy().tobytes() == expected.tobytes()
+    ex = tvm.relax.Executable(lib)
+    assert "fused_matmul_add_relu" in ex.as_text() and "softmax" in ex.stats()
+    assert isinstance(ex["vm_load_executable"](), tvm.runtime.Module)
+    with pytest.raises(graphrt.GraphrtError, match="TVM does"):
+        ex.export_library("x.so")

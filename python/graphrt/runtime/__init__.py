@@ -7,6 +7,8 @@ from ..device import Device, device, cpu, cuda, gpu, opencl, cl, vulkan, metal, 
 from ..module import (Module, Function, Object, Array, BenchmarkResult, load_module, enabled, num_threads,
                       get_global_func)
 from ..ndarray import NDArray
+from ..shape_tuple import ShapeTuple
+from ..executable import Executable
 from ..params import save_param_dict, load_param_dict, save_param_dict_to_file, load_param_dict_from_file
 from .. import ndarray, module, params, relax_vm
 
@@ -24,6 +26,6 @@ for _name, _mod in (("ndarray", ndarray), ("module", module), ("params", params)
 del _name, _mod
 
 __all__ = ["TVMError", "Device", "device", "cpu", "cuda", "gpu", "opencl", "cl", "vulkan", "metal", "mtl", "vpi",
-           "rocm", "ext_dev", "Module", "PackedFunc", "Object", "Array", "BenchmarkResult", "NDArray", "load_module",
+           "rocm", "ext_dev", "Module", "PackedFunc", "Object", "Array", "BenchmarkResult", "NDArray", "ShapeTuple", "Executable", "load_module",
            "enabled", "num_threads", "system_lib", "save_param_dict", "load_param_dict", "save_param_dict_to_file",
            "load_param_dict_from_file", "ndarray", "module", "params", "relax_vm"]

@@ -128,4 +128,38 @@ TEST(RelaxCppApiDetails, NestedTupleSignaturesProfileAndErrors) {
   }
 }
 
+// set_instrument from C++ (TVM's VirtualMachine.set_instrument): every call
+// seen before and after, relax_mlp's kernels in the model's order (its nm -D
+// list: Linear -> relu -> Linear -> softmax), a skipped kernel run by the
+// instrument itself still giving TVM's output.
+TEST(RelaxCppApiDetails, InstrumentSeesEveryCallAndCanSkipOne) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  if (case_names().empty()) GTEST_SKIP() << "Relax fixtures not found";
+  const std::string dir = graphrt_test::fixtures_dir() + "/relax/relax_mlp";
+  graphrt::RelaxVM vm = graphrt::RelaxVM::load(dir + "/deploy_relax.so");
+  const std::vector<graphrt::NDArray> x = {load_npy(dir + "/input_x.npy")};
+  std::vector<std::pair<std::string, bool>> calls;
+  const std::vector<std::string> kernels = {"fused_matmul_add_relu", "fused_matmul1_add1", "softmax"};
+  vm.set_instrument(graphrt::make_function([&](const graphrt::TVMArgs& args, graphrt::RetValue* ret) {
+    const std::string symbol = args.as_string(1);
+    const bool before = args.as_int(2) != 0;
+    calls.emplace_back(symbol, before);
+    if (before && symbol == "softmax") {
+      graphrt::RetValue ignored;
+      args.as_function(0)->call(graphrt::TVMArgs(args.values() + 4, args.codes() + 4, args.size() - 4), &ignored);
+      ret->set_int(1);  // SKIP_RUN
+    }
+  }));
+  expect_equal(vm.call("main", x).tensor, dir + "/output_0.npy");
+  std::vector<std::string> kernel_calls;
+  for (const auto& c : calls)
+    if (std::find(kernels.begin(), kernels.end(), c.first) != kernels.end()) kernel_calls.push_back(c.first + (c.second ? "+" : "-"));
+  EXPECT_EQ(kernel_calls, (std::vector<std::string>{"fused_matmul_add_relu+", "fused_matmul_add_relu-", "fused_matmul1_add1+",
+                                                    "fused_matmul1_add1-", "softmax+"}));
+  vm.set_instrument(graphrt::PackedFunc());
+  calls.clear();
+  expect_equal(vm.call("main", x).tensor, dir + "/output_0.npy");
+  EXPECT_TRUE(calls.empty());
+}
+
 }  // namespace
