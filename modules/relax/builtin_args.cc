@@ -74,8 +74,11 @@ int64_t* BuiltinArgs::heap(int i, int64_t* size) const {
   const NDArray* t = std::get_if<NDArray>(&v);
   if (!t || t->dtype() != DLDataType{kDLInt, 64, 1} || t->shape().size() != 1)
     throw type_error(i, "shape heap", "an int64 vector");
+  if (t->device().device_type != kDLCPU)
+    throw error("the shape heap (argument " + std::to_string(i) + ") must be a host tensor", ErrorKind::kUnsupported)
+        .with("argument", std::to_string(i));
   *size = t->shape()[0];
-  return static_cast<int64_t*>((*t)->data);
+  return reinterpret_cast<int64_t*>(static_cast<char*>((*t)->data) + (*t)->byte_offset);
 }
 
 }  // namespace relax

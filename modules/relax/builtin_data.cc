@@ -25,10 +25,20 @@ void null_value(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   *ret = std::monostate();
 }
 
+// Refuses a tuple or closure that would nest its items deeper than kMaxValueDepth.
+void check_depth(const BuiltinArgs& args, const std::vector<Value>& items) {
+  const size_t depth = nested_depth(items);
+  if (depth > kMaxValueDepth)
+    throw args.error("tuples and closures would nest " + std::to_string(depth) + " deep, more than " +
+                         std::to_string(kMaxValueDepth),
+                     ErrorKind::kResourceExhausted);
+}
+
 void make_tuple(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   std::vector<Value> items;
   items.reserve(static_cast<size_t>(args.size()));
   for (int i = 0; i < args.size(); ++i) items.push_back(args.at(i));
+  check_depth(args, items);
   *ret = relax::make_tuple(std::move(items));
 }
 
@@ -57,10 +67,12 @@ void make_closure(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(function, bound...)");
   std::vector<Value> bound;
   for (int i = 1; i < args.size(); ++i) bound.push_back(args.at(i));
+  check_depth(args, bound);
   const Value& f = args.at(0);
   if (const auto* c = std::get_if<Ref<ClosureObj>>(&f)) {
     std::vector<Value> all = (*c)->bound;
     all.insert(all.begin(), bound.begin(), bound.end());
+    check_depth(args, all);
     *ret = (*c)->function >= 0 ? Ref<ClosureObj>(make_ref<ClosureObj>((*c)->function, std::move(all)))
                                : Ref<ClosureObj>(make_ref<ClosureObj>((*c)->packed, std::move(all)));
   } else if (const auto* p = std::get_if<PackedFunc>(&f)) {

@@ -10,6 +10,7 @@
 
 #include "graphrt/float16.h"
 #include "modules/relax/builtin.h"
+#include "modules/relax/interpreter.h"
 
 namespace graphrt {
 namespace relax {
@@ -54,7 +55,7 @@ bool is_nonzero(const Elements& e, int64_t i) {
 
 // relax.run.nonzero(x): int64 [max(ndim, 1), count], the indices of the
 // non-zero elements in row-major order (numpy.nonzero of atleast_1d(x)).
-void nonzero(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void nonzero(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(tensor)");
   const NDArray x = args.as_tensor(0, "data");
   const Elements e = elements(args, x);
@@ -65,7 +66,7 @@ void nonzero(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
     if (is_nonzero(e, i)) hits.push_back(i);
   const int64_t rows = static_cast<int64_t>(shape.size());
   const int64_t n = static_cast<int64_t>(hits.size());
-  NDArray out = NDArray::empty({rows, n}, DLDataType{kDLInt, 64, 1}, DLDevice{kDLCPU, 0});
+  NDArray out = vm.pool().allocate_tensor({rows, n}, DLDataType{kDLInt, 64, 1});
   int64_t* o = static_cast<int64_t*>(out->data);
   for (int64_t k = 0; k < n; ++k) {
     int64_t flat = hits[static_cast<size_t>(k)];
@@ -110,7 +111,7 @@ bool same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)
 // axis): the distinct elements of the flattened x, ascending when `sorted`,
 // else in the order they first occur (numpy.unique). Only the values (TVM's
 // own helper refuses the return_* flags), and no axis.
-void unique(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void unique(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(5, "(tensor, sorted, return_index, return_inverse, return_counts, [axis])");
   const NDArray x = args.as_tensor(0, "data");
   const bool sorted = args.as_int(1, "sorted") != 0;
@@ -133,7 +134,7 @@ void unique(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
     if (k == 0 || !same(keys[static_cast<size_t>(order[k])], keys[static_cast<size_t>(order[k - 1])]))
       firsts.push_back(order[k]);
   if (!sorted) std::sort(firsts.begin(), firsts.end());
-  NDArray out = NDArray::empty({static_cast<int64_t>(firsts.size())}, e.dtype, DLDevice{kDLCPU, 0});
+  NDArray out = vm.pool().allocate_tensor({static_cast<int64_t>(firsts.size())}, e.dtype);
   char* o = static_cast<char*>(out->data);
   for (size_t k = 0; k < firsts.size(); ++k)
     std::memcpy(o + k * e.size, e.data + static_cast<size_t>(firsts[k]) * e.size, e.size);

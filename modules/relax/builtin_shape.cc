@@ -70,13 +70,13 @@ void match_one(const BuiltinArgs& args, int64_t* heap, int64_t heap_size, int64_
   }
 }
 
-void alloc_shape_heap(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void alloc_shape_heap(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(vm, size)");
   const int64_t size = args.as_int(1, "size");
   if (size < 0 || size > kMaxShapeHeap)
     throw args.error("shape heap size " + std::to_string(size) + " outside 0.." + std::to_string(kMaxShapeHeap),
                      ErrorKind::kResourceExhausted);
-  NDArray heap = NDArray::empty({size}, DLDataType{kDLInt, 64, 1}, DLDevice{kDLCPU, 0});
+  NDArray heap = vm.pool().allocate_tensor({size}, DLDataType{kDLInt, 64, 1});
   if (size) std::fill_n(static_cast<int64_t*>(heap->data), size, 0);
   *ret = std::move(heap);
 }

@@ -26,9 +26,16 @@ void alloc_storage(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
     if (s && !(*s)->empty() && **s != "global")
       throw args.error("memory scope '" + **s + "' is not supported on the CPU", ErrorKind::kUnsupported);
   }
-  const int64_t numel = shape_numel(shape.dims.data(), static_cast<int>(shape.dims.size()));
-  const size_t nbytes = dtype_bytes(hint, numel);
-  *ret = vm.storages().storage(static_cast<int64_t>(nbytes));
+  try {
+    const int64_t numel = shape_numel(shape.dims.data(), static_cast<int>(shape.dims.size()));
+    const size_t nbytes = dtype_bytes(hint, numel);
+    if (nbytes > static_cast<size_t>(kMaxStorageBytes))
+      throw Error(ErrorKind::kResourceExhausted, "storage of " + std::to_string(nbytes) + " bytes is larger than " +
+                                                     std::to_string(kMaxStorageBytes));
+    *ret = vm.storages().storage(static_cast<int64_t>(nbytes));
+  } catch (const Error& e) {
+    throw args.error(e.message(), e.kind());
+  }
 }
 
 void alloc_tensor(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
@@ -38,6 +45,11 @@ void alloc_tensor(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   const int64_t offset = args.as_int(1, "offset");
   const ShapeObj& shape = args.as_shape(2, "shape");
   const DLDataType dtype = args.as_dtype(3, "dtype");
+  try {
+    check_tensor_dtype(dtype);
+  } catch (const Error& e) {
+    throw args.error(e.message(), e.kind()).with("argument", "3");
+  }
   if (offset < 0) throw args.error("negative offset " + std::to_string(offset), ErrorKind::kOutOfRange);
   try {
     *ret = (*storage)->view(static_cast<uint64_t>(offset), shape.dims, dtype);
@@ -62,21 +74,31 @@ void copy(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   *ret = args.at(0);
 }
 
-void to_device(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void to_device(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(3, "(tensor, device_type, device_id)");
   const NDArray data = args.as_tensor(0, "data");
   const DLDevice dev{static_cast<DLDeviceType>(args.as_int(1, "device_type")), static_cast<int32_t>(args.as_int(2, "device_id"))};
-  *ret = data.device() == dev ? data : data.copy_to_device(dev);
+  if (data.device() == dev) {
+    *ret = data;
+  } else if (dev.device_type == kDLCPU) {
+    // A host copy is VM memory like any other: from the pool, under its limit.
+    NDArray out = vm.pool().allocate_tensor(data.shape(), data.dtype());
+    out.copy_from(data.handle());
+    *ret = std::move(out);
+  } else {
+    *ret = data.copy_to_device(dev);
+  }
 }
 
-void ensure_zero_offset(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void ensure_zero_offset(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(tensor)");
   const NDArray data = args.as_tensor(0, "data");
   if (data->byte_offset == 0) {
     *ret = data;
     return;
   }
-  NDArray out = NDArray::empty(data.shape(), data.dtype(), data.device());
+  NDArray out = data.device().device_type == kDLCPU ? vm.pool().allocate_tensor(data.shape(), data.dtype())
+                                                    : NDArray::empty(data.shape(), data.dtype(), data.device());
   out.copy_from(data.handle());
   *ret = std::move(out);
 }

@@ -12,6 +12,7 @@ namespace relax {
 struct VirtualMachine::Frame {
   std::vector<Value> registers;   // all None between calls
   std::vector<const Value*> argv; // a Call's arguments, reused
+  size_t used = 0;                // registers of the call that has it
 };
 
 VirtualMachine::VirtualMachine(std::shared_ptr<const LinkedExecutable> linked, std::shared_ptr<StoragePool> pool)
@@ -19,19 +20,41 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const LinkedExecutable> linked, s
 
 VirtualMachine::~VirtualMachine() = default;
 
+namespace {
+// A frame's registers are kept for the next call at its depth up to this
+// many; a larger file is freed when its call returns.
+constexpr size_t kKeptFrameRegisters = 16384;
+}  // namespace
+
 VirtualMachine::Frame& VirtualMachine::push_frame(size_t registers) {
   if (depth_ >= kMaxCallDepth)
     throw Error(ErrorKind::kResourceExhausted, "Relax VM call depth exceeds " + std::to_string(kMaxCallDepth));
+  if (static_cast<int64_t>(registers) > kMaxLiveRegisters - live_registers_)
+    throw Error(ErrorKind::kResourceExhausted, "Relax VM calls would hold more than " + std::to_string(kMaxLiveRegisters) +
+                                                   " registers at once (" + std::to_string(registers) + " more at depth " +
+                                                   std::to_string(depth_) + ")");
+  const uint64_t cost = registers / kRegistersPerInstruction;
+  if (cost >= remaining_)
+    throw Error(ErrorKind::kResourceExhausted, "Relax VM instruction budget of " + std::to_string(budget_) +
+                                                   " exhausted (a register file of " + std::to_string(registers) + ")");
+  remaining_ -= cost;
   if (static_cast<size_t>(depth_) == frames_.size()) frames_.push_back(std::make_unique<Frame>());
   Frame& frame = *frames_[static_cast<size_t>(depth_++)];
   if (frame.registers.size() < registers) frame.registers.resize(registers);
+  frame.used = registers;
+  live_registers_ += static_cast<int64_t>(registers);
   return frame;
 }
 
 void VirtualMachine::pop_frame() {
   Frame& frame = *frames_[static_cast<size_t>(--depth_)];
+  live_registers_ -= static_cast<int64_t>(frame.used);
   // Dropping the values now returns their storage to the pool for the next call.
-  std::fill(frame.registers.begin(), frame.registers.end(), Value());
+  if (frame.registers.size() > kKeptFrameRegisters) {
+    std::vector<Value>().swap(frame.registers);
+  } else {
+    std::fill(frame.registers.begin(), frame.registers.begin() + static_cast<std::ptrdiff_t>(frame.used), Value());
+  }
 }
 
 Value VirtualMachine::call(int64_t function, const Value* const* args, int num_args) {
@@ -43,7 +66,14 @@ Value VirtualMachine::call(int64_t function, const Value* const* args, int num_a
     throw Error(ErrorKind::kTypeMismatch, "Relax function '" + f.name + "' takes " + std::to_string(f.num_args) + " arguments, " +
                 std::to_string(num_args) + " given")
         .with("function", f.name);
-  if (depth_ == 0) remaining_ = budget_ ? budget_ : ~uint64_t{0};
+  if (depth_ == 0 && nested_calls_ == 0) remaining_ = budget_ ? budget_ : ~uint64_t{0};
+  if (nested_calls_ >= kMaxCallDepth)
+    throw Error(ErrorKind::kResourceExhausted, "Relax VM calls nest deeper than " + std::to_string(kMaxCallDepth));
+  struct Nest {
+    int* n;
+    explicit Nest(int* count) : n(count) { ++*n; }
+    ~Nest() { --*n; }
+  } nest(&nested_calls_);
   Value ret;
   dispatch(static_cast<int32_t>(function), args, num_args, &ret);
   return ret;

@@ -21,8 +21,15 @@ namespace relax {
 // code has no loops, so a real model executes a few thousand; a hostile
 // executable recursing through closures is stopped within a second or so.
 constexpr uint64_t kDefaultInstructionBudget = 100000000;
-// Nested VM function calls deeper than this are refused.
+// Nested VM function calls deeper than this are refused, and so are calls
+// that builtins make (invoke_closure, call_tir_dyn) nested deeper.
 constexpr int kMaxCallDepth = 512;
+// The registers of all the frames of one call stack together: a frame beyond
+// it is refused (a register file may have 2^20 registers, the depth 512).
+constexpr int64_t kMaxLiveRegisters = int64_t{1} << 22;
+// A call's register file counts against the instruction budget as one
+// instruction per this many registers (clearing it is work too).
+constexpr int64_t kRegistersPerInstruction = 8;
 
 class VirtualMachine {
  public:
@@ -84,6 +91,8 @@ class VirtualMachine {
   StorageCache storages_;
   std::vector<std::unique_ptr<Frame>> frames_;
   int depth_ = 0;
+  int nested_calls_ = 0;        // call()s under way (builtins call back into the VM)
+  int64_t live_registers_ = 0;  // registers of the frames pushed
   uint64_t budget_ = kDefaultInstructionBudget;
   uint64_t remaining_ = 0;
   bool profiling_ = false;

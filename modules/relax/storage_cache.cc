@@ -1,5 +1,6 @@
 #include "modules/relax/storage_cache.h"
 
+#include <algorithm>
 #include <atomic>
 
 #if defined(__SANITIZE_THREAD__)
@@ -57,8 +58,22 @@ Ref<StorageObj> StorageCache::storage(int64_t nbytes) {
   for (const Ref<StorageObj>& s : kept)
     if (s->idle()) return s;
   if (kept.size() >= kMaxKeptPerSize) kept.erase(kept.begin());
-  kept.push_back(make_ref<StorageObj>(pool_->allocate(nbytes)));
+  kept.push_back(make_ref<StorageObj>(allocate(nbytes)));
   return kept.back();
+}
+
+NDArray StorageCache::allocate(int64_t nbytes) {
+  try {
+    return pool_->allocate(nbytes);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kResourceExhausted) throw;
+  }
+  // At the pool's limit: the idle storages kept for other sizes give their memory back first.
+  for (auto& kv : kept_) {
+    auto& list = kv.second;
+    list.erase(std::remove_if(list.begin(), list.end(), [](const Ref<StorageObj>& s) { return s->idle(); }), list.end());
+  }
+  return pool_->allocate(nbytes);
 }
 
 }  // namespace relax

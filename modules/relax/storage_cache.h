@@ -30,6 +30,9 @@ class StorageCache {
   static constexpr size_t kMaxKeptPerSize = 8;
 
  private:
+  // From the pool; at its limit, after letting the idle kept storages go.
+  NDArray allocate(int64_t nbytes);
+
   std::shared_ptr<StoragePool> pool_;
   std::unordered_map<int64_t, std::vector<Ref<StorageObj>>> kept_;
 };

@@ -1,7 +1,18 @@
 #include "modules/relax/value.h"
 
+#include <algorithm>
+
 namespace graphrt {
 namespace relax {
+
+size_t nested_depth(const std::vector<Value>& items) {
+  size_t deepest = 0;
+  for (const Value& v : items) {
+    if (const auto* t = std::get_if<Ref<TupleObj>>(&v)) deepest = std::max(deepest, (*t)->depth);
+    if (const auto* c = std::get_if<Ref<ClosureObj>>(&v)) deepest = std::max(deepest, (*c)->depth);
+  }
+  return deepest + 1;
+}
 
 const char* value_kind_name(const Value& v) {
   static const char* const kNames[] = {"None",  "int",     "float",     "DataType", "String",   "NDArray", "Shape",

@@ -29,6 +29,12 @@ using StringRef = std::shared_ptr<const std::string>;
 using Value = std::variant<std::monostate, int64_t, double, DLDataType, StringRef, NDArray, Ref<ShapeObj>,
                            Ref<TupleObj>, Ref<ClosureObj>, Ref<StorageObj>, PackedFunc, VmHandle>;
 
+// How deeply tuples and closures nest in `items`: 1 + the deepest item that
+// is one (0 when none is). Destroying or walking a value recurses once per
+// level, so the builtins that build them refuse more than kMaxValueDepth.
+size_t nested_depth(const std::vector<Value>& items);
+constexpr size_t kMaxValueDepth = 1000;
+
 // Value::index() of each kind, in the variant's order.
 enum ValueIndex : size_t {
   kNoneValue, kIntValue, kFloatValue, kDTypeValue, kStringValue, kTensorValue, kShapeValue,
@@ -44,9 +50,10 @@ struct ShapeObj : Object {
 
 // TVM's Array<ObjectRef>, what a Relax tuple is at run time.
 struct TupleObj : Object {
-  explicit TupleObj(std::vector<Value> v) : items(std::move(v)) {}
+  explicit TupleObj(std::vector<Value> v) : items(std::move(v)), depth(nested_depth(items)) {}
   const char* object_type_key() const override { return "Array"; }
   std::vector<Value> items;
+  size_t depth;  // nested_depth(items) when made (tuple_reset_item only lowers it)
 };
 
 // A function of the executable with arguments bound after the caller's ones
@@ -54,12 +61,14 @@ struct TupleObj : Object {
 // (argument kind 3) is one with nothing bound, unless the entry is a kernel,
 // which is passed as its PackedFunc.
 struct ClosureObj : Object {
-  ClosureObj(int64_t f, std::vector<Value> b) : function(f), bound(std::move(b)) {}
-  ClosureObj(PackedFunc p, std::vector<Value> b) : function(-1), packed(std::move(p)), bound(std::move(b)) {}
+  ClosureObj(int64_t f, std::vector<Value> b) : function(f), bound(std::move(b)), depth(nested_depth(bound)) {}
+  ClosureObj(PackedFunc p, std::vector<Value> b)
+      : function(-1), packed(std::move(p)), bound(std::move(b)), depth(nested_depth(bound)) {}
   const char* object_type_key() const override { return "relax.vm.Closure"; }
   int64_t function;   // function-table index, or -1 for `packed`
   PackedFunc packed;  // a kernel or global function
   std::vector<Value> bound;
+  size_t depth;  // nested_depth(bound)
 };
 
 // An allocation tensors are carved from (alloc_storage / alloc_tensor): a
