@@ -35,6 +35,13 @@ void set(Runtime& runtime, const std::string& name, PackedBody body) {
 }
 
 void register_container_functions(Runtime& runtime) {
+  // TVM's Array constructor: front ends pass a Python list or tuple through it.
+  set(runtime, "runtime.Array", [](const TVMArgs& args, RetValue* ret) {
+    std::vector<Value> items;
+    items.reserve(static_cast<size_t>(args.size()));
+    for (int i = 0; i < args.size(); ++i) items.push_back(value_from_arg(args, i));
+    ret->set_object(Ref<TupleObj>(make_ref<TupleObj>(std::move(items))));
+  });
   set(runtime, "runtime.ArraySize", [](const TVMArgs& args, RetValue* ret) {
     ret->set_int(static_cast<int64_t>(object_arg<TupleObj>(args, 0, "runtime.ArraySize").items.size()));
   });

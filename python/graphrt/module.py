@@ -166,6 +166,11 @@ def _put_arg(value, values, codes, i, keep):
         _put_arg(int(value), values, codes, i, keep)
     elif np is not None and isinstance(value, np.floating):
         _put_arg(float(value), values, codes, i, keep)
+    elif isinstance(value, (list, tuple)):  # TVM's Array, as TVM's front end converts them
+        array = get_global_func("runtime.Array")(*value)
+        keep.append(array)
+        values[i].v_handle = array._h()
+        codes[i] = _lib.kObjectHandle
     elif callable(value):  # a Python function: graphrt calls back into it
         from .python_function import function_from_python
         f = function_from_python(value)

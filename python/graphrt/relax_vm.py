@@ -14,6 +14,27 @@ from .module import Module
 __all__ = ["VirtualMachine", "VMInstrumentReturnKind", "ProfileReport"]
 
 
+def _vm_argument(arg):
+    """An argument of set_input, save_function or profile as TVM's VirtualMachine converts it:
+    numpy arrays become NDArrays, Python ints and bools int32 and floats float32 scalar tensors
+    (numpy float16/float32/int32 scalars keep their type), lists and tuples tuples of converted
+    items; NDArrays, objects and strings stay as they are."""
+    import numpy as np
+    from .module import Object
+    from .ndarray import NDArray, array
+    if arg is None or isinstance(arg, (NDArray, Object, str)):
+        return arg
+    if isinstance(arg, np.ndarray):
+        return array(arg)
+    if isinstance(arg, (tuple, list)):
+        return tuple(_vm_argument(a) for a in arg)
+    if isinstance(arg, (bool, int, np.int32)):
+        return array(np.array(arg, dtype="int32"))
+    if isinstance(arg, (float, np.float16, np.float32)):
+        return array(np.array(arg, dtype="float16" if isinstance(arg, np.float16) else "float32"))
+    raise TypeError("Unsupported type: %s" % type(arg))
+
+
 class VMInstrumentReturnKind(IntEnum):
     """What an instrument (VirtualMachine.set_instrument) returns before a call."""
     NO_OP = 0
@@ -91,7 +112,7 @@ class VirtualMachine:
     def save_function(self, func_name, saved_name, *args, include_return=True, **kwargs):
         if kwargs:
             args = self._args_by_name(func_name, args, kwargs)
-        self._save_function(func_name, saved_name, int(include_return), *args)
+        self._save_function(func_name, saved_name, int(include_return), *[_vm_argument(a) for a in args])
 
     def _args_by_name(self, func_name, args, kwargs):
         arity = self._get_function_arity(func_name)
@@ -106,7 +127,7 @@ class VirtualMachine:
     def set_input(self, func_name, *args, **kwargs):
         if kwargs:
             args = self._args_by_name(func_name, args, kwargs)
-        self._set_input(func_name, *args)
+        self._set_input(func_name, *[_vm_argument(a) for a in args])
 
     def invoke_stateful(self, func_name):
         self._invoke_stateful(func_name)
@@ -126,7 +147,7 @@ class VirtualMachine:
     def profile(self, func_name, *args):
         """Runs func_name(*args) once with every call timed; a report whose table() (and str())
         lists each kernel, builtin and VM function with its calls, time and share of the call."""
-        return ProfileReport(self.module["profile"](func_name, *args))
+        return ProfileReport(self.module["profile"](func_name, *[_vm_argument(a) for a in args]))
 
     def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, cooldown_interval_ms=0,
                        repeats_to_cooldown=1, f_preproc=""):

@@ -116,3 +116,13 @@ def test_shape_tuple_is_tvms_sequence_of_ints(lib_ok):
     assert isinstance(back, tvm.runtime.ShapeTuple) and back == s
     assert graphrt.get_global_func("runtime.GetShapeTupleElem")(s, 1) == 784
     assert tvm.runtime.ShapeTuple([]) == []
+
+
+def test_lists_and_tuples_pass_as_tvms_array(lib_ok):
+    # TVM's front end turns a list or tuple argument into an Array (a Relax tuple).
+    got = graphrt.function_from_python(lambda a: a)([1, 2.5, "s", (3, [4])])
+    assert isinstance(got, graphrt.Array) and len(got) == 4
+    assert got[0] == 1 and got[1] == 2.5 and got[2] == "s"
+    assert isinstance(got[3], graphrt.Array) and got[3][0] == 3 and got[3][1][0] == 4
+    assert graphrt.get_global_func("runtime.ArraySize")((1, 2, 3)) == 3
+    assert graphrt.get_global_func("runtime.ArraySize")([]) == 0

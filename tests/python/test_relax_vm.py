@@ -224,3 +224,27 @@ def test_tvm_executable_wrappers(lib_ok):
     assert isinstance(ex["vm_load_executable"](), tvm.runtime.Module)
     with pytest.raises(graphrt.GraphrtError, match="TVM does"):
         ex.export_library("x.so")
+
+
+def test_stateful_arguments_convert_as_tvms_do(lib_ok):
+    """set_input / save_function / profile convert arguments as TVM's VirtualMachine does:
+    Python ints int32 and floats float32 scalar tensors, lists and tuples Relax tuples."""
+    from graphrt.relax_vm import _vm_argument
+    three = _vm_argument(3)
+    assert isinstance(three, graphrt.NDArray) and three.dtype == "int32" and three.shape == () and three.numpy() == 3
+    half = _vm_argument(0.5)
+    assert half.dtype == "float32" and half.numpy() == 0.5
+    assert _vm_argument(np.float16(1.5)).dtype == "float16"
+    pair = _vm_argument([np.zeros(2, "float32"), (True,)])
+    assert isinstance(pair, tuple) and isinstance(pair[0], graphrt.NDArray) and pair[1][0].dtype == "int32"
+    with pytest.raises(TypeError, match="Unsupported type"):
+        _vm_argument(object())
+    # A scalar where main wants a float32[1, 784] tensor fails in the function's own check.
+    case = RelaxCase("relax_mlp")
+    vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
+    vm.set_input("main", 3)
+    with pytest.raises(graphrt.GraphrtError, match="main"):
+        vm.invoke_stateful("main")
+    vm.set_input("main", np.load(case.path("input_x.npy")).tolist())  # a nested list is a tuple, not a tensor
+    with pytest.raises(graphrt.GraphrtError):
+        vm.invoke_stateful("main")
