@@ -248,3 +248,13 @@ def test_stateful_arguments_convert_as_tvms_do(lib_ok):
     vm.set_input("main", np.load(case.path("input_x.npy")).tolist())  # a nested list is a tuple, not a tensor
     with pytest.raises(graphrt.GraphrtError):
         vm.invoke_stateful("main")
+
+
+def test_early_relax_vm_module_path(lib_ok):
+    """Code written for early Relax releases: `from tvm.relax.vm import VirtualMachine, Executable`."""
+    from graphrt.relax.vm import Executable, VirtualMachine
+    case = RelaxCase("relax_mlp")
+    ex = Executable(graphrt.load_module(case.path("deploy_relax.so")))
+    vm = VirtualMachine(ex, graphrt.cpu())
+    out = vm["main"](np.load(case.path("input_x.npy")))
+    assert out.numpy().tobytes() == np.load(case.path("output_0.npy")).tobytes()
