@@ -38,13 +38,61 @@ graphrt::PackedFunc global(const char* name) {
   return f;
 }
 
+// A value that is no tensor as one, so that it is written like the tensors:
+// an int or float (R.Prim) a 0-d int64 or float64 array, a shape (R.Shape)
+// a 1-d int64 array.
+graphrt::NDArray scalar_array(const void* data, DLDataType dtype, const std::vector<int64_t>& shape) {
+  graphrt::NDArray a = graphrt::NDArray::empty(shape, dtype, graphrt::cpu());
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  a.copy_from_bytes(data, n * 8);
+  return a;
+}
+
+bool is_shape(const graphrt::RetValue& v) {
+  graphrt::Ref<graphrt::Object> obj = v.as_args().as_object(0);
+  return obj.get() && std::string(obj->object_type_key()) == "runtime.ShapeTuple";
+}
+
+graphrt::NDArray shape_array(const graphrt::RetValue& v) {
+  graphrt::RetValue size;
+  global("runtime.GetShapeTupleSize")->call(v.as_args(), &size);
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < size.as_int(); ++i) {
+    TVMValue values[2] = {v.value(), TVMValue{}};
+    values[1].v_int64 = i;
+    int codes[2] = {kTVMObjectHandle, kDLInt};
+    graphrt::RetValue dim;
+    global("runtime.GetShapeTupleElem")->call(graphrt::TVMArgs(values, codes, 2), &dim);
+    dims.push_back(dim.as_int());
+  }
+  return scalar_array(dims.data(), DLDataType{kDLInt, 64, 1}, {static_cast<int64_t>(dims.size())});
+}
+
 void flatten(const graphrt::RetValue& v, std::vector<graphrt::NDArray>* out, std::string* structure) {
   if (v.code() == kTVMNDArrayHandle) {
     out->push_back(v.as_ndarray());
     *structure += "tensor";
     return;
   }
+  if (v.code() == kDLInt || v.code() == kTVMArgBool) {
+    const int64_t i = v.as_int();
+    out->push_back(scalar_array(&i, DLDataType{kDLInt, 64, 1}, {}));
+    *structure += "int";
+    return;
+  }
+  if (v.code() == kDLFloat) {
+    const double d = v.as_float();
+    out->push_back(scalar_array(&d, DLDataType{kDLFloat, 64, 1}, {}));
+    *structure += "float";
+    return;
+  }
   if (v.code() != kTVMObjectHandle) throw Error(std::string("result holds a ") + graphrt::type_code_name(v.code()));
+  if (is_shape(v)) {
+    out->push_back(shape_array(v));
+    *structure += "shape";
+    return;
+  }
   // ArgList has no object slot: the tuple is passed as the value it came in.
   graphrt::RetValue size;
   global("runtime.ArraySize")->call(v.as_args(), &size);

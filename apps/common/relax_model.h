@@ -39,7 +39,9 @@ RelaxFunction open_relax_function(const graphrt::Module& root, const std::string
 std::vector<std::string> relax_function_signatures(const graphrt::Module& root);
 
 // A result as its tensors, depth-first (TVM's output_<i> order); `structure`
-// receives its shape ("tensor", "tuple[tensor, tuple[tensor, tensor]]").
+// receives its shape ("tensor", "tuple[tensor, tuple[tensor, tensor]]"). An
+// int or float (R.Prim) comes out as a 0-d int64 / float64 array ("int",
+// "float"), a shape (R.Shape) as a 1-d int64 array ("shape").
 std::vector<graphrt::NDArray> flatten_relax_result(const graphrt::RetValue& result, std::string* structure);
 
 }  // namespace graphrt_apps

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/relax_model.h"
+#include "graphrt/registry.h"
 #include "graphrt/relax_vm.h"
 #include "test_support.h"
 
@@ -160,6 +162,53 @@ TEST(RelaxCppApiDetails, InstrumentSeesEveryCallAndCanSkipOne) {
   calls.clear();
   expect_equal(vm.call("main", x).tensor, dir + "/output_0.npy");
   EXPECT_TRUE(calls.empty());
+}
+
+// graphrt-run writes a result's values as output_<i>.npy in TVM's depth-first
+// order: an int or float (R.Prim) as a 0-d int64/float64 array, a shape
+// (R.Shape) as a 1-d int64 array, beside the tensors.
+TEST(RelaxCliResults, IntsFloatsAndShapesFlattenAsArrays) {
+  auto global = [](const char* name, TVMValue* values, int* codes, int n) {
+    graphrt::RetValue r;
+    graphrt::registry_get(name)->call(graphrt::TVMArgs(values, codes, n), &r);
+    return r;
+  };
+  TVMValue dims[2];
+  dims[0].v_int64 = 2;
+  dims[1].v_int64 = 3;
+  int dim_codes[2] = {kDLInt, kDLInt};
+  graphrt::RetValue shape = global("runtime.ShapeTuple", dims, dim_codes, 2);
+  graphrt::NDArray tensor = graphrt::NDArray::empty({4}, DLDataType{kDLFloat, 32, 1}, graphrt::cpu());
+  TVMValue items[3];
+  items[0].v_handle = tensor.handle();
+  items[1].v_int64 = -7;
+  items[2] = shape.value();
+  int item_codes[3] = {kTVMNDArrayHandle, kDLInt, kTVMObjectHandle};
+  graphrt::RetValue tuple = global("runtime.Array", items, item_codes, 3);
+
+  std::string structure;
+  std::vector<graphrt::NDArray> out = graphrt_apps::flatten_relax_result(tuple, &structure);
+  EXPECT_EQ(structure, "tuple[tensor, int, shape]");
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].shape(), std::vector<int64_t>{4});
+  EXPECT_TRUE(out[1].shape().empty());
+  int64_t i = 0;
+  out[1].copy_to_bytes(&i, sizeof(i));
+  EXPECT_EQ(i, -7);
+  ASSERT_EQ(out[2].shape(), std::vector<int64_t>{2});
+  int64_t d[2] = {0, 0};
+  out[2].copy_to_bytes(d, sizeof(d));
+  EXPECT_EQ(d[0], 2);
+  EXPECT_EQ(d[1], 3);
+
+  graphrt::RetValue f;
+  f.set_float(0.25);
+  structure.clear();
+  out = graphrt_apps::flatten_relax_result(f, &structure);
+  EXPECT_EQ(structure, "float");
+  double v = 0;
+  out.at(0).copy_to_bytes(&v, sizeof(v));
+  EXPECT_EQ(v, 0.25);
 }
 
 }  // namespace
