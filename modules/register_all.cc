@@ -25,6 +25,9 @@
 #ifdef GRAPHRT_WITH_RELAX
 #include "modules/relax/register.h"
 #endif
+#ifdef GRAPHRT_WITH_CONTRIB_SORT
+#include "modules/contrib_sort/register.h"
+#endif
 
 namespace graphrt {
 
@@ -51,6 +54,9 @@ std::unique_ptr<Runtime> compose_default_runtime() {
 #endif
 #ifdef GRAPHRT_WITH_RELAX
   relax::register_backend(*composed);
+#endif
+#ifdef GRAPHRT_WITH_CONTRIB_SORT
+  contrib_sort::register_backend(*composed);
 #endif
   return composed;
 }
