@@ -82,14 +82,23 @@ void make_closure(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   }
 }
 
+// Argument `i` must be something call_value can call.
+void require_callable(const BuiltinArgs& args, int i, const char* what) {
+  const Value& v = args.at(i);
+  if (!std::holds_alternative<Ref<ClosureObj>>(v) && !std::holds_alternative<PackedFunc>(v))
+    throw args.type_error(i, what, "a closure or function");
+}
+
 void invoke_closure(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(vm, closure, args...)");
+  require_callable(args, 1, "closure");
   const std::vector<const Value*> rest = argument_span(args, 2, args.size());
   *ret = vm.call_value(args.at(1), rest.data(), static_cast<int>(rest.size()));
 }
 
 void call_tir_dyn(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(function, args..., shape)");
+  require_callable(args, 0, "function");
   const ShapeObj& unpack = args.as_shape(args.size() - 1, "shape to unpack");
   std::vector<Value> dims(unpack.dims.begin(), unpack.dims.end());
   std::vector<const Value*> all = argument_span(args, 1, args.size() - 1);
