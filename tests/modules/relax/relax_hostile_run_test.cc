@@ -206,6 +206,47 @@ TEST(RelaxHostileRun, BuiltinOutputsComeFromTheLimitedPool) {
   }
 }
 
+// A loop of instructions that each do work in proportion to their data (an
+// 8 MiB shape heap filled) is stopped by the budget as soon as a loop of cheap
+// ones would be, not after as many iterations.
+TEST(RelaxHostileRun, BuiltinWorkCountsAgainstTheBudget) {
+  Builder b;
+  const int64_t main = b.function("main", FunctionKind::kVMFunc);
+  const int64_t heap = b.function("vm.builtin.alloc_shape_heap");
+  b.begin(main, {"x"}, 2);
+  b.call(1, heap, {kVm, imm(int64_t{1} << 20)});  // 0
+  b.goto_(-1);                                    // 1
+  b.ret(1);                                       // 2
+  VirtualMachine vm(b.linked(), StoragePool::create(true));
+  vm.set_instruction_budget(1000000);  // 7 heaps of 2^20 slots, not 500,000
+  const Value x = int64_t{1};
+  const Value* argv[] = {&x};
+  try {
+    vm.call(main, argv, 1);
+    FAIL() << "no error";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(e.kind(), graphrt::ErrorKind::kResourceExhausted);
+    expect_mentions(e, "instruction budget of 1000000 exhausted (by vm.builtin.alloc_shape_heap)");
+  }
+}
+
+// assert_op's message of a tuple sharing its items 2^60 times over stops at a few KiB.
+TEST(RelaxHostileRun, AssertMessageOfASharedTupleIsBounded) {
+  Builder b;
+  const int64_t main = b.function("main", FunctionKind::kVMFunc);
+  const int64_t make_tuple = b.function("vm.builtin.make_tuple");
+  const int64_t assert_op = b.function("relax.run.assert_op");
+  b.begin(main, {"x"}, 2);
+  b.call(1, make_tuple, {reg(0)});
+  for (int i = 0; i < 60; ++i) b.call(1, make_tuple, {reg(1), reg(1)});
+  b.call(kVoidRegister, assert_op, {imm(0), b.constant(std::make_shared<const std::string>("")), reg(1)});
+  b.ret(1);
+  const graphrt::Error e = error_of(b.vm(), {int64_t{7}});
+  expect_mentions(e, "relax.run.assert_op: Assertion Failed: ((((");
+  expect_mentions(e, "...");
+  EXPECT_LT(std::string(e.what()).size(), 5000u);
+}
+
 // Wrong kinds and out-of-range values handed to the builtins: each error is
 // one line that names the builtin (and the argument, where one is at fault).
 struct BadCall {
