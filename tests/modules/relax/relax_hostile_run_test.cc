@@ -207,18 +207,18 @@ TEST(RelaxHostileRun, BuiltinOutputsComeFromTheLimitedPool) {
 }
 
 // A loop of instructions that each do work in proportion to their data (an
-// 8 MiB shape heap filled) is stopped by the budget as soon as a loop of cheap
+// 4 MiB shape heap filled) is stopped by the budget as soon as a loop of cheap
 // ones would be, not after as many iterations.
 TEST(RelaxHostileRun, BuiltinWorkCountsAgainstTheBudget) {
   Builder b;
   const int64_t main = b.function("main", FunctionKind::kVMFunc);
   const int64_t heap = b.function("vm.builtin.alloc_shape_heap");
   b.begin(main, {"x"}, 2);
-  b.call(1, heap, {kVm, imm(int64_t{1} << 20)});  // 0
+  b.call(1, heap, {kVm, imm(int64_t{1} << 19)});  // 0
   b.goto_(-1);                                    // 1
   b.ret(1);                                       // 2
   VirtualMachine vm(b.linked(), StoragePool::create(true));
-  vm.set_instruction_budget(1000000);  // 7 heaps of 2^20 slots, not 500,000
+  vm.set_instruction_budget(1000000);  // 15 heaps of 2^19 slots, not 500,000
   const Value x = int64_t{1};
   const Value* argv[] = {&x};
   try {
