@@ -63,13 +63,14 @@ void tuple_reset_item(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   *ret = std::monostate();
 }
 
-void make_closure(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void make_closure(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(function, bound...)");
   std::vector<Value> bound;
   for (int i = 1; i < args.size(); ++i) bound.push_back(args.at(i));
   check_depth(args, bound);
   const Value& f = args.at(0);
   if (const auto* c = std::get_if<Ref<ClosureObj>>(&f)) {
+    vm.charge((*c)->bound.size(), args.name());
     std::vector<Value> all = (*c)->bound;
     all.insert(all.begin(), bound.begin(), bound.end());
     check_depth(args, all);
@@ -82,15 +83,25 @@ void make_closure(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   }
 }
 
+// Argument `i` must be something call_value can call.
+void require_callable(const BuiltinArgs& args, int i, const char* what) {
+  const Value& v = args.at(i);
+  if (!std::holds_alternative<Ref<ClosureObj>>(v) && !std::holds_alternative<PackedFunc>(v))
+    throw args.type_error(i, what, "a closure or function");
+}
+
 void invoke_closure(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(vm, closure, args...)");
+  require_callable(args, 1, "closure");
   const std::vector<const Value*> rest = argument_span(args, 2, args.size());
   *ret = vm.call_value(args.at(1), rest.data(), static_cast<int>(rest.size()));
 }
 
 void call_tir_dyn(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(function, args..., shape)");
+  require_callable(args, 0, "function");
   const ShapeObj& unpack = args.as_shape(args.size() - 1, "shape to unpack");
+  vm.charge(unpack.dims.size(), args.name());
   std::vector<Value> dims(unpack.dims.begin(), unpack.dims.end());
   std::vector<const Value*> all = argument_span(args, 1, args.size() - 1);
   for (const Value& d : dims) all.push_back(&d);
@@ -137,24 +148,39 @@ void invoke_debug_func(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   *ret = args.at(0);
 }
 
-// A value as assert_op's message shows it.
-std::string render(const Value& v) {
+// assert_op's message stops growing at about this many characters: a tuple
+// may share its items (t = (u, u), u = (v, v), ...), so a walk of every item
+// could be exponential in the code's length.
+constexpr size_t kMaxRendered = 4096;
+
+// Appends a value as assert_op's message shows it.
+void render(const Value& v, std::string& out) {
+  if (out.size() >= kMaxRendered) return;
   switch (v.index()) {
-    case kIntValue: return std::to_string(std::get<int64_t>(v));
-    case kFloatValue: return std::to_string(std::get<double>(v));
-    case kStringValue: return *std::get<StringRef>(v);
+    case kIntValue: out += std::to_string(std::get<int64_t>(v)); break;
+    case kFloatValue: out += std::to_string(std::get<double>(v)); break;
+    case kStringValue: out += *std::get<StringRef>(v); break;
     case kTensorValue: {
       const NDArray& a = std::get<NDArray>(v);
-      return "NDArray" + shape_to_string(a.shape()) + " " + dtype_to_string(a.dtype());
+      out += "NDArray" + shape_to_string(a.shape()) + " " + dtype_to_string(a.dtype());
+      break;
     }
-    case kShapeValue: return "Shape" + shape_to_string(std::get<Ref<ShapeObj>>(v)->dims);
+    case kShapeValue: out += "Shape" + shape_to_string(std::get<Ref<ShapeObj>>(v)->dims); break;
     case kTupleValue: {
-      std::string s = "(";
-      for (const Value& item : std::get<Ref<TupleObj>>(v)->items) s += (s.size() > 1 ? ", " : "") + render(item);
-      return s + ")";
+      out += "(";
+      bool first = true;
+      for (const Value& item : std::get<Ref<TupleObj>>(v)->items) {
+        if (out.size() >= kMaxRendered) break;
+        if (!first) out += ", ";
+        first = false;
+        render(item, out);
+      }
+      out += ")";
+      break;
     }
-    default: return value_kind_name(v);
+    default: out += value_kind_name(v);
   }
+  if (out.size() > kMaxRendered) out.replace(kMaxRendered, std::string::npos, "...");
 }
 
 // relax.run.assert_op(condition, format, args...): fails with the format's
@@ -170,12 +196,15 @@ void assert_op(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   const std::string format = args.as_string(1, "format");
   std::string message;
   if (format.empty()) {
-    for (int i = 2; i < args.size(); ++i) message += (i > 2 ? ", " : "") + render(args.at(i));
+    for (int i = 2; i < args.size(); ++i) {
+      if (i > 2) message += ", ";
+      render(args.at(i), message);
+    }
   } else {
     int next = 2;
     for (size_t i = 0; i < format.size(); ++i) {
       if (format.compare(i, 2, "{}") == 0 && next < args.size()) {
-        message += render(args.at(next++));
+        render(args.at(next++), message);
         ++i;
       } else {
         message += format[i];

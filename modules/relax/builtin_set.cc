@@ -59,6 +59,7 @@ void nonzero(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(tensor)");
   const NDArray x = args.as_tensor(0, "data");
   const Elements e = elements(args, x);
+  vm.charge(static_cast<uint64_t>(e.count), args.name());
   std::vector<int64_t> shape = x.shape();
   if (shape.empty()) shape.push_back(1);
   std::vector<int64_t> hits;
@@ -66,6 +67,7 @@ void nonzero(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
     if (is_nonzero(e, i)) hits.push_back(i);
   const int64_t rows = static_cast<int64_t>(shape.size());
   const int64_t n = static_cast<int64_t>(hits.size());
+  vm.charge(static_cast<uint64_t>(rows * n), args.name());
   NDArray out = vm.pool().allocate_tensor({rows, n}, DLDataType{kDLInt, 64, 1});
   int64_t* o = static_cast<int64_t*>(out->data);
   for (int64_t k = 0; k < n; ++k) {
@@ -122,6 +124,9 @@ void unique(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   if (args.size() > 5 && !std::holds_alternative<std::monostate>(args.at(5)))
     throw args.error("unique along an axis is not supported", ErrorKind::kUnsupported);
   const Elements e = elements(args, x);
+  // A sort: n log n.
+  vm.charge(static_cast<uint64_t>(e.count) * (1 + static_cast<uint64_t>(std::log2(static_cast<double>(e.count) + 1))),
+            args.name());
   std::vector<double> keys(static_cast<size_t>(e.count));
   for (int64_t i = 0; i < e.count; ++i) keys[static_cast<size_t>(i)] = key(e, i);
   std::vector<int64_t> order(static_cast<size_t>(e.count));

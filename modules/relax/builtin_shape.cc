@@ -76,6 +76,7 @@ void alloc_shape_heap(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   if (size < 0 || size > kMaxShapeHeap)
     throw args.error("shape heap size " + std::to_string(size) + " outside 0.." + std::to_string(kMaxShapeHeap),
                      ErrorKind::kResourceExhausted);
+  vm.charge(static_cast<uint64_t>(size), args.name());
   NDArray heap = vm.pool().allocate_tensor({size}, DLDataType{kDLInt, 64, 1});
   if (size) std::fill_n(static_cast<int64_t*>(heap->data), size, 0);
   *ret = std::move(heap);

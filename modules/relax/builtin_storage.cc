@@ -16,6 +16,7 @@ namespace {
 void alloc_storage(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(4, "(vm, shape, device_index, dtype_hint, [scope])");
   const ShapeObj& shape = args.as_shape(1, "buffer shape");
+  vm.charge(shape.dims.size(), args.name());
   const int64_t device = args.as_int(2, "device_index");
   if (device != 0 && device != -1)
     throw args.error("device index " + std::to_string(device) + ": this VM has only the CPU", ErrorKind::kUnsupported);
@@ -38,12 +39,13 @@ void alloc_storage(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   }
 }
 
-void alloc_tensor(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void alloc_tensor(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(4, "(storage, offset, shape, dtype, [scope])");
   auto* storage = std::get_if<Ref<StorageObj>>(&args.at(0));
   if (!storage) throw args.type_error(0, "storage", "a storage");
   const int64_t offset = args.as_int(1, "offset");
   const ShapeObj& shape = args.as_shape(2, "shape");
+  vm.charge(2 * shape.dims.size(), args.name());  // the view's shape, and the kept views' compared
   const DLDataType dtype = args.as_dtype(3, "dtype");
   try {
     check_tensor_dtype(dtype);
@@ -58,10 +60,11 @@ void alloc_tensor(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   }
 }
 
-void reshape(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void reshape(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(tensor, shape)");
   const NDArray data = args.as_tensor(0, "data");
   const ShapeObj& shape = args.as_shape(1, "shape");
+  vm.charge(shape.dims.size() + data.shape().size(), args.name());
   const int64_t want = shape_numel(shape.dims.data(), static_cast<int>(shape.dims.size()));
   const int64_t have = shape_numel(data.shape().data(), static_cast<int>(data.shape().size()));
   if (want != have)
@@ -80,7 +83,10 @@ void to_device(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   const DLDevice dev{static_cast<DLDeviceType>(args.as_int(1, "device_type")), static_cast<int32_t>(args.as_int(2, "device_id"))};
   if (data.device() == dev) {
     *ret = data;
-  } else if (dev.device_type == kDLCPU) {
+    return;
+  }
+  vm.charge(data.nbytes() / 8, args.name());
+  if (dev.device_type == kDLCPU) {
     // A host copy is VM memory like any other: from the pool, under its limit.
     NDArray out = vm.pool().allocate_tensor(data.shape(), data.dtype());
     out.copy_from(data.handle());
@@ -97,24 +103,28 @@ void ensure_zero_offset(VirtualMachine& vm, const BuiltinArgs& args, Value* ret)
     *ret = data;
     return;
   }
+  vm.charge(data.nbytes() / 8, args.name());
   NDArray out = data.device().device_type == kDLCPU ? vm.pool().allocate_tensor(data.shape(), data.dtype())
                                                     : NDArray::empty(data.shape(), data.dtype(), data.device());
   out.copy_from(data.handle());
   *ret = std::move(out);
 }
 
-void shape_of(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void shape_of(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(tensor)");
-  *ret = make_shape(args.as_tensor(0, "data").shape());
+  const NDArray data = args.as_tensor(0, "data");
+  vm.charge(data.shape().size(), args.name());
+  *ret = make_shape(data.shape());
 }
 
-void tensor_to_shape(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void tensor_to_shape(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(tensor)");
   const NDArray data = args.as_tensor(0, "data");
   const DLDataType t = data.dtype();
   if (data.shape().size() != 1 || t.code != kDLInt || (t.bits != 16 && t.bits != 32 && t.bits != 64) || t.lanes != 1)
     throw args.error("expects a 1-d int16/int32/int64 tensor, got " + dtype_to_string(t) + shape_to_string(data.shape()));
   if (data.device().device_type != kDLCPU) throw args.error("expects a host tensor", ErrorKind::kUnsupported);
+  vm.charge(static_cast<uint64_t>(data.shape()[0]), args.name());
   std::vector<int64_t> dims(static_cast<size_t>(data.shape()[0]));
   const char* p = static_cast<const char*>(data->data) + data->byte_offset;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -125,9 +135,10 @@ void tensor_to_shape(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   *ret = make_shape(std::move(dims));
 }
 
-void shape_to_tensor(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void shape_to_tensor(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(shape)");
   const ShapeObj& shape = args.as_shape(0, "shape");
+  vm.charge(shape.dims.size(), args.name());
   NDArray out = NDArray::empty({static_cast<int64_t>(shape.dims.size())}, DLDataType{kDLInt, 64, 1}, DLDevice{kDLCPU, 0});
   if (!shape.dims.empty()) std::memcpy(out->data, shape.dims.data(), shape.dims.size() * 8);
   *ret = std::move(out);

@@ -26,6 +26,11 @@ namespace {
 constexpr size_t kKeptFrameRegisters = 16384;
 }  // namespace
 
+void VirtualMachine::budget_exhausted(const char* what) const {
+  throw Error(ErrorKind::kResourceExhausted, "Relax VM instruction budget of " + std::to_string(budget_) + " exhausted" +
+                                                 (*what ? std::string(" (by ") + what + ")" : std::string()));
+}
+
 VirtualMachine::Frame& VirtualMachine::push_frame(size_t registers) {
   if (depth_ >= kMaxCallDepth)
     throw Error(ErrorKind::kResourceExhausted, "Relax VM call depth exceeds " + std::to_string(kMaxCallDepth));
@@ -33,11 +38,7 @@ VirtualMachine::Frame& VirtualMachine::push_frame(size_t registers) {
     throw Error(ErrorKind::kResourceExhausted, "Relax VM calls would hold more than " + std::to_string(kMaxLiveRegisters) +
                                                    " registers at once (" + std::to_string(registers) + " more at depth " +
                                                    std::to_string(depth_) + ")");
-  const uint64_t cost = registers / kRegistersPerInstruction;
-  if (cost >= remaining_)
-    throw Error(ErrorKind::kResourceExhausted, "Relax VM instruction budget of " + std::to_string(budget_) +
-                                                   " exhausted (a register file of " + std::to_string(registers) + ")");
-  remaining_ -= cost;
+  charge(registers, "a register file");
   if (static_cast<size_t>(depth_) == frames_.size()) frames_.push_back(std::make_unique<Frame>());
   Frame& frame = *frames_[static_cast<size_t>(depth_++)];
   if (frame.registers.size() < registers) frame.registers.resize(registers);
@@ -158,12 +159,11 @@ Value VirtualMachine::run_loop(const FunctionInfo& f, Frame& frame) {
   int64_t pc = f.start_instr;
   try {
     for (;;) {
-      if (--remaining_ == 0)
-        throw Error(ErrorKind::kResourceExhausted, "Relax VM instruction budget of " + std::to_string(budget_) +
-                                                       " exhausted");
+      if (--remaining_ == 0) budget_exhausted("");
       const Instr& in = code[pc];
       switch (in.op) {
         case Opcode::kCall: {
+          charge(in.num_args, "a call's arguments");
           if (frame.argv.size() < in.num_args) frame.argv.resize(in.num_args);
           const Value** argv = frame.argv.data();
           const Operand* ops = operands + in.arg_begin;

@@ -19,17 +19,19 @@ namespace relax {
 
 // Instructions one call may execute before it stops (0 = unlimited). Relax
 // code has no loops, so a real model executes a few thousand; a hostile
-// executable recursing through closures is stopped within a second or so.
+// executable looping or recursing through closures is stopped within a
+// second or so. Work that grows with the data counts too, one instruction
+// per kWorkPerInstruction units (arguments, registers, dimensions or elements
+// a builtin walks, 8-byte words it fills or copies), so that a loop of
+// costly instructions is stopped as soon.
 constexpr uint64_t kDefaultInstructionBudget = 100000000;
+constexpr uint64_t kWorkPerInstruction = 8;
 // Nested VM function calls deeper than this are refused, and so are calls
 // that builtins make (invoke_closure, call_tir_dyn) nested deeper.
 constexpr int kMaxCallDepth = 512;
 // The registers of all the frames of one call stack together: a frame beyond
 // it is refused (a register file may have 2^20 registers, the depth 512).
 constexpr int64_t kMaxLiveRegisters = int64_t{1} << 22;
-// A call's register file counts against the instruction budget as one
-// instruction per this many registers (clearing it is work too).
-constexpr int64_t kRegistersPerInstruction = 8;
 
 class VirtualMachine {
  public:
@@ -73,6 +75,13 @@ class VirtualMachine {
   void set_instrument(PackedFunc f);
   const PackedFunc& instrument() const { return instrument_; }
   void set_instruction_budget(uint64_t budget) { budget_ = budget; }
+  // Counts `units` of work (see kWorkPerInstruction) against the running
+  // call's budget; throws kResourceExhausted, naming `what`, when it is spent.
+  void charge(uint64_t units, const char* what) {
+    const uint64_t cost = units / kWorkPerInstruction;
+    if (cost >= remaining_) budget_exhausted(what);
+    remaining_ -= cost;
+  }
   uint64_t instruction_budget() const { return budget_; }
 
  private:
@@ -84,6 +93,7 @@ class VirtualMachine {
   // A Call while profiling or instrumented (instrument.cc).
   void observed_dispatch(int32_t function, const Value* const* args, int num_args, Value* ret);
   Value callee_value(int32_t function) const;
+  [[noreturn]] void budget_exhausted(const char* what) const;
   Frame& push_frame(size_t registers);
   void pop_frame();
 
