@@ -202,6 +202,43 @@ void sort_indices(const AxisSort& s, const DLTensor* indices) {
   write_sorted(s, l, l.extent, l.extent, nullptr, indices);
 }
 
+void sort_indices_of_prefix(const AxisSort& s, const DLTensor* counts, const DLTensor* indices) {
+  const Lines l = lines_of(s);
+  require_output_shape(indices, s.input, l, l.extent, "indices");
+  require_host_tensor(counts, "sort_num");
+  const DLDataType f32{kDLFloat, 32, 1};
+  const DLDataType i32{kDLInt, 32, 1};
+  if (!same_dtype(s.input->dtype, f32))
+    throw Error(ErrorKind::kUnsupported, "the input is " + dtype_to_string(s.input->dtype) + "; only float32 is supported");
+  if (!same_dtype(counts->dtype, i32) || !same_dtype(indices->dtype, i32))
+    throw Error(ErrorKind::kTypeMismatch, "sort_num and the indices must be int32");
+  int64_t lines = 1;
+  for (int i = 0; i < counts->ndim; ++i) lines *= counts->shape[i];
+  if (lines != l.outer * l.inner)
+    throw Error("sort_num has shape " + dims_text(counts) + ": " + std::to_string(l.outer * l.inner) + " counts needed");
+  if (l.outer * l.extent * l.inner == 0) return;
+  require_data(s.input, "input");
+  require_data(counts, "sort_num");
+  require_data(indices, "indices");
+  const float* data = elements<float>(s.input);
+  const int32_t* count = elements<int32_t>(counts);
+  int32_t* out = writable<int32_t>(indices);
+  std::vector<int64_t> order;
+  for (int64_t o = 0; o < l.outer; ++o) {
+    for (int64_t i = 0; i < l.inner; ++i) {
+      const int64_t n = count[o * l.inner + i];
+      if (n < 0 || n > l.extent)
+        throw Error(ErrorKind::kOutOfRange, "sort_num " + std::to_string(n) + " outside 0.." + std::to_string(l.extent));
+      const int64_t base = o * l.extent * l.inner + i;
+      Lines prefix = l;
+      prefix.extent = n;
+      order_line(data, base, prefix, s.ascending, [](float v) { return v; }, &order);
+      for (int64_t k = 0; k < l.extent; ++k)
+        out[base + k * l.inner] = static_cast<int32_t>(k < n ? order[static_cast<size_t>(k)] : k);
+    }
+  }
+}
+
 void top_k(const AxisSort& s, int64_t k, const DLTensor* values, const DLTensor* indices) {
   const Lines l = lines_of(s);
   if (k < 1) k = l.extent;

@@ -21,6 +21,10 @@ struct AxisSort {
 void sort_values(const AxisSort& s, const DLTensor* values);
 // indices: the input's shape; int32, int64, float32 or float64.
 void sort_indices(const AxisSort& s, const DLTensor* indices);
+// Object detection's argsort: in each line only the first counts[line]
+// elements are sorted (counts: int32, the input's shape without the axis);
+// the positions past them hold their own index. float32 input, int32 indices.
+void sort_indices_of_prefix(const AxisSort& s, const DLTensor* counts, const DLTensor* indices);
 // The first k (k < 1: all) along the axis; either output may be null. Each
 // output has the input's shape with the axis k long.
 void top_k(const AxisSort& s, int64_t k, const DLTensor* values, const DLTensor* indices);

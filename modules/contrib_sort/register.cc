@@ -59,6 +59,11 @@ void register_backend(Runtime& runtime) {
   set(runtime, "tvm.contrib.sort.argsort", [](const TVMArgs& args, RetValue*) {
     sort_function(args, true, "tvm.contrib.sort.argsort(input, output, axis, is_ascend)");
   });
+  set(runtime, "tvm.contrib.sort.argsort_nms", [](const TVMArgs& args, RetValue*) {
+    require_args(args, 5, "tvm.contrib.sort.argsort_nms(input, sort_num, output, axis, is_ascend)");
+    AxisSort s{args.as_tensor(0), static_cast<int>(args.as_int(3)), args.as_int(4) != 0};
+    sort_indices_of_prefix(s, args.as_tensor(1), args.as_tensor(2));
+  });
   set(runtime, "tvm.contrib.sort.topk", [](const TVMArgs& args, RetValue*) { topk_function(args); });
 }
 

@@ -63,3 +63,19 @@ def test_errors_name_the_function_and_the_tensor(lib_ok):
         graphrt.get_global_func("tvm.contrib.sort.topk")(x, graphrt.nd.empty((2, 2), "float32"), 3, 1, "values", 0)
     with pytest.raises(graphrt.GraphrtError, match="tvm.contrib.sort.sort: .*arguments given"):
         graphrt.get_global_func("tvm.contrib.sort.sort")(x)
+
+
+@pytest.mark.parametrize("ascending", [True, False])
+def test_argsort_nms_sorts_each_lines_valid_prefix(lib_ok, ascending):
+    rng = np.random.default_rng(3)
+    x = _data(rng, "float32", (3, 6))
+    counts = np.array([6, 0, 4], "int32")
+    out = graphrt.nd.empty((3, 6), "int32")
+    graphrt.get_global_func("tvm.contrib.sort.argsort_nms")(graphrt.nd.array(x), graphrt.nd.array(counts), out, 1,
+                                                           ascending)
+    for row, n in enumerate(counts):
+        want = list(_stable_order(x[row, :n], 0, ascending)) + list(range(n, 6))
+        assert out.numpy()[row].tolist() == want
+    with pytest.raises(graphrt.GraphrtError, match="sort_num 7 outside 0..6"):
+        graphrt.get_global_func("tvm.contrib.sort.argsort_nms")(
+            graphrt.nd.array(x), graphrt.nd.array(np.array([7, 0, 0], "int32")), out, 1, ascending)
