@@ -28,6 +28,20 @@ graphrt::Error error_of(graphrt::Module vm, std::vector<Value> args) {
   return graphrt::Error("no error");
 }
 
+// Calls function `fn` of an interpreter made with its own pool or budget with
+// one int argument and returns its error; fails the test when there is none.
+graphrt::Error error_of(VirtualMachine& vm, int64_t fn) {
+  const Value x = int64_t{1};
+  const Value* argv[] = {&x};
+  try {
+    vm.call(fn, argv, 1);
+  } catch (const graphrt::Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error";
+  return graphrt::Error("no error");
+}
+
 void expect_mentions(const graphrt::Error& e, const std::string& text) {
   EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
 }
@@ -108,15 +122,9 @@ TEST(RelaxHostileRun, RegisterFilesCountAgainstTheBudget) {
   b.ret(0);
   VirtualMachine vm(b.linked(), StoragePool::create(true));
   vm.set_instruction_budget(300000);
-  const Value x = int64_t{1};
-  const Value* argv[] = {&x};
-  try {
-    vm.call(main, argv, 1);
-    FAIL() << "no error";
-  } catch (const graphrt::Error& e) {
-    EXPECT_EQ(e.kind(), graphrt::ErrorKind::kResourceExhausted);
-    expect_mentions(e, "instruction budget");
-  }
+  const graphrt::Error e = error_of(vm, main);
+  EXPECT_EQ(e.kind(), graphrt::ErrorKind::kResourceExhausted);
+  expect_mentions(e, "instruction budget");
 }
 
 TEST(RelaxHostileRun, AllocTensorRefusesADtypeWithoutLanes) {
@@ -195,15 +203,9 @@ TEST(RelaxHostileRun, BuiltinOutputsComeFromTheLimitedPool) {
   b.call(1, heap, {kVm, imm(int64_t{1} << 20)});  // 8 MiB
   b.ret(1);
   VirtualMachine vm(b.linked(), StoragePool::create(true, int64_t{4} << 20));
-  const Value x = int64_t{1};
-  const Value* argv[] = {&x};
-  try {
-    vm.call(main, argv, 1);
-    FAIL() << "no error";
-  } catch (const graphrt::Error& e) {
-    EXPECT_EQ(e.kind(), graphrt::ErrorKind::kResourceExhausted);
-    expect_mentions(e, "vm.builtin.alloc_shape_heap");
-  }
+  const graphrt::Error e = error_of(vm, main);
+  EXPECT_EQ(e.kind(), graphrt::ErrorKind::kResourceExhausted);
+  expect_mentions(e, "vm.builtin.alloc_shape_heap");
 }
 
 // A loop of instructions that each do work in proportion to their data (an
@@ -219,15 +221,9 @@ TEST(RelaxHostileRun, BuiltinWorkCountsAgainstTheBudget) {
   b.ret(1);                                       // 2
   VirtualMachine vm(b.linked(), StoragePool::create(true));
   vm.set_instruction_budget(1000000);  // 15 heaps of 2^19 slots, not 500,000
-  const Value x = int64_t{1};
-  const Value* argv[] = {&x};
-  try {
-    vm.call(main, argv, 1);
-    FAIL() << "no error";
-  } catch (const graphrt::Error& e) {
-    EXPECT_EQ(e.kind(), graphrt::ErrorKind::kResourceExhausted);
-    expect_mentions(e, "instruction budget of 1000000 exhausted (by vm.builtin.alloc_shape_heap)");
-  }
+  const graphrt::Error e = error_of(vm, main);
+  EXPECT_EQ(e.kind(), graphrt::ErrorKind::kResourceExhausted);
+  expect_mentions(e, "instruction budget of 1000000 exhausted (by vm.builtin.alloc_shape_heap)");
 }
 
 // assert_op's message of a tuple sharing its items 2^60 times over stops at a few KiB.
