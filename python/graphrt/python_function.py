@@ -8,7 +8,9 @@ Relax VM calls around each call it makes.
 
 Arguments arrive as Python values (NDArray, int, float, str, Module, Function, Array ...); the
 return value goes back through the same conversion as a call's arguments. An exception raised
-inside the function fails the packed call with its type and message.
+inside the function fails the packed call with its type and message; where that call came from
+Python on the same thread, the caller gets the exception itself back (as TVM re-raises it), with
+graphrt's message as a note.
 """
 import ctypes
 import threading
@@ -27,6 +29,8 @@ _Finalizer = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _LIVE = {}
 _LIVE_LOCK = threading.Lock()
 _NEXT_TOKEN = [1]
+# The last exception a Python function raised on this thread, with the message graphrt got.
+_RAISED = threading.local()
 # Codes whose handle the callee borrows: TVMCbArgToReturn gives Python its own reference.
 _REFERENCE_CODES = (_lib.kObjectHandle, _lib.kModuleHandle, _lib.kFuncHandle, _lib.kNDArrayHandle)
 
@@ -63,8 +67,26 @@ def _call(values, codes, n, ret, token):
             _set_return(result, ret)
         return 0
     except BaseException as e:  # noqa: B902: every failure becomes the packed call's error
-        _lib.lib().TVMAPISetLastError(("%s: %s" % (type(e).__name__, e)).encode("utf-8", "replace"))
+        text = "%s: %s" % (type(e).__name__, e)
+        _RAISED.pending = (e, text)
+        _lib.lib().TVMAPISetLastError(text.encode("utf-8", "replace"))
         return -1
+
+
+def _take_raised(message):
+    """The exception behind a failed call's `message`, when a Python function raised it on this
+    thread; the graphrt message becomes a note on it. Forgotten once asked for."""
+    pending = getattr(_RAISED, "pending", None)
+    _RAISED.pending = None
+    if pending is None or pending[1] not in message:
+        return None
+    e = pending[0]
+    if message != pending[1] and hasattr(e, "add_note"):
+        e.add_note("graphrt: " + message)
+    return e
+
+
+_lib.raised_in_python = _take_raised
 
 
 @_Finalizer
