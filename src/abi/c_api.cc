@@ -20,6 +20,17 @@ DLTensor* as_array(TVMArrayHandle h) {
   if (!h) throw Error(ErrorKind::kTypeMismatch, "null array handle");
   return h;
 }
+// A shape handed to the C API as (pointer, ndim); `function` names the call in the error.
+void check_shape(const int64_t* shape, int ndim, const char* function) {
+  if (ndim < 0 || (ndim > 0 && !shape)) throw Error(std::string(function) + ": bad shape");
+}
+std::vector<int64_t> shape_of(const int64_t* shape, int ndim, const char* function) {
+  check_shape(shape, ndim, function);
+  return std::vector<int64_t>(shape, shape + ndim);
+}
+DLDataType dtype_of(int code, int bits, int lanes) {
+  return DLDataType{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), static_cast<uint16_t>(lanes)};
+}
 }  // namespace
 
 extern "C" GRAPHRT_API int TVMModLoadFromFile(const char* file, const char* format, TVMModuleHandle* out) {
@@ -196,12 +207,9 @@ extern "C" GRAPHRT_API int TVMObjectRetain(TVMObjectHandle obj) {
 extern "C" GRAPHRT_API int TVMArrayAlloc(const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
                                    int dtype_lanes, int device_type, int device_id, TVMArrayHandle* out) {
   return c_api_guard([&] {
-    if (ndim < 0 || (ndim > 0 && !shape)) throw Error("TVMArrayAlloc: bad shape");
-    std::vector<int64_t> dims(shape, shape + ndim);
-    DLDataType dtype{static_cast<uint8_t>(dtype_code), static_cast<uint8_t>(dtype_bits),
-                     static_cast<uint16_t>(dtype_lanes)};
     DLDevice dev{static_cast<DLDeviceType>(device_type), device_id};
-    *out = NDArray::empty(dims, dtype, dev).release();
+    *out = NDArray::empty(shape_of(shape, ndim, "TVMArrayAlloc"), dtype_of(dtype_code, dtype_bits, dtype_lanes), dev)
+               .release();
   });
 }
 
@@ -238,11 +246,10 @@ extern "C" GRAPHRT_API void TVMDLManagedTensorCallDeleter(DLManagedTensor* dlten
 extern "C" GRAPHRT_API int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code,
                                            int dtype_bits, int dtype_lanes, uint64_t byte_offset, TVMArrayHandle* out) {
   return graphrt_api_guard([&] {
-    if (ndim < 0 || (ndim > 0 && !shape)) throw Error("graphrt_array_view: bad shape");
-    std::vector<int64_t> dims(shape, shape + ndim);
-    DLDataType dtype{static_cast<uint8_t>(dtype_code), static_cast<uint8_t>(dtype_bits),
-                     static_cast<uint16_t>(dtype_lanes)};
-    *out = NDArray::borrow_handle(as_array(handle)).view(dims, dtype, byte_offset).release();
+    *out = NDArray::borrow_handle(as_array(handle))
+               .view(shape_of(shape, ndim, "graphrt_array_view"), dtype_of(dtype_code, dtype_bits, dtype_lanes),
+                     byte_offset)
+               .release();
   });
 }
 
@@ -430,7 +437,7 @@ extern "C" GRAPHRT_API int TVMDeviceAllocDataSpaceWithScope(DLDevice dev, int nd
       throw Error(ErrorKind::kUnsupported,
                   std::string("memory scope '") + mem_scope + "' is not supported (graphrt allocates \"global\" only)")
           .with("device", device_to_string(dev));
-    if (ndim < 0 || (ndim > 0 && !shape)) throw Error("TVMDeviceAllocDataSpaceWithScope: bad shape");
+    check_shape(shape, ndim, "TVMDeviceAllocDataSpaceWithScope");
     *out_data = device_api(dev)->alloc(dev, dtype_bytes(dtype, shape_numel(shape, ndim)), 64);  // NDArray::empty's alignment (DLPack's recommendation)
   });
 }
