@@ -43,6 +43,14 @@ LibraryRange load_segment(const dl_phdr_info* info, int i) {
   return r;
 }
 
+// The object's PT_LOAD segments into *out; 1, which ends dl_iterate_phdr's walk
+// (the object sought is found).
+int take_load_segments(dl_phdr_info* info, std::vector<LibraryRange>* out) {
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_LOAD) out->push_back(load_segment(info, i));
+  return 1;
+}
+
 // Collects every PT_LOAD segment of the loaded object one of whose segments
 // holds `address`. Objects are recognised by their program headers alone: the
 // dynamic linker's own records (link_map, dlpi_name) may be being written by a
@@ -62,10 +70,7 @@ int collect_segments(dl_phdr_info* info, size_t, void* data) {
     holds_address = info->dlpi_phdr[i].p_type == PT_LOAD && query->address >= s.start &&
                     query->address - s.start < s.bytes;
   }
-  if (!holds_address) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i)
-    if (info->dlpi_phdr[i].p_type == PT_LOAD) query->out->push_back(load_segment(info, i));
-  return 1;
+  return holds_address ? take_load_segments(info, query->out) : 0;
 }
 
 // Finds the object whose dynamic section lies at `dynamic` (the link map's
@@ -81,10 +86,7 @@ int collect_image_segments(dl_phdr_info* info, size_t, void* data) {
   for (int i = 0; i < info->dlpi_phnum && !is_image; ++i)
     is_image = info->dlpi_phdr[i].p_type == PT_DYNAMIC &&
                info->dlpi_addr + info->dlpi_phdr[i].p_vaddr == query->dynamic;
-  if (!is_image) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i)
-    if (info->dlpi_phdr[i].p_type == PT_LOAD) query->out->push_back(load_segment(info, i));
-  return 1;
+  return is_image ? take_load_segments(info, query->out) : 0;
 }
 
 // The dynamic symbol entry of `name` in an image the dynamic linker mapped,
