@@ -124,7 +124,7 @@ void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMAr
     try {
       packed_to_ffi(args, i, &ffi_args[i]);
     } catch (Error& e) {
-      throw e.with("function", name);
+      throw e.with("symbol", name);
     }
   }
   TVMFFIAny result;
@@ -132,14 +132,15 @@ void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMAr
   result.zero_padding = 0;
   result.v_int64 = 0;
   const uint64_t generation = last_error_generation();
+  // The kernel's symbol, as for a kernel of the packed convention: callers name their own function.
   if (fn(nullptr, ffi_args, args.size(), &result) != 0) {
-    if (last_error_generation() == generation) throw kernel_failure(name, generation);
-    throw last_error_as_exception().with("function", name);
+    if (last_error_generation() == generation) throw kernel_failure(name, generation).with("symbol", name);
+    throw last_error_as_exception().with("symbol", name);
   }
   try {
     ffi_result_to_ret(&result, ret);
   } catch (Error& e) {
-    throw e.with("function", name);
+    throw e.with("symbol", name);
   }
 }
 
