@@ -71,7 +71,8 @@ void register_backend(Runtime& runtime) {
   register_kv_cache_functions(runtime);
   for (const char* tkey : {"relax.Executable", "relax.VMExecutable"}) {
     const std::string key = tkey;
-    runtime.register_binary_loader(key, [key](BlobReader& reader) { return load_executable_module(reader, key); });
+    runtime.register_binary_loader(key, [key](BlobReader& reader) { return load_executable_module(reader, key, false); });
+    runtime.register_bytes_loader(key, [key](BlobReader& bytes) { return load_executable_module(bytes, key, true); });
   }
 }
 
