@@ -13,6 +13,8 @@ from ..params import save_param_dict, load_param_dict, save_param_dict_to_file, 
 from .. import ndarray, module, params, relax_vm
 
 PackedFunc = Function
+# TVM v0.22+ names a host array `tvm.runtime.tensor(np_array, dev)` (no tvm.nd).
+tensor = ndarray.array
 
 
 def system_lib(symbol_prefix=""):
@@ -28,4 +30,4 @@ del _name, _mod
 __all__ = ["TVMError", "Device", "device", "cpu", "cuda", "gpu", "opencl", "cl", "vulkan", "metal", "mtl", "vpi",
            "rocm", "ext_dev", "Module", "PackedFunc", "Object", "Array", "BenchmarkResult", "NDArray", "ShapeTuple", "Executable", "load_module",
            "enabled", "num_threads", "system_lib", "save_param_dict", "load_param_dict", "save_param_dict_to_file",
-           "load_param_dict_from_file", "ndarray", "module", "params", "relax_vm"]
+           "load_param_dict_from_file", "ndarray", "module", "params", "relax_vm", "tensor"]
