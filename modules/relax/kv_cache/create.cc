@@ -1,5 +1,7 @@
 #include "modules/relax/kv_cache/create.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -9,9 +11,21 @@ namespace kv {
 
 namespace {
 
-// Pages of one layer may hold at most this many bytes (a hostile config must
-// not reach the allocator with an absurd size).
-constexpr int64_t kMaxLayerBytes = int64_t{1} << 40;
+// The cache's pages over all layers, and its scratch, may hold at most this
+// many bytes, and its page table this many pages (a hostile config must not
+// reach the allocator with an absurd size; MLC's caches hold thousands of pages).
+constexpr int64_t kMaxCacheBytes = int64_t{1} << 40;
+constexpr int64_t kMaxPages = int64_t{1} << 24;
+
+// The product of `factors` (each in 1..2^31) when it is at most kMaxCacheBytes, else -1.
+int64_t bounded_product(std::initializer_list<int64_t> factors) {
+  int64_t total = 1;
+  for (int64_t f : factors) {
+    if (total > kMaxCacheBytes / f) return -1;
+    total *= f;
+  }
+  return total;
+}
 
 Error arg_error(const BuiltinArgs& args, int i, const std::string& what, const std::string& message,
                 ErrorKind kind = ErrorKind::kInvalidArgument) {
@@ -127,14 +141,15 @@ void read_rope(const BuiltinArgs& args, CacheConfig* c) {
 }
 
 void check_size(const BuiltinArgs& args, const CacheConfig& c) {
-  const int64_t bytes = (c.dtype.bits * c.dtype.lanes + 7) / 8;
-  // Each factor is at most 2^31; stop before the product can overflow.
-  int64_t total = bytes;
-  for (int64_t f : {c.num_pages, int64_t{2}, c.num_kv_heads, c.page_size, c.qk_head_dim}) {
-    if (total > kMaxLayerBytes / f)
-      throw args.error("the cache's pages would take more than 2^40 bytes per layer", ErrorKind::kResourceExhausted);
-    total *= f;
-  }
+  if (c.num_pages > kMaxPages)
+    throw arg_error(args, 0, "cache config", "asks for " + std::to_string(c.num_pages) + " pages; graphrt's cache holds " +
+                                                 std::to_string(kMaxPages) + " at most",
+                    ErrorKind::kResourceExhausted);
+  const int64_t bytes = std::max(4, (c.dtype.bits * c.dtype.lanes + 7) / 8);
+  const int64_t pages = bounded_product({bytes, c.num_layers, c.num_pages, 2, c.num_kv_heads, c.page_size, c.qk_head_dim});
+  const int64_t scratch = bounded_product({bytes, c.prefill_chunk_size, c.num_qo_heads + 2 * c.num_kv_heads, c.qk_head_dim, 3});
+  if (pages < 0 || scratch < 0)
+    throw args.error("the cache's pages and scratch would take more than 2^40 bytes", ErrorKind::kResourceExhausted);
 }
 
 CacheKernels read_kernels(const BuiltinArgs& args) {

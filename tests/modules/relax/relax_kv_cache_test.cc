@@ -448,6 +448,15 @@ TEST(KvCacheCreate, WhatTheCacheDoesNotDoIsRefusedNamingTheArgument) {
   std::vector<Value> flash = create_args(k, CacheShape());
   flash[16] = make_tuple({std::make_shared<const std::string>("flashinfer"), k.prefill_paged, k.prefill_paged});
   expect_error(error_of(create, flash), create, "f_attention_prefill (argument 16)", ErrorKind::kUnsupported);
+  CacheShape huge;
+  huge.capacity = int64_t{1} << 31;
+  huge.page = 1;
+  expect_error(error_of(create, create_args(k, huge)), create, "cache config (argument 0)",
+               ErrorKind::kResourceExhausted);
+  CacheShape wide;
+  wide.dim = int64_t{1} << 20;
+  wide.capacity = int64_t{1} << 20;
+  expect_error(error_of(create, create_args(k, wide)), create, "2^40 bytes", ErrorKind::kResourceExhausted);
   std::vector<Value> heads = create_args(k, CacheShape());
   heads[3] = int64_t{3};
   expect_error(error_of(create, heads), create, "num_kv_heads (argument 3)", ErrorKind::kInvalidArgument);
