@@ -10,6 +10,7 @@
 #include "modules/relax/executable_module.h"
 #include "modules/relax/kv_cache/builtins.h"
 #include "modules/relax/packed_convention.h"
+#include "modules/relax/tensor_cache/functions.h"
 
 namespace graphrt {
 namespace relax {
@@ -69,6 +70,7 @@ void register_container_functions(Runtime& runtime) {
 void register_backend(Runtime& runtime) {
   register_container_functions(runtime);
   register_kv_cache_functions(runtime);
+  register_tensor_cache_functions(runtime);
   for (const char* tkey : {"relax.Executable", "relax.VMExecutable"}) {
     const std::string key = tkey;
     runtime.register_binary_loader(key, [key](BlobReader& reader) { return load_executable_module(reader, key, false); });
