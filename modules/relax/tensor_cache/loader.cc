@@ -47,7 +47,10 @@ NDArray make_tensor(const TensorRecord& t, const std::shared_ptr<const ShardFile
   const uint8_t* src = shard->data ? shard->data + t.byte_offset : nullptr;
   const bool view = device.device_type == kDLCPU && !t.decodes_bf16() && t.nbytes > 0 &&
                     reinterpret_cast<uintptr_t>(src) % kViewAlignment == 0;
-  if (view) return NDArray::wrap(const_cast<uint8_t*>(src), t.shape, t.dtype, device, shard->storage);
+  // The view holds the ShardFile itself (aliasing its Storage), so that later loads find the mapping.
+  if (view)
+    return NDArray::wrap(const_cast<uint8_t*>(src), t.shape, t.dtype, device,
+                         std::shared_ptr<Storage>(shard, shard->storage.get()));
   return filled_copy(t, src, device);
 }
 

@@ -220,7 +220,10 @@ ShardRecord read_shard(JsonCursor& c, size_t* total_tensors) {
   ShardRecord s;
   unsigned seen = 0;
   ShardReader reader{c, total_tensors};
-  c.object([&](const std::string& key) { read_field(key, [&] { reader.member(key, &s, &seen); }); });
+  c.object([&](const std::string& key) {
+    if (key == "records") return reader.member(key, &s, &seen);  // its errors name the tensor record
+    read_field(key, [&] { reader.member(key, &s, &seen); });
+  });
   require(seen, kPath, "dataPath");
   require(seen, kShardFormat, "format");
   require(seen, kShardBytes, "nbytes");
@@ -274,7 +277,7 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
       if (key != "records") return c.skip_value();
       if (has_records) throw field_error(key, "appears twice");
       has_records = true;
-      read_field(key, [&] { read_shards(c, &m); });
+      read_shards(c, &m);
     });
     c.expect_end();
     if (!has_records) throw field_error("records", "is missing");
