@@ -22,7 +22,7 @@
 
 namespace graphrt {
 
-struct GraphExecutor::Impl : CapturableRun {
+struct GraphExecutor::Impl {
   Module owner;  // GraphExecutorOptions::owner
   GraphDef graph;
   Module lib;
@@ -77,11 +77,9 @@ struct GraphExecutor::Impl : CapturableRun {
     for (size_t i = 0, n = direct_calls.size(); i < n; ++i) run_op(i, generation);
   }
 
-  void run_all() override { run_ops(); }
-
   // A run being captured: each op's work is marked with its index, which
   // follow_move_in_device_graph names to the device.
-  void run_all_marking_steps(DeviceAPI* api, DLDevice device) override {
+  void run_ops_marking_steps(DeviceAPI* api, DLDevice device) {
     const uint64_t generation = last_error_generation();
     for (size_t i = 0, n = direct_calls.size(); i < n; ++i) {
       api->capture_step(device, static_cast<uint32_t>(i));
@@ -89,7 +87,7 @@ struct GraphExecutor::Impl : CapturableRun {
     }
   }
 
-  std::string capture_blocker(DLDevice* device) const override {
+  std::string capture_blocker(DLDevice* device) const {
     int non_cpu = 0;
     for (const DLDevice& d : devices) {
       if (d.device_type != kDLCPU) {
@@ -466,6 +464,23 @@ struct GraphExecutor::Impl : CapturableRun {
   }
 };
 
+namespace {
+
+// The executor's run as DeviceGraph sees it (an adapter, so that Impl, a part
+// of an exported class, stays without a vtable or typeinfo to export).
+class ExecutorRun final : public CapturableRun {
+ public:
+  explicit ExecutorRun(GraphExecutor::Impl& impl) : impl_(impl) {}
+  void run_all() override { impl_.run_ops(); }
+  void run_all_marking_steps(DeviceAPI* api, DLDevice device) override { impl_.run_ops_marking_steps(api, device); }
+  std::string capture_blocker(DLDevice* device) const override { return impl_.capture_blocker(device); }
+
+ private:
+  GraphExecutor::Impl& impl_;
+};
+
+}  // namespace
+
 GraphExecutor::GraphExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GraphExecutor::~GraphExecutor() = default;
 
@@ -666,7 +681,8 @@ void GraphExecutor::run() {
   impl_->check_inputs_set();
   ThreadPoolRunScope busy;
   if (impl_->device_graph_requested) {
-    impl_->device_graph.run(*impl_);
+    ExecutorRun steps(*impl_);
+    impl_->device_graph.run(steps);
   } else {
     impl_->run_ops();
   }
