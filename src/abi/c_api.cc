@@ -357,7 +357,7 @@ static_assert(GRAPHRT_ERROR_INTERNAL == static_cast<int>(ErrorKind::kInternal), 
 
 extern "C" GRAPHRT_API int graphrt_last_error_kind(void) { return static_cast<int>(last_error_kind()); }
 
-extern "C" GRAPHRT_API const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM ABI v0.16-v0.18)"; }
+extern "C" GRAPHRT_API const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM exports: v0.18 graph executor, v0.20 Relax, v0.22-v0.26 tvm-ffi)"; }
 
 // ---- TVM's object, byte-array, scoped-memory and stream-pair calls ----
 
