@@ -101,7 +101,6 @@ int run(int argc, char** argv) {
   std::string graph_path = args.get("--graph");
   if (graph_path.empty()) {
     // Not a factory: still print the module tree, then say what is missing.
-    check_model_file(path);
     graphrt::Module root = graphrt::load_module(path, options);
     std::cout << "model: " << path << "\n\nmodule tree:\n";
     std::vector<const graphrt::ModuleNode*> listed;

@@ -12,6 +12,7 @@
 #include "graphrt/graph_json.h"
 #include "graphrt/device_api.h"
 #include "graphrt/packed_func.h"
+#include "src/layer_api/user_mistakes.h"
 #include "device_graph.h"
 #include "node_profiler.h"
 #include "op_call.h"
@@ -310,6 +311,9 @@ struct GraphExecutor::Impl {
       wanted.push_back(n.func_name);
       if (!lib->get_function(n.func_name, true)) missing.push_back(n.func_name);
     }
+    const std::string usage = module_usage_hint(lib->type_key());
+    if (!usage.empty())
+      throw Error(ErrorKind::kNotFound, "the graph's library is " + usage).with("symbol", node.func_name);
     if (missing.size() * 2 > wanted.size()) {
       std::string list;
       for (size_t i = 0; i < missing.size() && i < 3; ++i) list += (i ? ", " : "") + missing[i];

@@ -30,10 +30,6 @@ std::string read_file(const std::string& path, const std::string& what);
 Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path);
 
-// Throws graphrt::Error, naming the file and what it looks like, when MODEL is a graph JSON,
-// a params file, an .npy or an .npz instead of a library (a file handed to the wrong place).
-void check_model_file(const std::string& path);
-
 // The load options of the --loader and --trust-exports flags; throws UsageError on an unknown loader.
 graphrt::LoadOptions load_options_from_args(const Args& args);
 

@@ -115,6 +115,7 @@ _SIGNATURES = {
     "graphrt_module_num_imports": (_int, [_vp, _p(_int)]),
     "graphrt_module_get_import": (_int, [_vp, _int, _p(_vp)]),
     "graphrt_module_function_names": (_int, [_vp, _p(_cp)]),
+    "graphrt_module_usage_hint": (_int, [_vp, _p(_cp)]),
     "graphrt_module_describe": (_int, [_vp, _p(_cp)]),
     "graphrt_load_plugin": (_int, [_cp]),
     "TVMFuncCall": (_int, [_vp, _p(TVMValue), _p(_int), _int, _p(TVMValue), _p(_int)]),

@@ -465,9 +465,16 @@ class Module(_OwnedHandle):
         out = ctypes.c_void_p()
         _lib.call("TVMModGetFunction", self._h(), _lib.c_str(name), 1 if query_imports else 0, ctypes.byref(out))
         if not out.value:
-            raise FunctionNotFoundError("module '%s' has no function '%s'%s" % (
-                self.type_key, name, "" if query_imports else " (imports not searched)"))
+            raise FunctionNotFoundError("module '%s' has no function '%s'%s%s" % (
+                self.type_key, name, "" if query_imports else " (imports not searched)", self._usage_hint()))
         return Function(out, name)
+
+    def _usage_hint(self):
+        """': this is a Relax executable (...)' when the library says what this kind of module is for."""
+        out = ctypes.c_char_p()
+        _lib.call("graphrt_module_usage_hint", self._h(), ctypes.byref(out))
+        hint = _lib.py_str(out.value)
+        return ": this is " + hint if hint else ""
 
     def implements_function(self, name, query_imports=False):
         try:

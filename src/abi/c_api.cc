@@ -1,4 +1,5 @@
 // The C API (include/graphrt/c_api.h): modules, functions, arrays, devices.
+#include "layer_api/user_mistakes.h"
 #include "graphrt/c_api.h"
 #include "graphrt/log.h"
 
@@ -117,6 +118,10 @@ extern "C" GRAPHRT_API int graphrt_module_function_names(TVMModuleHandle mod, co
     for (const std::string& n : as_module(mod)->function_names()) joined += n + "\n";
     *out = thread_local_string(joined);
   });
+}
+
+extern "C" GRAPHRT_API int graphrt_module_usage_hint(TVMModuleHandle mod, const char** out) {
+  return graphrt_api_guard([&] { *out = thread_local_string(module_usage_hint(as_module(mod)->type_key())); });
 }
 
 extern "C" GRAPHRT_API int graphrt_module_describe(TVMModuleHandle mod, const char** out) {
