@@ -553,7 +553,7 @@ int run(int argc, char** argv) {
                                                    : join(std::vector<std::string>(missing_params.begin(),
                                                                                    missing_params.begin() + 5)) +
                                                          ", ... " + missing_params.back();
-    if (model.three_file && model.params_bytes.empty())
+    if (model.three_file && model.params_path.empty())
       throw Error("the graph's params are not loaded (" + std::to_string(missing_params.size()) + ": " + names +
                   "): pass the params file with --params, e.g. --params deploy_params.params");
     throw Error("the model's params lack " + names + " (" + std::to_string(missing_params.size()) +

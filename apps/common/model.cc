@@ -29,6 +29,9 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
                  const std::string& params_path) {
   if (!params_path.empty() && graph_path.empty()) throw UsageError("--params needs --graph (three-file form)");
   Model m;
+  m.path = path;
+  m.graph_path = graph_path;
+  m.params_path = params_path;
   m.root = graphrt::load_module(path, options);  // a params file, a graph JSON ... is named as such
   m.is_factory = m.root->type_key() == "GraphExecutorFactory" || m.root->type_key() == "GraphRuntimeFactory";
   if (!graph_path.empty()) {
@@ -42,10 +45,6 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
                   (kind.compare(0, 8, "a params") == 0 ? "; pass it with --params and the graph JSON with --graph" : ""))
           .with("file", graph_path);
     }
-    if (!params_path.empty()) {
-      m.params_bytes = read_file(params_path, "params file");
-      for (const auto& p : graphrt::load_param_dict(m.params_bytes, params_path)) m.param_names.push_back(p.first);
-    }
     return m;
   }
   m.is_relax = is_relax_executable(m.root);
@@ -55,8 +54,10 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
                 "' module, not a GraphExecutorFactory: pass --graph G.json [--params P.params] (three-file form)")
         .with("file", path);
   m.graph_json = graphrt::call_function(m.root->require_function("get_graph_json"), {}).as_string();
-  std::string params = graphrt::call_function(m.root->require_function("get_params_bytes"), {}).as_string();
-  for (const auto& p : graphrt::load_param_dict(params)) m.param_names.push_back(p.first);
+  // The names only: the weights are never re-serialised to learn them.
+  const std::string names = graphrt::call_function(m.root->require_function("get_param_names"), {}).as_string();
+  for (size_t start = 0, end; (end = names.find('\n', start)) != std::string::npos; start = end + 1)
+    m.param_names.push_back(names.substr(start, end - start));
   return m;
 }
 
@@ -104,23 +105,20 @@ void check_loader_option(const std::string& loader) {
 
 std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
                                                       bool device_graph) {
+  Model copy = model;
+  return make_executor(copy, dev, plan, device_graph);
+}
+
+std::shared_ptr<graphrt::GraphExecutor> make_executor(Model& model, DLDevice dev, const std::string& plan,
+                                                      bool device_graph) {
   if (!plan.empty()) check_memory_plan_option(plan);
-  if (!model.three_file) {
-    // One-file form: the factory binds its params.
-    graphrt::ArgList args;
-    args.add_string(plan).add_int(device_graph ? 1 : 0).add_device(dev);
-    graphrt::Module ex = graphrt::call_function(model.root->require_function("create_with_options"), args).as_module();
-    auto executor = graphrt::graph_executor_of(ex);
-    if (!executor) throw Error("the factory did not return a graph executor");
-    return executor;
-  }
-  graphrt::GraphExecutorOptions options;
-  if (!plan.empty()) {
-    options.memory_plan = graphrt::memory_plan_from_name(plan);
-    options.memory_plan_from_env = false;
-  }
+  graphrt::SessionOptions options;
+  options.memory_plan = plan;
   options.device_graph = device_graph;
-  return graphrt::create_graph_executor(model.graph_json, model.root, model.params_bytes, {dev}, options);
+  graphrt::Session session(graphrt::runtime(), dev, options);
+  model.session_model = session.open(model.root, {model.path, model.graph_path, model.params_path});
+  model.param_names = model.session_model->params();
+  return model.session_model->runner()->graph_executor();
 }
 
 }  // namespace graphrt_apps
