@@ -381,8 +381,7 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
               std::chrono::steady_clock::time_point load_start) {
   for (const char* flag : {"--memory-plan", "--cuda-graph"})
     if (args.has(flag)) throw UsageError(std::string(flag) + " does not apply to Relax executables");
-  if (dev.device_type != kDLCPU) throw UsageError("Relax executables run on the CPU only");
-  RelaxFunction fn = open_relax_function(model.root, args.get("--function"));
+  RelaxFunction fn = open_relax_function(model.root, args.get("--function"), dev);
   report["format"] = "relax";
   report["function"] = fn.name;
   report["load_ms"] =
@@ -407,8 +406,9 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
     if (!inputs[i].defined())
       throw Error("input '" + fn.param_names[i] + "' not given (use --input " + fn.param_names[i] +
                   "=FILE.npy or --random-inputs SEED)");
-    call_args.add_ndarray(inputs[i]);
     used.emplace_back(fn.param_names[i], inputs[i]);
+    if (dev.device_type != kDLCPU) inputs[i] = inputs[i].copy_to_device(dev);
+    call_args.add_ndarray(inputs[i]);
   }
   if (args.has("--save-inputs")) save_inputs(args.get("--save-inputs"), used);
   graphrt::PackedFunc f = fn.vm->require_function(fn.name);
@@ -423,7 +423,9 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
   }
   if (repeat > 0) report["latency"] = latency_report(ms, repeat, warmup);
   std::string structure;
-  const std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::call_function(f, call_args), &structure);
+  std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::call_function(f, call_args), &structure);
+  for (graphrt::NDArray& o : outputs)
+    if (o.device().device_type != kDLCPU) o = o.copy_to_device(DLDevice{kDLCPU, 0});
   if (!quiet) human() << fn.name << " returned " << structure << "\n";
   if (args.has("--profile") || args.has("--trace")) {
     graphrt::ArgList profile_args;

@@ -23,11 +23,12 @@ bool is_runtime_data_symbol(const std::string& name) {
       "__tvm_dev_mblob",           "__tvm_module_ctx",        "__tvm_main__",
       "__TVMFuncCall",             "__TVMAPISetLastError",    "__TVMBackendGetFuncFromEnv",
       "__TVMBackendAllocWorkspace", "__TVMBackendFreeWorkspace", "__TVMBackendParallelLaunch",
-      "__TVMBackendParallelBarrier", "__tvm_ffi_library_bin",  "__tvm_ffi_library_ctx"};
-  // tvm-ffi's data symbols (the v0.22+ blob and context, metadata) and every context slot
-  // (`__TVMFFIFunctionCall`, ...) are data too: a stub kernel's address there would read as a
-  // v0.21 export, a blob of code bytes or a slot outside writable memory.
-  return names.count(name) != 0 || name.compare(0, 11, "__tvm_ffi__") == 0 || name.compare(0, 5, "__TVM") == 0;
+      "__TVMBackendParallelBarrier",
+      // TVM v0.22+ (tvm-ffi), and v0.21's transitional names (refused by name when present)
+      "__tvm_ffi__library_bin",    "__tvm_ffi__library_ctx",  "__tvm_ffi_library_bin",
+      "__tvm_ffi_library_ctx",     "__TVMFFIFunctionCall",    "__TVMFFIEnvModLookupFromImports",
+      "__TVMFFIHandleInitOnce"};
+  return names.count(name) != 0;
 }
 
 class InertLibrary : public graphrt::Library {
