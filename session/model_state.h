@@ -11,7 +11,7 @@
 
 namespace graphrt {
 
-struct Model::State {
+struct __attribute__((visibility("hidden"))) Model::State {  // internal: not exported
   ModelKind kind = ModelKind::kGraph;
   Module root;
   DLDevice device{kDLCPU, 0};
