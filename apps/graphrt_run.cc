@@ -56,7 +56,8 @@ const std::vector<FlagSpec> kFlags = {
     {"--inputs", true, false, "FILE.npz",
      "sets the inputs from an .npz archive, one array per input name (np.savez, tvmc's format; default: none)"},
     {"--random-inputs", true, false, "SEED",
-     "fills the inputs not given with random values from SEED (graph models; default: off, every input must be given)"},
+     "fills the inputs not given with random values from SEED (graph models and Relax functions; a symbolic dimension "
+     "takes its size from a given input, else 1; default: off, every input must be given)"},
     {"--save-inputs", true, false, "FILE.npz",
      "writes the inputs of the run (given and random) to an .npz archive, so the run can be repeated with --inputs "
      "(default: off)"},
@@ -91,12 +92,19 @@ const std::vector<FlagSpec> kFlags = {
     {"--trust-exports", false, false, "",
      "loads a library without TVM markers (hand-written kernels) and calls its exported functions as TVM packed "
      "functions (default: off, such a library is refused)"},
-    {"--quiet", false, false, "", "prints nothing but errors and --json (default: off)"},
+    {"--quiet", false, false, "",
+     "prints nothing but errors, --json and the --profile table: no outputs, matches, latency or files written "
+     "(default: off)"},
 };
 
-// The human-readable text: stdout, or stderr when --json takes stdout.
+// The human-readable text: stdout, or stderr when --json takes stdout. requested() is what a flag
+// asked to see (--profile's table, --steps' failures), printed with --quiet too; human() is
+// the rest, which --quiet silences.
+std::ostream* g_report = &std::cout;
 std::ostream* g_human = &std::cout;
+std::ostream g_silent(nullptr);  // no buffer: discards what it is given
 std::ostream& human() { return *g_human; }
+std::ostream& requested() { return *g_report; }
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -424,7 +432,7 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
     profile_args.add_string(fn.name);
     for (const auto& a : inputs) profile_args.add_ndarray(a);
     if (args.has("--profile"))
-      human() << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
+      requested() << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
     if (args.has("--trace")) {
       const std::string path = args.get("--trace");
       write_output_file(path, graphrt::call_function(fn.vm->require_function("trace"), profile_args).as_string(),
@@ -443,15 +451,14 @@ int run_steps(const Model& model, const Args& args) {
   size_t failed = 0;
   for (const StepCheck& c : checks) {
     if (!c.matches) ++failed;
-    if (args.has("--quiet") && c.matches) continue;
-    human() << (c.matches ? "ok   " : "FAIL ") << "step " << c.step << ": " << c.what
+    (c.matches ? human() : requested()) << (c.matches ? "ok   " : "FAIL ") << "step " << c.step << ": " << c.what
             << (!c.matches ? ": " + c.problem
                 : c.bit_exact ? std::string(" (bit-exact)")
                 : c.tensor    ? " (max difference " + number_text(c.max_difference) + ")"
                               : std::string())
             << "\n";
   }
-  human() << checks.size() - failed << " matched, " << failed << " differ\n";
+  (failed ? requested() : human()) << checks.size() - failed << " matched, " << failed << " differ\n";
   return failed ? 1 : 0;
 }
 
@@ -462,7 +469,8 @@ int run(int argc, char** argv) {
     throw UsageError(args.positional().empty() ? "no MODEL given" : "expected one MODEL, got " +
                                                                      std::to_string(args.positional().size()) +
                                                                      " (" + join(args.positional()) + ")");
-  if (args.has("--json")) g_human = &std::cerr;
+  if (args.has("--json")) g_report = g_human = &std::cerr;
+  if (args.has("--quiet")) g_human = &g_silent;
   const graphrt::LoadOptions load_options = load_options_from_args(args);
   std::string plan = args.get("--memory-plan");
   if (args.has("--memory-plan")) check_memory_plan_option(plan);
@@ -547,7 +555,7 @@ int run(int argc, char** argv) {
                                                    : join(std::vector<std::string>(missing_params.begin(),
                                                                                    missing_params.begin() + 5)) +
                                                          ", ... " + missing_params.back();
-    if (model.three_file && model.params_bytes.empty())
+    if (model.three_file && model.params_path.empty())
       throw Error("the graph's params are not loaded (" + std::to_string(missing_params.size()) + ": " + names +
                   "): pass the params file with --params, e.g. --params deploy_params.params");
     throw Error("the model's params lack " + names + " (" + std::to_string(missing_params.size()) +
@@ -595,7 +603,7 @@ int run(int argc, char** argv) {
 
   if (args.has("--profile")) {
     graphrt::ProfileReport profile = ex->profile(std::max(1, repeat), std::max(1, warmup));
-    human() << profile.table();
+    requested() << profile.table();
     if (args.has("--trace")) {
       std::string path = args.get("--trace");
       write_output_file(path, profile.chrome_trace(), "trace file");
