@@ -43,7 +43,8 @@ const FunctionSpec& Model::function(const std::string& name) const {
   throw Error(ErrorKind::kNotFound, (name.empty() ? std::string("the model has no entry function 'main'")
                                                   : "the model has no function '" + name + "'") +
                                         " (functions: " + list + ")")
-      .with("function", name);
+      .with("function", name)
+      .with("option", "function");
 }
 
 std::unique_ptr<Runner> Model::runner(const std::string& function_name) const {
