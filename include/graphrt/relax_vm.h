@@ -212,6 +212,13 @@ class RelaxVM {
                                            .as_ndarray());
   }
 
+  // VM function `name` to call with any packed arguments (objects, shapes, ...); a
+  // kNotFound Error naming it when the executable has no such function.
+  PackedFunc function(const std::string& name) const { return vm_->require_function(name); }
+  // The executable's own listing: its counts and constants (dtype and shape), and its code.
+  std::string executable_stats() const { return call_function(exe_->require_function("stats"), ArgList()).as_string(); }
+  std::string executable_text() const { return call_function(exe_->require_function("as_text"), ArgList()).as_string(); }
+
   RelaxValue call(const std::string& function, const std::vector<NDArray>& args) {
     return RelaxValue::from(call_function(vm_->require_function(function), arrays(args)));
   }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fixture_cases.h"
+#include "graphrt/graph_json.h"
 #include "graphrt/session.h"
 #include "test_support.h"
 
@@ -132,6 +133,31 @@ TEST(Session, RelaxInputsHaveTheDtypesAndShapesTheCodeChecks) {
     }
   }
   EXPECT_GE(checked, 18);  // every case's x (and tuple_io's y), in both ABIs
+}
+
+// A one-file export's factory, typed: its graph JSON is the three-file form's
+// graph, its params the params file's names; another module is refused by kind.
+TEST(GraphFactoryInfo, GraphAndParamNamesOfTheFactory) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  const graphrt::GraphFactoryInfo info =
+      graphrt::graph_factory_info(graphrt::load_module(graphrt_test::fixture_path("mlp/deploy_factory.so")));
+  EXPECT_EQ(graphrt::parse_graph_json(graphrt_test::read_text(graphrt_test::fixture_path("mlp/deploy_graph.json")))
+                .nodes.size(),
+            graphrt::parse_graph_json(info.graph_json).nodes.size());
+  std::vector<std::string> want;
+  for (const auto& p : graphrt::load_param_dict(
+           graphrt_test::read_text(graphrt_test::fixture_path("mlp/deploy_params.params"))))
+    want.push_back(p.first);
+  std::vector<std::string> got = info.param_names;
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(want, got);
+  try {
+    graphrt::graph_factory_info(graphrt::load_module(graphrt_test::fixture_path("mlp/deploy_lib.so")));
+    FAIL() << "a kernels library read as a factory";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(graphrt::ErrorKind::kTypeMismatch, e.kind()) << e.what();
+  }
 }
 
 TEST(Session, MistakesAreNamed) {
