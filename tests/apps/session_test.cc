@@ -160,6 +160,38 @@ TEST(GraphFactoryInfo, GraphAndParamNamesOfTheFactory) {
   }
 }
 
+// A Session's loads reach its own runtime's library loaders, not the default's.
+TEST(Session, LoadsThroughItsOwnRuntime) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  graphrt::Runtime own;
+  own.register_library_loader("only-here", [](const graphrt::LibrarySource& source) -> std::shared_ptr<graphrt::Library> {
+    throw graphrt::Error(graphrt::ErrorKind::kUnsupported, "the session's own loader was asked").with("file", source.path);
+  });
+  graphrt::SessionOptions options;
+  options.load.loader = "only-here";
+  try {
+    Session(own, graphrt::cpu(), options).load(source("mlp/deploy_factory.so"));
+    FAIL() << "loaded past a loader that refuses everything";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(graphrt::ErrorKind::kUnsupported, e.kind()) << e.what();
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("own loader was asked")) << e.what();
+  }
+  try {
+    Session(graphrt::runtime(), graphrt::cpu(), options).load(source("mlp/deploy_factory.so"));
+    FAIL() << "the default runtime has a loader it was never given";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(graphrt::ErrorKind::kNotFound, e.kind()) << e.what();
+  }
+  // An empty runtime knows no params file: it is not named as one there.
+  graphrt::Runtime empty;
+  try {
+    Session(empty, graphrt::cpu()).load(source("mlp/deploy_params.params"));
+    FAIL() << "a params file loaded as a model";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(std::string::npos, std::string(e.what()).find("is a params file")) << e.what();
+  }
+}
+
 TEST(Session, MistakesAreNamed) {
   GRAPHRT_REQUIRE_FIXTURES();
   Session session(graphrt::runtime(), graphrt::cpu());
