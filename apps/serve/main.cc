@@ -8,9 +8,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "common/args.h"
@@ -51,6 +53,15 @@ const std::vector<graphrt_apps::FlagSpec> kFlags = {
     {"--http-threads", true, false, "N", "HTTP connections, and gRPC calls that may block, served at once (default 64)"},
     {"--max-request-bytes", true, false, "N", "largest request body accepted; larger: 413 (default 67108864)"},
     {"--read-timeout-ms", true, false, "N", "drop a client that sends nothing for this long mid-request (default 10000)"},
+    {"--request-read-timeout-ms", true, false, "N",
+     "a request's head and body must arrive within this long of its first byte; slower: 408 (default 30000)"},
+    {"--keep-alive-timeout-ms", true, false, "N", "close a keep-alive connection idle this long (default 5000)"},
+    {"--max-header-bytes", true, false, "N", "largest request line + headers; larger: 431 (default 65536)"},
+    {"--max-connections", true, false, "N", "HTTP connections open at once; one more gets 503 (default 1000)"},
+    {"--model-control-mode", true, false, "MODE",
+     "none (default): serve what the repository holds at start, load/unload refused (403); explicit: clients "
+     "may load and unload models; poll: reload changed model folders every --repository-poll-secs"},
+    {"--repository-poll-secs", true, false, "N", "with --model-control-mode poll: seconds between scans (default 15)"},
     {"--params-cache", true, false, "DIR",
      "map models' params (a graph's params, a Relax executable's tensor constants) from cache files in DIR, "
      "written on first load, so that replicas on one host share one copy (created if missing; default: none, "
@@ -87,6 +98,15 @@ int serve(int argc, char** argv) {
   http.threads = static_cast<int>(args.get_int("--http-threads", 64, 1, 4096));
   http.max_request_bytes = static_cast<size_t>(args.get_int("--max-request-bytes", 64 << 20, 1024, 1LL << 40));
   http.read_timeout_ms = static_cast<int>(args.get_int("--read-timeout-ms", 10000, 1, 3600000));
+  http.request_timeout_ms = static_cast<int>(args.get_int("--request-read-timeout-ms", 30000, 1, 3600000));
+  http.keep_alive_timeout_ms = static_cast<int>(args.get_int("--keep-alive-timeout-ms", 5000, 1, 3600000));
+  http.max_header_bytes = static_cast<size_t>(args.get_int("--max-header-bytes", 65536, 1024, 1 << 24));
+  http.max_connections = static_cast<size_t>(args.get_int("--max-connections", 1000, 1, 1 << 20));
+  graphrt_serve::ModelControlMode control_mode = graphrt_serve::ModelControlMode::kNone;
+  if (!graphrt_serve::parse_model_control_mode(args.get("--model-control-mode", "none"), &control_mode))
+    throw UsageError("--model-control-mode must be none, explicit or poll, not '" +
+                     args.get("--model-control-mode", "") + "'");
+  const int poll_secs = static_cast<int>(args.get_int("--repository-poll-secs", 15, 1, 86400));
   const int grpc_port = static_cast<int>(args.get_int("--grpc-port", 8001, -1, 65535));
   const int metrics_port = static_cast<int>(args.get_int("--metrics-port", 8002, -1, 65535));
   const int threads = static_cast<int>(args.get_int("--threads", 0, 0, 4096));
@@ -104,6 +124,9 @@ int serve(int argc, char** argv) {
   const std::string cache_dir = args.has("--params-cache") ? params_cache_dir(args.get("--params-cache")) : "";
   graphrt_serve::Metrics metrics;
   graphrt_serve::Repository repository(args.get("--model-repository"), &metrics, cache_dir);
+  repository.set_control_mode(control_mode);
+  repository.set_warning_sink(
+      [](const std::string& line) { std::cerr << "graphrt-serve: warning: " << line << std::endl; });
   repository.load_all();
   for (const auto& e : repository.index(false))
     if (e.state != "READY") std::cerr << "graphrt-serve: model '" << e.name << "' not loaded: " << e.reason << "\n";
@@ -141,8 +164,32 @@ int serve(int argc, char** argv) {
   std::cout << "graphrt-serve: listening: http " << http_port << " grpc " << bound_grpc_port << " metrics "
             << bound_metrics_port << std::endl;
 
+  // --model-control-mode poll: the folder is scanned on this thread until the stop.
+  std::mutex poll_mutex;
+  std::condition_variable poll_cv;
+  bool poll_stop = false;
+  std::thread poll_thread;
+  if (control_mode == graphrt_serve::ModelControlMode::kPoll)
+    poll_thread = std::thread([&] {
+      std::unique_lock<std::mutex> lock(poll_mutex);
+      while (!poll_cv.wait_for(lock, std::chrono::seconds(poll_secs), [&] { return poll_stop; })) {
+        lock.unlock();
+        for (const std::string& name : repository.poll())
+          std::cerr << "graphrt-serve: polled: model '" << name << "' changed" << std::endl;
+        lock.lock();
+      }
+    });
+
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
+  if (poll_thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(poll_mutex);
+      poll_stop = true;
+    }
+    poll_cv.notify_all();
+    poll_thread.join();
+  }
   std::cout << "graphrt-serve: signal " << signal_number << ": draining" << std::endl;
   repository.set_draining();
   frontend.stop();

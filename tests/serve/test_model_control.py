@@ -1,0 +1,93 @@
+"""Who may change what is served (--model-control-mode, Triton's meanings) and the ports a
+server takes: none (the default) refuses load and unload with 403 and says how to enable them
+and does not list folders planted after start; poll reloads the folder on its own; folders or
+files others may write are named at load; a second server on a port in use exits 1 naming it."""
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+from _server import Server, add_model, fixture_root, require_module, serve_binary
+
+
+@pytest.fixture
+def mlp_repo(tmp_path):
+    require_module("requests")
+    repo = str(tmp_path / "repo")
+    add_model(repo, "mlp", {"deploy_factory.so": os.path.join(fixture_root(), "mlp", "deploy_factory.so")})
+    return repo
+
+
+def test_control_off_by_default(mlp_repo):
+    import requests
+    with Server(mlp_repo) as s:
+        add_model(mlp_repo, "planted", {"deploy_factory.so": os.path.join(fixture_root(), "mlp", "deploy_factory.so")})
+        for action, model in (("load", "planted"), ("unload", "mlp"), ("load", "mlp")):
+            r = requests.post(s.url + "/v2/repository/models/%s/%s" % (model, action), timeout=30)
+            assert r.status_code == 403, (action, r.status_code, r.text)
+            msg = r.json()["error"]
+            assert "--model-control-mode explicit" in msg and action in msg and model in msg, msg
+        # The index answers, without the planted folder (the folder is not read after start).
+        index = requests.post(s.url + "/v2/repository/index", timeout=30).json()
+        assert index == [{"name": "mlp", "version": "1", "state": "READY", "reason": ""}]
+        assert requests.get(s.url + "/v2/models/mlp/ready", timeout=30).status_code == 200
+        assert requests.get(s.url + "/v2/models/planted/ready", timeout=30).status_code == 404
+        assert s.stop() == 0
+
+
+def test_poll_mode_follows_the_folder(mlp_repo):
+    import requests
+    with Server(mlp_repo, "--model-control-mode", "poll", "--repository-poll-secs", "1") as s:
+        r = requests.post(s.url + "/v2/repository/models/mlp/unload", timeout=30)
+        assert r.status_code == 403 and "poll" in r.json()["error"]
+        add_model(mlp_repo, "added", {"deploy_factory.so": os.path.join(fixture_root(), "mlp", "deploy_factory.so")})
+        deadline = time.monotonic() + 20
+        while requests.get(s.url + "/v2/models/added/ready", timeout=30).status_code != 200:
+            assert time.monotonic() < deadline, "a folder added under poll was not loaded"
+            time.sleep(0.2)
+        shutil.rmtree(os.path.join(mlp_repo, "added"))
+        while requests.get(s.url + "/v2/models/added/ready", timeout=30).status_code == 200:
+            assert time.monotonic() < deadline, "a removed folder still serves under poll"
+            time.sleep(0.2)
+        assert requests.get(s.url + "/v2/health/ready", timeout=30).status_code == 200
+        assert s.stop() == 0
+    assert any("polled: model 'added'" in l for l in s.stderr_text), s.stderr_text
+
+
+def test_writable_by_others_warned(mlp_repo):
+    vdir = os.path.join(mlp_repo, "mlp", "1")
+    os.chmod(vdir, 0o777)
+    with Server(mlp_repo) as s:
+        assert s.stop() == 0
+    warnings = [l for l in s.stderr_text if "writable by other users" in l]
+    assert len(warnings) == 1 and vdir in warnings[0] and "'mlp'" in warnings[0], s.stderr_text
+    os.chmod(vdir, 0o755)
+    with Server(mlp_repo) as s:
+        assert s.stop() == 0
+    assert not any("writable by other users" in l for l in s.stderr_text), s.stderr_text
+
+
+def test_bad_control_mode_is_a_usage_error(mlp_repo):
+    p = subprocess.run([serve_binary(), "--model-repository", mlp_repo, "--model-control-mode", "open"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "none, explicit or poll" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("which", ["http", "grpc", "metrics"])
+def test_port_in_use_exits_naming_it(mlp_repo, which):
+    with Server(mlp_repo) as first:
+        ports = {"http": "0", "grpc": "0", "metrics": "0"}
+        ports[which] = str(getattr(first, which + "_port"))
+        args = [serve_binary(), "--model-repository", mlp_repo, "--host", "127.0.0.1"]
+        for k, v in ports.items():
+            args += ["--%s-port" % k, v]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+        assert ports[which] in p.stderr and which in p.stderr.lower() and "listening" not in p.stdout, p.stderr
+        # The first server still has its port to itself.
+        import requests
+        assert requests.get(first.url + "/v2/health/live", timeout=30).status_code == 200
+        assert first.stop() == 0
