@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <optional>
+#include <thread>
 
 #include "graphrt/blob_reader.h"
 #include "graphrt/log.h"
@@ -150,6 +152,10 @@ bool same_params(const ParamList& a, const ParamList& b, std::string* difference
 // An exclusive lock on a folder while one process checks and writes a cache
 // in it (released on close, or when the process dies). Where the file system
 // has no locks, writers race, each rename is still atomic and the last wins.
+// The wait is bounded: a process that holds the lock and hangs (stopped with
+// SIGSTOP, stuck on a dead disk) fails the load after kLockWait, naming the folder.
+constexpr std::chrono::seconds kLockWait{120};
+
 class FolderLock {
  public:
   explicit FolderLock(const std::string& dir) {
@@ -158,7 +164,17 @@ class FolderLock {
       throw Error(Error::kind_of_errno(errno), std::string("cannot open the params cache folder: ") +
                                                    std::strerror(errno))
           .with("dir", dir);
-    while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+    while (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) break;  // no locks on this file system: writers race
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::close(fd_);
+        throw Error(ErrorKind::kResourceExhausted,
+                    "another process has held the params cache folder's lock for " +
+                        std::to_string(kLockWait.count()) + " s (a writer that hangs or was stopped?)")
+            .with("dir", dir);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
   ~FolderLock() { ::close(fd_); }

@@ -170,6 +170,7 @@ std::map<int64_t, std::shared_ptr<ServedModel>> Repository::load_versions(const 
       throw e.with("file", dir + "/config.json");
     }
   }
+  if (config.timeout_us == 0) config.timeout_us = default_timeout_us_;
   std::map<int64_t, std::string> folders;
   for (const std::string& v : subfolders(dir)) {
     const int64_t n = version_number(v);
@@ -194,6 +195,10 @@ std::map<int64_t, std::shared_ptr<ServedModel>> Repository::load_versions(const 
 
 void Repository::load_all() {
   std::lock_guard<std::mutex> load_lock(load_mutex_);
+  struct Loaded {
+    std::atomic<bool>* loading;
+    ~Loaded() { *loading = false; }
+  } loaded{&loading_};
   for (const std::string& name : model_folders()) {
     polled_state_[name] = folder_state(name);
     Entry entry;
@@ -298,7 +303,7 @@ std::vector<std::string> Repository::versions(const std::string& name) const {
 }
 
 bool Repository::all_ready() const {
-  if (draining_) return false;
+  if (draining_ || loading_) return false;
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& kv : models_)
     if (kv.second.versions.empty() && kv.second.reason != "unloaded") return false;

@@ -41,9 +41,14 @@ class Repository {
   // Loads every model folder; a model that fails stays listed as UNAVAILABLE with its reason.
   // Throws graphrt::Error only when the repository folder cannot be read.
   void load_all();
+  // Throws graphrt::Error when the repository folder cannot be read.
+  void check_folder() const { model_folders(); }
   // Set before load_all(). In kNone the index no longer looks at the folder after start (a folder
   // planted later is not listed); load and unload are refused by the front ends (control_refusal).
   void set_control_mode(ModelControlMode mode) { control_mode_ = mode; }
+  // The deadline of a request whose model's config.json sets no timeout_us (0: none). Set
+  // before load_all().
+  void set_default_timeout_us(int64_t us) { default_timeout_us_ = us; }
   ModelControlMode control_mode() const { return control_mode_; }
   // Why a client may not load or unload models ("" when it may): one line saying how to enable it.
   std::string control_refusal(const char* action) const;
@@ -91,8 +96,10 @@ class Repository {
   std::map<std::string, Entry> models_;
   std::map<std::string, std::string> polled_state_;  // poll(): folder_state at the last load
   ModelControlMode control_mode_ = ModelControlMode::kNone;
+  int64_t default_timeout_us_ = 0;
   std::function<void(const std::string&)> warn_;
   std::atomic<bool> draining_{false};
+  std::atomic<bool> loading_{true};  // until load_all() ends: not ready
 };
 
 // The params cache file of a model version in `dir`: "<dir>/<model>-<version>.params-cache" (the

@@ -14,6 +14,7 @@
 #include "graphrt/error.h"
 #include "graphrt/graph_executor.h"
 #include "graphrt/regular_file.h"
+#include "graphrt/run_deadline.h"
 #include "graphrt/runtime.h"
 #include "version_folder.h"
 
@@ -425,7 +426,14 @@ std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferT
   } else {
     InstancePool::Lease instance = pool_.acquire(config_.max_queue_size, deadline, metrics_.get());
     timings->queue_ns = ns_since(start);
-    instance->run(ordered, &all, timings);
+    // The same deadline stops the run: a graph between nodes, a Relax VM before its next call.
+    graphrt::RunDeadlineScope run_deadline(deadline);
+    try {
+      instance->run(ordered, &all, timings);
+    } catch (Error& e) {
+      if (e.kind() == ErrorKind::kInterrupted) throw e.with("field", "timeout");
+      throw;
+    }
   }
   if (!config_.outputs.empty())
     for (size_t i = 0; i < all.size() && i < outputs_.size(); ++i) all[i].name = outputs_[i].name;
