@@ -25,6 +25,7 @@
 #include "common/model.h"
 #include "common/output_file.h"
 #include "common/relax_model.h"
+#include "common/relax_steps.h"
 #include "common/npy.h"
 #include "graphrt/run_deadline.h"
 #include "graphrt/device_api.h"
@@ -75,6 +76,10 @@ const std::vector<FlagSpec> kFlags = {
      "prints one JSON summary on stdout (model, load time, latency stats with p99 and throughput, peak memory, outputs' "
      "shapes, dtypes and checksums); the human-readable text goes to stderr (default: off)"},
     {"--function", true, false, "NAME", "function of a Relax executable to call (default: main)"},
+    {"--steps", true, false, "CASE.json",
+     "runs a Relax executable step by step as the case file's \"steps\" say (a language model with its KV cache: "
+     "create it, add a sequence, prefill, decode ...), comparing each expected output within --tolerance; prints one "
+     "line per comparison and exits 1 when one differs (default: none)"},
     {"--device", true, false, "cpu|cuda[:N]", "device to run on (default: cpu)"},
     {"--threads", true, false, "N", "threads of the kernel thread pool (default: TVM_NUM_THREADS, else the number of cores)"},
     {"--repeat", true, false, "N", "times the model runs, timed: prints mean, p50, p90, p99, min, max latency (default: 0, one untimed run)"},
@@ -433,6 +438,26 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
   return finish(outputs, args, expected, report);
 }
 
+// --steps: the case file's script, each expected output's comparison printed.
+int run_steps(const Model& model, const Args& args) {
+  if (!model.is_relax) throw UsageError("--steps applies to Relax executables; this model is a graph");
+  const double tolerance = args.get_double("--tolerance", 0.0, 0.0, 1e300);
+  const std::vector<StepCheck> checks = run_relax_steps(model.root, args.get("--steps"), tolerance);
+  size_t failed = 0;
+  for (const StepCheck& c : checks) {
+    if (!c.matches) ++failed;
+    if (args.has("--quiet") && c.matches) continue;
+    human() << (c.matches ? "ok   " : "FAIL ") << "step " << c.step << ": " << c.what
+            << (!c.matches ? ": " + c.problem
+                : c.bit_exact ? std::string(" (bit-exact)")
+                : c.tensor    ? " (max difference " + number_text(c.max_difference) + ")"
+                              : std::string())
+            << "\n";
+  }
+  human() << checks.size() - failed << " matched, " << failed << " differ\n";
+  return failed ? 1 : 0;
+}
+
 int run(int argc, char** argv) {
   Args args(kHelp, kFlags);
   if (!args.parse(argc, argv)) return 0;
@@ -448,7 +473,8 @@ int run(int argc, char** argv) {
   const std::string format = args.get("--output-format", "npy");
   if (format != "npy" && format != "npz") throw UsageError("--output-format expects npy or npz, got '" + format + "'");
   if (args.has("--output-format") && !args.has("--output-dir")) throw UsageError("--output-format needs --output-dir");
-  if (args.has("--tolerance") && !args.has("--expected-output")) throw UsageError("--tolerance needs --expected-output");
+  if (args.has("--tolerance") && !args.has("--expected-output") && !args.has("--steps"))
+    throw UsageError("--tolerance needs --expected-output or --steps");
   args.get_double("--tolerance", 0.0, 0.0, 1e300);
   int repeat = static_cast<int>(args.get_int("--repeat", 0, 0, 1000000));
   int warmup = static_cast<int>(args.get_int("--warmup", repeat > 0 ? 1 : 0, 0, 1000000));
@@ -481,6 +507,7 @@ int run(int argc, char** argv) {
         std::chrono::steady_clock::now() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             std::chrono::duration<double>(args.get_double("--timeout", 0.0, 1e-6, 1e9))));
+  if (args.has("--steps")) return run_steps(model, args);
   if (model.is_relax) return run_relax(model, given, expected, args, dev, report, load_start);
   if (args.has("--function")) throw UsageError("--function applies to Relax executables; this model is a graph");
   auto ex = make_executor(model, dev, plan, args.has("--cuda-graph"));

@@ -39,6 +39,9 @@ int64_t shape_numel(const int64_t* shape, int ndim) {
 std::string dtype_to_string(DLDataType t) {
   if (t.code == kDLOpaqueHandle && t.bits == 0 && t.lanes == 0) return "void";
   if (t.code == kDLUInt && t.bits == 1 && t.lanes == 1) return "bool";
+  // DLPack's kDLBool (TVM v0.22+, PyTorch): one byte per element. TVM up to v0.20 gave code 6 to
+  // e4m3 float8, which its CPU exports do not use.
+  if (t.code == kDLBoolCode && t.bits == 8 && t.lanes == 1) return "bool";
   std::string base;
   switch (t.code) {
     case kDLInt: base = "int"; break;
@@ -46,7 +49,7 @@ std::string dtype_to_string(DLDataType t) {
     case kDLFloat: base = "float"; break;
     case kDLOpaqueHandle: return "handle";
     case kDLBfloat: base = "bfloat"; break;
-    case 6: return "e4m3_float8";
+    case kDLBoolCode: return "e4m3_float8";
     case 7: return "e5m2_float8";
     default: base = "code" + std::to_string(t.code) + "_"; break;
   }

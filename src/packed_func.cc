@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "abi/c_api_support.h"
+#include "abi/ffi_convention.h"
 #include "layer_api/kernel_failure.h"
 #include "graphrt/module.h"
 
@@ -320,11 +321,15 @@ void RetValue::release_to_c(TVMValue* value, int* code) {
 FunctionNode::FunctionNode(TVMBackendPackedCFunc cfunc, std::string name, Ref<Object> owner)
     : cfunc_(cfunc), name_(std::move(name)), owner_(std::move(owner)) {}
 
+FunctionNode::FunctionNode(FfiSafeCall ffi_func, std::string name, Ref<Object> owner)
+    : ffi_func_(ffi_func.address), name_(std::move(name)), owner_(std::move(owner)) {}
+
 void FunctionNode::call(const TVMArgs& args, RetValue* ret) const {
   if (body_) {
     body_(args, ret);
     return;
   }
+  if (ffi_func_) return ffi_call_packed(reinterpret_cast<TVMFFISafeCallType>(ffi_func_), name_, args, ret);
   TVMValue ret_value;
   ret_value.v_handle = nullptr;
   int ret_code = kTVMNullptr;

@@ -27,6 +27,8 @@ size_t dtype_bytes(DLDataType dtype, int64_t numel);
 // Element count; throws graphrt::Error on a negative dimension or overflow.
 int64_t shape_numel(const int64_t* shape, int ndim);
 std::string dtype_to_string(DLDataType dtype);
+// DLPack's kDLBool (DLPack 0.8+; the system dlpack.h may predate it): TVM v0.22+'s bool, 8 bits.
+constexpr uint8_t kDLBoolCode = 6;
 // Parses TVM dtype strings ("float32", "int8", "uint1", "bool", "float16x4").
 // Throws graphrt::Error on anything it does not understand.
 DLDataType dtype_from_string(const std::string& text);

@@ -109,6 +109,13 @@ class FunctionNode : public Object {
   explicit FunctionNode(PackedBody body, std::string name = "") : body_(std::move(body)), name_(std::move(name)) {}
   // Wraps a generated function; `owner` keeps its code mapped.
   FunctionNode(TVMBackendPackedCFunc cfunc, std::string name, Ref<Object> owner);
+  // A function compiled for TVM v0.22+ (tvm-ffi's safe call:
+  // int(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result));
+  // its calls convert through the core's one tvm-ffi adapter.
+  struct FfiSafeCall {
+    void* address;
+  };
+  FunctionNode(FfiSafeCall ffi_func, std::string name, Ref<Object> owner);
 
   void call(const TVMArgs& args, RetValue* ret) const;
   const char* object_type_key() const override { return "runtime.PackedFunc"; }
@@ -120,6 +127,7 @@ class FunctionNode : public Object {
  private:
   PackedBody body_;
   TVMBackendPackedCFunc cfunc_ = nullptr;
+  void* ffi_func_ = nullptr;
   std::string name_;
   Ref<Object> owner_;
 };

@@ -42,6 +42,8 @@ class Runtime {
 
   // Loader of blob records of type `tkey` (TVM's runtime.module.loadbinary_<tkey>).
   void register_binary_loader(const std::string& tkey, BinaryLoader loader);
+  // A v0.22+ module's loader from its own bytes (graphrt/binary_loader.h).
+  void register_bytes_loader(const std::string& kind, BinaryLoader loader);
   // A named library loader; `probe` (optional) claims files by their first bytes.
   void register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe = nullptr);
   void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api);

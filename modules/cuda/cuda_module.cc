@@ -13,7 +13,24 @@ namespace cuda_backend {
 
 // --- Payload decoding.
 
-CudaModuleImage decode_cuda_payload(BlobReader& reader) {
+namespace {
+
+// TVM v0.22+ adds one i32 tag per argument: 0 for a plain argument, 1 for a
+// CUtensorMap passed by value, which graphrt's launcher does not build.
+void read_arg_extra_tags(BlobReader& reader, const std::string& kernel) {
+  const uint64_t n = reader.read_count("count of cuda kernel arg extra tags", 4);
+  for (uint64_t i = 0; i < n; ++i) {
+    const int32_t tag = reader.read_i32("cuda kernel arg extra tag");
+    if (tag != 0)
+      throw Error(ErrorKind::kUnsupported, "cuda kernel argument " + std::to_string(i) + " has extra tag " +
+                                               std::to_string(tag) + " (a TMA tensor map), which graphrt cannot pass")
+          .with("kernel", kernel);
+  }
+}
+
+}  // namespace
+
+CudaModuleImage decode_cuda_payload(BlobReader& reader, CudaPayloadFormat format) {
   CudaModuleImage image;
   image.fmt = reader.read_string("cuda module format");
   uint64_t count = reader.read_count("count of cuda functions", 8 + 8 + 8 + 8);
@@ -32,6 +49,7 @@ CudaModuleImage decode_cuda_payload(BlobReader& reader) {
       info.arg_types.push_back(t);
     }
     info.launch_param_tags = reader.read_string_vector("cuda launch param tags");
+    if (format == CudaPayloadFormat::kWithArgExtraTags) read_arg_extra_tags(reader, key);
     // TVM v0.18 writes an empty FunctionInfo name (mlp_cuda's record does);
     // the map key is the kernel symbol, as in TVM's own loader.
     info.name = key;
@@ -335,8 +353,8 @@ PackedFunc CudaModuleNode::find_function(const std::string& name, const Module& 
   return make_function([state](const TVMArgs& args, RetValue*) { launch(*state, args); }, name);
 }
 
-Module load_cuda_module(BlobReader& reader, std::shared_ptr<CudaDeviceAPI> api) {
-  return Module(new CudaModuleNode(decode_cuda_payload(reader), std::move(api)));
+Module load_cuda_module(BlobReader& reader, std::shared_ptr<CudaDeviceAPI> api, CudaPayloadFormat format) {
+  return Module(new CudaModuleNode(decode_cuda_payload(reader, format), std::move(api)));
 }
 
 }  // namespace cuda_backend

@@ -43,7 +43,10 @@ struct CudaModuleImage {
 // Errors carry the reader's origin and offset; a duplicate key is an error.
 // The FunctionInfo's own name field is not trusted (TVM v0.18 writes it
 // empty): `name` is set to the map key, the kernel's symbol.
-CudaModuleImage decode_cuda_payload(BlobReader& reader);
+// The payload's layout: TVM up to v0.20 (a blob record), or v0.22+ (a library
+// module's bytes: each function's info also lists per-argument extra tags).
+enum class CudaPayloadFormat { kRecord, kWithArgExtraTags };
+CudaModuleImage decode_cuda_payload(BlobReader& reader, CudaPayloadFormat format = CudaPayloadFormat::kRecord);
 // The inverse, for tests and tools.
 std::string encode_cuda_payload(const CudaModuleImage& image);
 
@@ -120,7 +123,8 @@ class CudaModuleNode : public ModuleNode {
 };
 
 // The "loadbinary_cuda" handler body.
-Module load_cuda_module(BlobReader& reader, std::shared_ptr<CudaDeviceAPI> api);
+Module load_cuda_module(BlobReader& reader, std::shared_ptr<CudaDeviceAPI> api,
+                        CudaPayloadFormat format = CudaPayloadFormat::kRecord);
 
 }  // namespace cuda_backend
 }  // namespace graphrt

@@ -17,6 +17,11 @@ void register_backend(Runtime& runtime) {
   runtime.register_device_api(kDLCUDA, api);
   runtime.register_device_api(kDLCUDAHost, std::make_shared<CudaHostDeviceAPI>(api));
   runtime.register_binary_loader("cuda", [api](BlobReader& reader) { return load_cuda_module(reader, api); });
+  runtime.register_bytes_loader("cuda", [api](BlobReader& bytes) {
+    Module m = load_cuda_module(bytes, api, CudaPayloadFormat::kWithArgExtraTags);
+    if (!bytes.at_end()) throw bytes.error(std::to_string(bytes.remaining()) + " bytes after the cuda module's image");
+    return m;
+  });
 }
 
 }  // namespace cuda_backend

@@ -123,7 +123,7 @@ void read_if_cond(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   NDArray a = args.as_tensor(0, "cond");
   if (a.device().device_type != kDLCPU) a = a.copy_to_device(DLDevice{kDLCPU, 0});
   const DLDataType t = a.dtype();
-  if ((t.code != kDLInt && t.code != kDLUInt) || a.nbytes() == 0)
+  if ((t.code != kDLInt && t.code != kDLUInt && t.code != kDLBoolCode) || a.nbytes() == 0)
     throw args.error("condition must be a non-empty integer or bool tensor, got " + dtype_to_string(t));
   int64_t r = 0;
   switch (t.bits) {

@@ -17,15 +17,22 @@ void alloc_storage(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(4, "(vm, shape, device_index, dtype_hint, [scope])");
   const ShapeObj& shape = args.as_shape(1, "buffer shape");
   vm.charge(shape.dims.size(), args.name());
-  const int64_t device = args.as_int(2, "device_index");
-  if (device != 0 && device != -1)
-    throw args.error("device index " + std::to_string(device) + ": this VM has only the CPU", ErrorKind::kUnsupported);
+  // -1 (older exports): the host, which TVM keeps last.
+  const int64_t given = args.as_int(2, "device_index");
+  const int64_t count = static_cast<int64_t>(vm.devices().size());
+  if (given < -1 || given >= count)
+    throw args.error("device index " + std::to_string(given) + " outside the VM's " + std::to_string(count) +
+                         " device(s) (vm_initialization)",
+                     ErrorKind::kOutOfRange)
+        .with("argument", "2");
+  const size_t device = static_cast<size_t>(given < 0 ? count - 1 : given);
   const DLDataType hint = args.as_dtype(3, "dtype_hint");
   if (args.size() > 4) {
     const Value& scope = args.at(4);
     const StringRef* s = std::get_if<StringRef>(&scope);
     if (s && !(*s)->empty() && **s != "global")
-      throw args.error("memory scope '" + **s + "' is not supported on the CPU", ErrorKind::kUnsupported);
+      throw args.error("memory scope '" + **s + "' is not supported (only 'global')", ErrorKind::kUnsupported)
+          .with("argument", "4");
   }
   try {
     const int64_t numel = shape_numel(shape.dims.data(), static_cast<int>(shape.dims.size()));
@@ -33,7 +40,11 @@ void alloc_storage(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
     if (nbytes > static_cast<size_t>(kMaxStorageBytes))
       throw Error(ErrorKind::kResourceExhausted, "storage of " + std::to_string(nbytes) + " bytes is larger than " +
                                                      std::to_string(kMaxStorageBytes));
-    *ret = vm.storages().storage(static_cast<int64_t>(nbytes));
+    if (vm.devices()[device].device_type == kDLCPU) {
+      *ret = vm.storages().storage(static_cast<int64_t>(nbytes));
+    } else {
+      *ret = vm.device_storage(device, static_cast<int64_t>(nbytes));
+    }
   } catch (const Error& e) {
     throw args.error(e.message(), e.kind());
   }
@@ -123,10 +134,11 @@ void tensor_to_shape(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   const DLDataType t = data.dtype();
   if (data.shape().size() != 1 || t.code != kDLInt || (t.bits != 16 && t.bits != 32 && t.bits != 64) || t.lanes != 1)
     throw args.error("expects a 1-d int16/int32/int64 tensor, got " + dtype_to_string(t) + shape_to_string(data.shape()));
-  if (data.device().device_type != kDLCPU) throw args.error("expects a host tensor", ErrorKind::kUnsupported);
   vm.charge(static_cast<uint64_t>(data.shape()[0]), args.name());
+  // A device tensor (the shape computed by a kernel there) is read through a host copy.
+  const NDArray host = data.device().device_type == kDLCPU ? data : data.copy_to_device(DLDevice{kDLCPU, 0});
   std::vector<int64_t> dims(static_cast<size_t>(data.shape()[0]));
-  const char* p = static_cast<const char*>(data->data) + data->byte_offset;
+  const char* p = static_cast<const char*>(host->data) + host->byte_offset;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (t.bits == 16) dims[i] = reinterpret_cast<const int16_t*>(p)[i];
     if (t.bits == 32) dims[i] = reinterpret_cast<const int32_t*>(p)[i];

@@ -13,6 +13,9 @@ namespace graphrt {
 namespace relax {
 
 constexpr uint64_t kExecutableMagic = 0xD225DE2F4214151DULL;
+// TVM v0.22+: the same format with a memory-scope section and constants tagged
+// by tvm-ffi type indices.
+constexpr uint64_t kExecutableMagicV2 = 0xD225DE2F4214151EULL;
 constexpr const char* kExecutableVersion = "0.14";
 
 enum class FunctionKind : int32_t { kPackedFunc = 0, kVMFunc = 1, kVMTIRFunc = 2 };
@@ -29,6 +32,8 @@ struct FunctionInfo {
 
 // The constant pool's tags.
 enum class ConstantTag : int32_t { kNDArray = 0, kDLDataType = 1, kShapeTuple = 2, kString = 3, kInt = 4, kFloat = 5 };
+// The V2 format's constant tags: tvm-ffi type indices (1, 3 and 5 change meaning).
+enum class FfiConstantTag : int32_t { kInt = 1, kFloat = 3, kDataType = 5, kString = 65, kShape = 69, kTensor = 70 };
 
 // Instruction words (every word an i64).
 enum class Opcode : int64_t { kCall = 1, kRet = 2, kGoto = 3, kIf = 4 };
@@ -52,7 +57,10 @@ inline int64_t make_arg(ArgKind kind, int64_t value) {
 struct Executable {
   std::string type_key;  // the record it came from: relax.Executable or relax.VMExecutable
   std::string version;
+  bool format_v2 = false;  // magic V2 (TVM v0.22+)
   std::vector<FunctionInfo> functions;
+  // V2's memory-scope section: (index, scope) pairs as TVM writes them.
+  std::vector<std::pair<int64_t, std::string>> memory_scopes;
   std::vector<Value> constants;  // NDArray, DLDataType, Shape, String, int or float
   std::vector<int64_t> instr_offset;  // word index of each instruction
   std::vector<int64_t> instr_data;

@@ -144,8 +144,9 @@ ParamsCacheUse ExecutableModuleNode::use_params_cache(const std::string& cache_p
   return use;
 }
 
-Module load_executable_module(BlobReader& reader, const std::string& type_key) {
-  auto exe = std::make_shared<Executable>(read_executable_record(reader, type_key));
+Module load_executable_module(BlobReader& reader, const std::string& type_key, bool module_bytes) {
+  auto exe = std::make_shared<Executable>(module_bytes ? read_executable_bytes(reader, type_key)
+                                                       : read_executable_record(reader, type_key));
   try {
     verify_executable(*exe);
   } catch (Error& e) {

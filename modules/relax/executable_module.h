@@ -55,7 +55,9 @@ class ExecutableModuleNode : public ModuleNode {
 };
 
 // Reads and verifies a record's executable (the loadbinary handler's work).
-Module load_executable_module(BlobReader& reader, const std::string& type_key);
+// `module_bytes`: the reader holds exactly the executable (a v0.22+ blob's
+// module bytes), not the older record's length-prefixed string.
+Module load_executable_module(BlobReader& reader, const std::string& type_key, bool module_bytes);
 
 }  // namespace relax
 }  // namespace graphrt

@@ -9,9 +9,10 @@ namespace {
 
 void read_header(BlobReader& r, Executable& exe) {
   const uint64_t magic = r.read_u64("relax executable magic");
-  if (magic != kExecutableMagic) {
+  if (magic != kExecutableMagic && magic != kExecutableMagicV2) {
     throw r.error("not a Relax VM executable: bad magic").with("field", "magic");
   }
+  exe.format_v2 = magic == kExecutableMagicV2;
   exe.version = r.read_string("relax executable version");
   if (exe.version != kExecutableVersion) {
     throw Error(ErrorKind::kUnsupported, "unsupported Relax executable version '" + exe.version + "' (expected '" +
@@ -47,6 +48,42 @@ DLDataType read_dtype(BlobReader& r) {
   return t;
 }
 
+Value read_shape_constant(BlobReader& r) {
+  const uint64_t n = r.read_count("constant shape length", 8);
+  std::vector<int64_t> dims(n);
+  for (auto& d : dims) d = r.read_i64("constant shape dimension");
+  return make_shape(std::move(dims));
+}
+
+double read_float_constant(BlobReader& r) {
+  double v;
+  r.read_bytes(&v, 8, "constant float");
+  return v;
+}
+
+// A V2 constant: its tag is a tvm-ffi type index.
+Value read_ffi_constant(BlobReader& r, size_t index) {
+  const int32_t tag = r.read_i32("constant tag");
+  switch (static_cast<FfiConstantTag>(tag)) {
+    case FfiConstantTag::kTensor:
+      return read_ndarray_records(r, {"c[" + std::to_string(index) + "]"}, "constant").front();
+    case FfiConstantTag::kDataType:
+      return read_dtype(r);
+    case FfiConstantTag::kShape:
+      return read_shape_constant(r);
+    case FfiConstantTag::kString:
+      return std::make_shared<const std::string>(r.read_string("constant string"));
+    case FfiConstantTag::kInt:
+      return r.read_i64("constant int");
+    case FfiConstantTag::kFloat:
+      return read_float_constant(r);
+  }
+  throw r.error("constant tag " + std::to_string(tag) +
+                " is not a tvm-ffi type index a constant may have (1 Int, 3 Float, 5 DataType, 65 Str, 69 Shape, "
+                "70 Tensor)")
+      .with("field", "constant tag");
+}
+
 Value read_constant(BlobReader& r, size_t index) {
   const int32_t tag = r.read_i32("constant tag");
   switch (static_cast<ConstantTag>(tag)) {
@@ -54,21 +91,14 @@ Value read_constant(BlobReader& r, size_t index) {
       return read_ndarray_records(r, {"c[" + std::to_string(index) + "]"}, "constant").front();
     case ConstantTag::kDLDataType:
       return read_dtype(r);
-    case ConstantTag::kShapeTuple: {
-      const uint64_t n = r.read_count("constant shape length", 8);
-      std::vector<int64_t> dims(n);
-      for (auto& d : dims) d = r.read_i64("constant shape dimension");
-      return make_shape(std::move(dims));
-    }
+    case ConstantTag::kShapeTuple:
+      return read_shape_constant(r);
     case ConstantTag::kString:
       return std::make_shared<const std::string>(r.read_string("constant string"));
     case ConstantTag::kInt:
       return r.read_i64("constant int");
-    case ConstantTag::kFloat: {
-      double v;
-      r.read_bytes(&v, 8, "constant float");
-      return v;
-    }
+    case ConstantTag::kFloat:
+      return read_float_constant(r);
   }
   throw r.error("constant tag " + std::to_string(tag) + " is not one of 0..5").with("field", "constant tag");
 }
@@ -80,12 +110,22 @@ void read_functions(BlobReader& r, Executable& exe) {
   for (uint64_t i = 0; i < n; ++i) exe.functions.push_back(read_function(r, i));
 }
 
+// V2 only: u64 count, then (u64 index, str scope) pairs.
+void read_memory_scopes(BlobReader& r, Executable& exe) {
+  const uint64_t n = r.read_count("memory scope count", 16);
+  exe.memory_scopes.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    const int64_t index = r.read_i64("memory scope index");
+    exe.memory_scopes.emplace_back(index, r.read_string("memory scope"));
+  }
+}
+
 void read_constants(BlobReader& r, Executable& exe) {
   const uint64_t n = r.read_count("constant pool count", 4);
   exe.constants.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
     try {
-      exe.constants.push_back(read_constant(r, i));
+      exe.constants.push_back(exe.format_v2 ? read_ffi_constant(r, i) : read_constant(r, i));
     } catch (Error& e) {
       throw e.with("constant", std::to_string(i));
     }
@@ -107,11 +147,22 @@ Executable read_executable(const uint8_t* data, size_t size, const std::string& 
   exe.type_key = type_key;
   read_header(r, exe);
   read_functions(r, exe);
+  if (exe.format_v2) read_memory_scopes(r, exe);
   read_constants(r, exe);
   exe.instr_offset = read_i64_vector(r, "instruction offsets");
   exe.instr_data = read_i64_vector(r, "instruction words");
   if (!r.at_end()) throw r.error(std::to_string(r.remaining()) + " bytes after the code section").with("field", "code");
   return exe;
+}
+
+Executable read_executable_bytes(BlobReader& reader, const std::string& type_key) {
+  const size_t n = reader.remaining();
+  const uint8_t* bytes = reader.take(n, "relax executable");
+  try {
+    return read_executable(bytes, n, type_key);
+  } catch (Error& e) {
+    throw e.with("tkey", type_key);
+  }
 }
 
 Executable read_executable_record(BlobReader& reader, const std::string& type_key) {

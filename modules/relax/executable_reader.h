@@ -15,6 +15,8 @@ namespace relax {
 
 // The record as the blob stores it: one length-prefixed string holding the executable.
 Executable read_executable_record(BlobReader& reader, const std::string& type_key);
+// A TVM v0.22+ module's bytes: the executable itself, nothing around it.
+Executable read_executable_bytes(BlobReader& reader, const std::string& type_key);
 // The executable itself (the string's contents).
 Executable read_executable(const uint8_t* data, size_t size, const std::string& type_key);
 

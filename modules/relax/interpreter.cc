@@ -17,7 +17,29 @@ struct VirtualMachine::Frame {
 };
 
 VirtualMachine::VirtualMachine(std::shared_ptr<const LinkedExecutable> linked, std::shared_ptr<StoragePool> pool)
-    : linked_(std::move(linked)), storages_(std::move(pool)) {}
+    : linked_(std::move(linked)), storages_(std::move(pool)), literals_(linked_->program.literals.data()) {}
+
+void VirtualMachine::set_devices(std::vector<DLDevice> devices) {
+  if (devices.empty()) throw Error("a Relax VM needs at least one device");
+  devices_ = std::move(devices);
+  device_storages_.assign(devices_.size(), {});
+  device_literals_.clear();
+  literals_ = linked_->program.literals.data();
+  if (devices_.front().device_type == kDLCPU) return;
+  device_literals_ = linked_->program.literals;
+  for (Value& v : device_literals_)
+    if (NDArray* t = std::get_if<NDArray>(&v)) *t = t->copy_to_device(devices_.front());
+  literals_ = device_literals_.data();
+}
+
+Ref<StorageObj> VirtualMachine::device_storage(size_t index, int64_t nbytes) {
+  std::vector<Ref<StorageObj>>& kept = device_storages_.at(index)[nbytes];
+  for (const Ref<StorageObj>& s : kept)
+    if (s->idle()) return s;
+  if (kept.size() >= StorageCache::kMaxKeptPerSize) kept.erase(kept.begin());
+  kept.push_back(make_ref<StorageObj>(NDArray::empty({nbytes}, DLDataType{kDLUInt, 8, 1}, devices_[index])));
+  return kept.back();
+}
 
 VirtualMachine::~VirtualMachine() = default;
 
@@ -163,7 +185,7 @@ Value VirtualMachine::run_loop(const FunctionInfo& f, Frame& frame) {
   const Program& program = linked_->program;
   const Instr* code = program.code.data();
   const Operand* operands = program.args.data();
-  const Value* literals = program.literals.data();
+  const Value* literals = literals_;
   Value* regs = frame.registers.data();
   int64_t pc = f.start_instr;
   try {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "modules/relax/linked_executable.h"
@@ -46,6 +47,14 @@ class VirtualMachine {
   Value call_value(const Value& callee, const Value* const* args, int num_args);
 
   const Executable& executable() const { return *linked_->exe; }
+  // The devices of vm_initialization, the host last (TVM's order): alloc_storage's
+  // device index points into them. With a device before the host, the tensor
+  // constants are copied to the first device (as TVM does at initialisation).
+  void set_devices(std::vector<DLDevice> devices);
+  const std::vector<DLDevice>& devices() const { return devices_; }
+  // Storage of `nbytes` on devices()[index] (not the host): an idle one of
+  // that size made before, else new.
+  Ref<StorageObj> device_storage(size_t index, int64_t nbytes);
   const LinkedExecutable& linked() const { return *linked_; }
   StoragePool& pool() { return storages_.pool(); }
   StorageCache& storages() { return storages_; }
@@ -100,6 +109,10 @@ class VirtualMachine {
 
   std::shared_ptr<const LinkedExecutable> linked_;
   StorageCache storages_;
+  std::vector<DLDevice> devices_{DLDevice{kDLCPU, 0}};
+  std::vector<Value> device_literals_;  // the program's literals with tensors on devices_[0]
+  const Value* literals_;               // the program's, or device_literals_
+  std::vector<std::unordered_map<int64_t, std::vector<Ref<StorageObj>>>> device_storages_;
   std::vector<std::unique_ptr<Frame>> frames_;
   int depth_ = 0;
   int nested_calls_ = 0;        // call()s under way (builtins call back into the VM)

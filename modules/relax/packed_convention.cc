@@ -46,6 +46,8 @@ struct Encoder {
         return set(i, std::get<Ref<StorageObj>>(v).get(), kTVMObjectHandle);
       case kFunctionValue:
         return set(i, std::get<PackedFunc>(v).get(), kTVMPackedFuncHandle);
+      case kStateValue:
+        return set(i, std::get<Ref<StateObj>>(v).get(), kTVMObjectHandle);
       default:  // None, and the VM register: packed functions outside the VM get no VM handle
         return set(i, nullptr, kTVMNullptr);
     }
@@ -59,6 +61,7 @@ Value value_from_object(const Ref<Object>& obj) {
   if (auto* t = dynamic_cast<TupleObj*>(p)) return Ref<TupleObj>(t);
   if (auto* c = dynamic_cast<ClosureObj*>(p)) return Ref<ClosureObj>(c);
   if (auto* s = dynamic_cast<StorageObj*>(p)) return Ref<StorageObj>(s);
+  if (auto* s = dynamic_cast<StateObj*>(p)) return Ref<StateObj>(s);
   throw Error(ErrorKind::kTypeMismatch, std::string("a '") + p->object_type_key() + "' object is not a Relax VM value");
 }
 
@@ -150,6 +153,8 @@ void value_to_ret(const Value& v, RetValue* ret) {
       return ret->set_object(std::get<Ref<StorageObj>>(v));
     case kFunctionValue:
       return ret->set_function(std::get<PackedFunc>(v));
+    case kStateValue:
+      return ret->set_object(std::get<Ref<StateObj>>(v));
     default:
       return ret->set_none();
   }

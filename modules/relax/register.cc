@@ -8,6 +8,7 @@
 
 #include "graphrt/binary_loader.h"
 #include "modules/relax/executable_module.h"
+#include "modules/relax/kv_cache/builtins.h"
 #include "modules/relax/packed_convention.h"
 
 namespace graphrt {
@@ -67,9 +68,11 @@ void register_container_functions(Runtime& runtime) {
 
 void register_backend(Runtime& runtime) {
   register_container_functions(runtime);
+  register_kv_cache_functions(runtime);
   for (const char* tkey : {"relax.Executable", "relax.VMExecutable"}) {
     const std::string key = tkey;
-    runtime.register_binary_loader(key, [key](BlobReader& reader) { return load_executable_module(reader, key); });
+    runtime.register_binary_loader(key, [key](BlobReader& reader) { return load_executable_module(reader, key, false); });
+    runtime.register_bytes_loader(key, [key](BlobReader& bytes) { return load_executable_module(bytes, key, true); });
   }
 }
 

@@ -16,7 +16,7 @@ size_t nested_depth(const std::vector<Value>& items) {
 
 const char* value_kind_name(const Value& v) {
   static const char* const kNames[] = {"None",  "int",     "float",     "DataType", "String",   "NDArray", "Shape",
-                                       "Tuple", "Closure", "Storage",   "PackedFunc", "VM"};
+                                       "Tuple", "Closure", "Storage",   "PackedFunc", "VM",    "State"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == std::variant_size<Value>::value, "one name per kind");
   return kNames[v.index()];
 }

@@ -20,6 +20,7 @@ struct ShapeObj;
 struct TupleObj;
 struct ClosureObj;
 struct StorageObj;
+struct StateObj;
 
 // The VM special register's value: builtins that take it reach the VM
 // through their call context, so it carries nothing.
@@ -27,7 +28,7 @@ struct VmHandle {};
 using StringRef = std::shared_ptr<const std::string>;
 
 using Value = std::variant<std::monostate, int64_t, double, DLDataType, StringRef, NDArray, Ref<ShapeObj>,
-                           Ref<TupleObj>, Ref<ClosureObj>, Ref<StorageObj>, PackedFunc, VmHandle>;
+                           Ref<TupleObj>, Ref<ClosureObj>, Ref<StorageObj>, PackedFunc, VmHandle, Ref<StateObj>>;
 
 // How deeply tuples and closures nest in `items`: 1 + the deepest item that
 // is one (0 when none is). Destroying or walking a value recurses once per
@@ -38,7 +39,7 @@ constexpr size_t kMaxValueDepth = 1000;
 // Value::index() of each kind, in the variant's order.
 enum ValueIndex : size_t {
   kNoneValue, kIntValue, kFloatValue, kDTypeValue, kStringValue, kTensorValue, kShapeValue,
-  kTupleValue, kClosureValue, kStorageValue, kFunctionValue, kVmValue
+  kTupleValue, kClosureValue, kStorageValue, kFunctionValue, kVmValue, kStateValue
 };
 
 // TVM's ShapeTuple.
@@ -88,6 +89,11 @@ struct StorageObj : Object {
   std::vector<NDArray> views;  // kept views, at most kMaxKeptViews
   static constexpr size_t kMaxKeptViews = 8;
 };
+
+// A state object that builtins keep from call to call and hand back to the
+// caller between calls (TVM's KVState: the paged KV cache, kv_cache/). Its
+// family's builtins know its concrete type; the VM only carries it.
+struct StateObj : Object {};
 
 // The value's kind as TVM users read it ("NDArray", "Shape", "Tuple", ...).
 const char* value_kind_name(const Value& v);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "graphrt/device_api.h"
 #include "modules/relax/packed_convention.h"
 #include "modules/relax/param_signature.h"
 #include "modules/relax/profile_report.h"
@@ -65,22 +66,32 @@ Value VmModuleNode::invoke(const std::string& name, const std::vector<Value>& ar
 }
 
 // vm_initialization(dev_type, dev_id, alloc_type, ...): one triple per device,
-// the host last. Only the CPU exists here; the allocator kind is the host's.
+// the host last (added when absent, as TVM does). The allocator kind is the host's.
 void VmModuleNode::initialize(const TVMArgs& args) {
   if (args.size() % 3 != 0 || args.size() == 0)
     throw Error("vm_initialization takes (device_type, device_id, allocator_type) triples; " +
                 std::to_string(args.size()) + " arguments given");
+  std::vector<DLDevice> devices;
+  bool has_host = false;
   for (int i = 0; i < args.size(); i += 3) {
-    if (args.as_int(i) != kDLCPU)
-      throw Error(ErrorKind::kUnsupported, "the Relax VM runs on the CPU only; device type " +
-                                               std::to_string(args.as_int(i)) + " requested");
+    const DLDevice dev{static_cast<DLDeviceType>(args.as_int(i)), static_cast<int32_t>(args.as_int(i + 1))};
+    if (dev.device_type != kDLCPU && !device_api_or_null(dev.device_type))
+      throw Error(ErrorKind::kUnsupported, "device type " + std::to_string(dev.device_type) +
+                                               " has no device API in this graphrt (built without its back end, "
+                                               "or its driver is absent)")
+          .with("argument", std::to_string(i));
+    has_host = has_host || dev.device_type == kDLCPU;
+    devices.push_back(dev);
   }
+  if (!has_host) devices.push_back(DLDevice{kDLCPU, 0});
   const bool pooled = args.as_int(args.size() - 1) != kAllocatorNaive;
   const uint64_t budget = vm_->instruction_budget();
   PackedFunc instrument = vm_->instrument();
-  vm_ = std::make_unique<VirtualMachine>(linked_, StoragePool::create(pooled));
-  vm_->set_instruction_budget(budget);
-  vm_->set_instrument(std::move(instrument));
+  auto vm = std::make_unique<VirtualMachine>(linked_, StoragePool::create(pooled));
+  vm->set_devices(std::move(devices));
+  vm->set_instruction_budget(budget);
+  vm->set_instrument(std::move(instrument));
+  vm_ = std::move(vm);
 }
 
 void VmModuleNode::set_input(const TVMArgs& args) {

@@ -28,6 +28,7 @@ from . import graph_executor
 from . import vm
 from . import relax_vm
 from . import relax
+from . import tvm_ffi
 from . import runtime
 from . import contrib
 from .params import save_param_dict, load_param_dict, save_param_dict_to_file, load_param_dict_from_file
@@ -78,6 +79,9 @@ def install_as_tvm():
     for name, mod in list(sys.modules.items()):
         if name == __name__ or name.startswith(__name__ + "."):
             sys.modules["tvm" + name[len(__name__):]] = mod
+    # TVM v0.22+ code also imports the tvm_ffi package its runtime stands on.
+    if "tvm_ffi" not in sys.modules:
+        sys.modules["tvm_ffi"] = sys.modules[__name__ + ".tvm_ffi"]
 
 
 def version():

@@ -19,8 +19,8 @@ _DTYPE_RE = re.compile(r"^(int|uint|float|bfloat|handle|complex)(\d*)(?:x(\d+))?
 def dtype_to_str(t):
     """DLDataType -> TVM dtype string ("float32", "bool", "float16x4")."""
     code, bits, lanes = t.code, t.bits, t.lanes
-    if code == 1 and bits == 1 and lanes == 1:
-        return "bool"
+    if (code == 1 and bits == 1 or code == 6 and bits == 8) and lanes == 1:
+        return "bool"  # code 6: DLPack's kDLBool (TVM v0.22+, PyTorch), one byte per element
     if code == 3 and bits == 0 and lanes == 0:
         return "void"
     if code in (6, 7) and bits == 8:

@@ -56,7 +56,7 @@ class ProfileReport:
 
 class VirtualMachine:
     """A Relax VM over an executable module (the module tvm.runtime.load_module returns for a Relax
-    export). `device` is a Device or a list of them (the CPU only); memory_cfg "naive" or "pooled"
+    export). `device` is a Device or a list of them (the host is added last when absent); memory_cfg "naive" or "pooled"
     (default), or a dict from Device to either. profile=True is accepted as TVM's is: profile()
     works on every VirtualMachine here."""
 

@@ -12,6 +12,7 @@
 #include "graphrt/tvm_abi.h"
 #include "abi/backend_anylist.h"
 #include "abi/c_api_support.h"
+#include "abi/ffi_env_api.h"
 #include "abi/float16_abi.h"
 #include "module/system_lib.h"
 #include "threading/thread_pool.h"
@@ -109,6 +110,12 @@ std::map<std::string, void*> make_runtime_symbol_table() {
       {"TVMBackendAnyListSetPackedArg", reinterpret_cast<void*>(&TVMBackendAnyListSetPackedArg)},
       {"TVMBackendAnyListResetItem", reinterpret_cast<void*>(&TVMBackendAnyListResetItem)},
       {"TVMBackendAnyListMoveFromPackedReturn", reinterpret_cast<void*>(&TVMBackendAnyListMoveFromPackedReturn)},
+      // tvm-ffi (TVM v0.22+)
+      {"TVMFFIErrorSetRaisedFromCStr", reinterpret_cast<void*>(&TVMFFIErrorSetRaisedFromCStr)},
+      {"TVMFFIErrorSetRaisedFromCStrParts", reinterpret_cast<void*>(&TVMFFIErrorSetRaisedFromCStrParts)},
+      {"TVMFFIFunctionCall", reinterpret_cast<void*>(&TVMFFIFunctionCall)},
+      {"TVMFFIEnvModLookupFromImports", reinterpret_cast<void*>(&TVMFFIEnvModLookupFromImports)},
+      {"TVMFFIHandleInitOnce", reinterpret_cast<void*>(&TVMFFIHandleInitOnce)},
   };
   for (const auto& helper : float16_abi_symbols()) table.insert(helper);
   return table;

@@ -115,9 +115,11 @@ ElfSymbolTable read_elf_symbol_table(const uint8_t* data, size_t size) {
                        if (sym.st_shndx == SHN_UNDEF || !file.string_at(strings, sym.st_name, &name)) continue;
                        table.sizes[name] = sym.st_size;
                        const int bind = ELF64_ST_BIND(sym.st_info);
+                       // TVM v0.22+ exports each function as __tvm_ffi_<name> (its data as __tvm_ffi__*).
+                       const bool ffi_function = name.compare(0, 10, "__tvm_ffi_") == 0 && name.compare(0, 11, "__tvm_ffi__") != 0;
                        if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC && (bind == STB_GLOBAL || bind == STB_WEAK) &&
-                           name.compare(0, 2, "__") != 0 && name.compare(0, 2, "_Z") != 0 && name != "_init" &&
-                           name != "_fini")
+                           (ffi_function || name.compare(0, 2, "__") != 0) && name.compare(0, 2, "_Z") != 0 &&
+                           name != "_init" && name != "_fini")
                          table.functions.push_back(name);
                      }
                    });

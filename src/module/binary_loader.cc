@@ -11,6 +11,7 @@ namespace graphrt {
 namespace {
 constexpr uint64_t kNDArrayMagic = 0xDD5E40F096B4A13FULL;
 const char kLoaderPrefix[] = "runtime.module.loadbinary_";
+const char kBytesLoaderPrefix[] = "ffi.Module.load_from_bytes.";
 }  // namespace
 
 void register_binary_loader(const std::string& tkey, BinaryLoader loader) {
@@ -24,6 +25,34 @@ void Runtime::register_binary_loader(const std::string& tkey, BinaryLoader loade
         ret->set_module(loader(*reader));
       },
       kLoaderPrefix + tkey));
+}
+
+void register_bytes_loader(const std::string& kind, BinaryLoader loader) {
+  runtime().register_bytes_loader(kind, std::move(loader));
+}
+
+void Runtime::register_bytes_loader(const std::string& kind, BinaryLoader loader) {
+  set_function(kBytesLoaderPrefix + kind, make_function(
+      [loader](const TVMArgs& args, RetValue* ret) {
+        ret->set_module(loader(*static_cast<BlobReader*>(args.as_handle(0))));
+      },
+      kBytesLoaderPrefix + kind));
+}
+
+Module load_module_bytes(const std::string& kind, BlobReader& bytes) {
+  PackedFunc f = registry_get(kBytesLoaderPrefix + kind);
+  if (!f) {
+    Module m = load_binary(kind, bytes);
+    if (!bytes.at_end())
+      throw bytes.error(std::to_string(bytes.remaining()) + " bytes of the module left unread by its loader")
+          .with("tkey", kind);
+    return m;
+  }
+  try {
+    return call_function(f, ArgList().add_handle(&bytes)).as_module();
+  } catch (Error& e) {
+    throw e.with("tkey", kind);
+  }
 }
 
 Module load_binary(const std::string& tkey, BlobReader& reader) {

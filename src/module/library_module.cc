@@ -12,6 +12,8 @@
 
 #include "graphrt/binary_loader.h"
 #include "graphrt/runtime.h"
+#include "module/import_tree.h"
+#include "module/library_blob_ffi.h"
 #include "threading/parallel_split.h"
 
 namespace graphrt {
@@ -21,12 +23,36 @@ namespace {
 const char* const kContextFunctions[] = {
     "TVMFuncCall",          "TVMAPISetLastError",       "TVMBackendGetFuncFromEnv",  "TVMBackendAllocWorkspace",
     "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch", "TVMBackendParallelBarrier",
+    // tvm-ffi (TVM v0.22+): host code finds and calls the functions of imported modules.
+    "TVMFFIFunctionCall", "TVMFFIEnvModLookupFromImports", "TVMFFIHandleInitOnce",
 };
+
+// TVM v0.22+ (tvm-ffi): the blob, the context variable, and each function's prefix.
+const char kFfiBlobSymbol[] = "__tvm_ffi__library_bin";
+const char kFfiContextSymbol[] = "__tvm_ffi__library_ctx";
+const char kFfiFunctionPrefix[] = "__tvm_ffi_";
+// tvm-ffi's own data symbols (`__tvm_ffi__metadata_<name>`, ...) carry a second underscore.
+const char kFfiDataPrefix[] = "__tvm_ffi__";
+
+bool starts_with(const std::string& s, const char* prefix) { return s.compare(0, std::strlen(prefix), prefix) == 0; }
+
+// TVM v0.21's transitional in-tree FFI wrote these (one underscore); its object
+// layout is that of no other release.
+void refuse_transitional_ffi(const Library& library) {
+  for (const char* name : {"__tvm_ffi_library_bin", "__tvm_ffi_library_ctx"})
+    if (library.symbol(name))
+      throw Error(ErrorKind::kUnsupported,
+                  std::string("a TVM v0.21 export (") + name +
+                      ": the transitional FFI ABI of that release only) is not supported: export the model with "
+                      "TVM v0.22 or later, or v0.20 or earlier")
+          .with("file", library.origin()).with("symbol", name);
+}
 
 // The image's runtime data (context variable and slots, blob, entry name):
 // symbols the loader reads or writes, never functions to call.
 bool is_runtime_data_symbol(const std::string& name) {
   if (name == "__tvm_dev_mblob" || name == "__tvm_module_ctx") return true;
+  if (starts_with(name, kFfiDataPrefix)) return true;
   for (const char* fn : kContextFunctions)
     if (name == std::string("__") + fn) return true;
   return false;
@@ -36,7 +62,7 @@ bool is_runtime_data_symbol(const std::string& name) {
 // the context variable, a context-function slot, the AOT entry name, or an
 // import of TVM's C ABI.
 bool has_tvm_marker(const Library& library) {
-  for (const char* name : {"__tvm_dev_mblob", "__tvm_module_ctx", "__tvm_main__"})
+  for (const char* name : {"__tvm_dev_mblob", "__tvm_module_ctx", "__tvm_main__", kFfiBlobSymbol, kFfiContextSymbol})
     if (library.symbol(name)) return true;
   for (const char* name : kContextFunctions)
     if (library.symbol(std::string("__") + name)) return true;
@@ -47,8 +73,9 @@ bool has_tvm_marker(const Library& library) {
 
 void require_tvm_library(const Library& library, const LoadOptions& options) {
   if (options.trust_exports || library.facts().registered_tvm_code || has_tvm_marker(library)) return;
-  const std::string what = "not a TVM module: no __tvm_dev_mblob and no TVM-ABI symbol (__tvm_module_ctx, "
-                           "__TVMAPISetLastError, a TVM* import), so its functions are not known to be packed functions";
+  const std::string what = "not a TVM module: no __tvm_dev_mblob or __tvm_ffi__library_bin and no TVM-ABI symbol "
+                           "(__tvm_module_ctx, __TVMAPISetLastError, a TVM* import), so its functions are not known "
+                           "to be packed functions";
   // trust_exports only helps a library of hand-written packed functions: never a versioned
   // system library (libz.so.1, libm.so.6), nor a library that exports no function at all.
   const std::string origin = library.origin();
@@ -102,7 +129,25 @@ std::vector<CodeRange> split_launch_code(const Library& library) {
   return code;
 }
 
+static bool library_speaks_ffi(const Library& library) {
+  if (library.symbol(kFfiBlobSymbol) || library.symbol(kFfiContextSymbol)) return true;
+  for (const std::string& name : library.facts().imports)
+    if (starts_with(name, "TVMFFI")) return true;
+  return false;
+}
+
+LibraryModuleNode::LibraryModuleNode(std::shared_ptr<Library> library)
+    : library_(std::move(library)), speaks_ffi_(library_speaks_ffi(*library_)) {}
+
 PackedFunc LibraryModuleNode::find_function(const std::string& name, const Module& self) {
+  if (speaks_ffi_) {
+    // Only the library's own `__tvm_ffi_<name>` functions: a plain name there is no packed function.
+    const std::string symbol = kFfiFunctionPrefix + name;
+    if (is_runtime_data_symbol(symbol)) return PackedFunc();
+    void* address = library_->symbol(symbol);
+    if (!address || !library_symbol_is_function(*library_, symbol)) return PackedFunc();
+    return make_ref<FunctionNode>(FunctionNode::FfiSafeCall{address}, name, Ref<Object>(self));
+  }
   std::string symbol = name;
   if (name == "__tvm_main__") {
     auto* entry = static_cast<const char*>(library_->symbol("__tvm_main__"));
@@ -115,7 +160,14 @@ PackedFunc LibraryModuleNode::find_function(const std::string& name, const Modul
   return make_ref<FunctionNode>(reinterpret_cast<TVMBackendPackedCFunc>(address), symbol, Ref<Object>(self));
 }
 
-std::vector<std::string> LibraryModuleNode::function_names() const { return library_->symbol_names(); }
+std::vector<std::string> LibraryModuleNode::function_names() const {
+  if (!speaks_ffi_) return library_->symbol_names();
+  std::vector<std::string> names;
+  for (const std::string& symbol : library_->symbol_names())
+    if (starts_with(symbol, kFfiFunctionPrefix) && !starts_with(symbol, kFfiDataPrefix))
+      names.push_back(symbol.substr(std::strlen(kFfiFunctionPrefix)));
+  return names;
+}
 
 static Module load_legacy_blob(BlobReader& reader, uint64_t count, const Module& lib_module, Module* ctx_out) {
   auto root = make_ref<LibraryModuleNode>(static_cast<LibraryModuleNode*>(lib_module.get())->library());
@@ -126,68 +178,6 @@ static Module load_legacy_blob(BlobReader& reader, uint64_t count, const Module&
   }
   *ctx_out = Module(root);
   return Module(root);
-}
-
-// The first module on a cycle of the import graph given as rows of children
-// (rows[i] = the modules module i imports), or -1 when it is a DAG. TVM's
-// writer numbers modules depth-first, so a module imported by two others may
-// come before one of them: order proves nothing, only a cycle is refused.
-static int64_t module_on_import_cycle(const std::vector<std::vector<uint64_t>>& rows) {
-  enum : uint8_t { kUnseen, kOnPath, kDone };
-  std::vector<uint8_t> state(rows.size(), kUnseen);
-  std::vector<std::pair<size_t, size_t>> stack;  // (module, next child position)
-  for (size_t start = 0; start < rows.size(); ++start) {
-    if (state[start] != kUnseen) continue;
-    stack.emplace_back(start, 0);
-    state[start] = kOnPath;
-    while (!stack.empty()) {
-      auto& top = stack.back();
-      if (top.second == rows[top.first].size()) {
-        state[top.first] = kDone;
-        stack.pop_back();
-        continue;
-      }
-      const uint64_t child = rows[top.first][top.second++];
-      if (state[child] == kOnPath) return static_cast<int64_t>(child);
-      if (state[child] == kUnseen) {
-        state[child] = kOnPath;
-        stack.emplace_back(child, 0);
-      }
-    }
-  }
-  return -1;
-}
-
-static void attach_imports(BlobReader& reader, const std::vector<Module>& modules, const std::vector<uint64_t>& row_ptr,
-                           const std::vector<uint64_t>& children) {
-  size_t m = modules.size();
-  if (row_ptr.size() != m + 1)
-    throw reader.error("_import_tree has " + std::to_string(row_ptr.size()) + " row pointers for " +
-                       std::to_string(m) + " modules (expected " + std::to_string(m + 1) + ")");
-  if (row_ptr[0] != 0 || row_ptr[m] != children.size())
-    throw reader.error("_import_tree row pointers do not span the child list");
-  std::vector<std::vector<uint64_t>> rows(m);
-  for (size_t i = 0; i < m; ++i) {
-    if (row_ptr[i] > row_ptr[i + 1] || row_ptr[i + 1] > children.size())
-      throw reader.error("_import_tree row pointers are not increasing within the child list at module " +
-                         std::to_string(i));
-    for (uint64_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
-      const uint64_t child = children[j];
-      if (child >= m)
-        throw reader.error("_import_tree: module " + std::to_string(i) + " ('" + modules[i]->type_key() +
-                           "') imports module " + std::to_string(child) + ", but the blob has " + std::to_string(m));
-      if (child == i)
-        throw reader.error("_import_tree: module " + std::to_string(i) + " ('" + modules[i]->type_key() +
-                           "') imports itself");
-      rows[i].push_back(child);
-    }
-  }
-  const int64_t cyclic = module_on_import_cycle(rows);
-  if (cyclic >= 0)
-    throw reader.error("_import_tree: module " + std::to_string(cyclic) + " ('" + modules[cyclic]->type_key() +
-                       "') imports itself through a cycle");
-  for (size_t i = 0; i < m; ++i)
-    for (uint64_t child : rows[i]) modules[i]->add_import(modules[child]);
 }
 
 Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
@@ -273,6 +263,8 @@ SharedTrees& shared_trees() {
 // shared and nothing is written).
 static const void* image_key(const Library& library) {
   if (const void* ctx = library.symbol("__tvm_module_ctx")) return ctx;
+  if (const void* ctx = library.symbol(kFfiContextSymbol)) return ctx;
+  if (const void* blob = library.symbol(kFfiBlobSymbol)) return blob;
   for (const char* name : kContextFunctions) {
     if (const void* slot = library.symbol(std::string("__") + name)) return slot;
   }
@@ -291,7 +283,33 @@ static void fill_context_functions(const Library& library) {
     write_pointer_slot(library, std::string("__") + name, runtime_symbol(name));
 }
 
+using BlobParser = Module (*)(const uint8_t*, size_t, const std::string&, const Module&, Module*, bool);
+
+// Parses the blob symbol `name` of `library`, bounded by the symbol's size or
+// its segment, whichever loader mapped it: a hostile size prefix must not send
+// the parser past the image.
+static Module parse_library_blob(const Library& library, const char* name, const Module& lib_module, Module* ctx,
+                                 BlobParser parse) {
+  auto* blob = static_cast<const uint8_t*>(library.symbol(name));
+  size_t readable = readable_symbol_bytes(library, name, blob);
+  if (readable < 8)
+    throw Error(std::string(name) + " holds " + std::to_string(readable) + " bytes, less than its size prefix")
+        .with("file", library.origin());
+  uint64_t nbytes;
+  std::memcpy(&nbytes, blob, 8);
+  if (nbytes > readable - 8)
+    throw Error("blob size prefix says " + std::to_string(nbytes) + " bytes but the symbol holds " +
+                std::to_string(readable - 8))
+        .with("file", library.origin()).with("symbol", name);
+  try {
+    return parse(blob, nbytes + 8, library.origin(), lib_module, ctx, library.facts().blob_pages_releasable);
+  } catch (Error& e) {
+    throw e.with("file", library.origin());
+  }
+}
+
 Module load_module_from_library(std::shared_ptr<Library> library, const LoadOptions& options) {
+  refuse_transitional_ffi(*library);
   require_tvm_library(*library, options);
   SharedTrees& trees = shared_trees();
   std::lock_guard<std::recursive_mutex> lock(trees.mutex);
@@ -307,29 +325,14 @@ Module load_module_from_library(std::shared_ptr<Library> library, const LoadOpti
   // trusted only by the caller's word may expect one task per thread.
   if (has_tvm_marker(*library))
     static_cast<LibraryModuleNode*>(lib_module.get())->allow_split_launches();
-  auto* blob = static_cast<const uint8_t*>(library->symbol("__tvm_dev_mblob"));
   Module root = lib_module;
   Module ctx = lib_module;
-  if (blob) {
-    // Bounded by the symbol's size or its segment, whichever loader mapped it:
-    // a hostile size prefix must not send the parser past the image.
-    size_t readable = readable_symbol_bytes(*library, "__tvm_dev_mblob", blob);
-    if (readable < 8)
-      throw Error("__tvm_dev_mblob holds " + std::to_string(readable) + " bytes, less than its size prefix")
-          .with("file", library->origin());
-    uint64_t nbytes;
-    std::memcpy(&nbytes, blob, 8);
-    if (nbytes > readable - 8)
-      throw Error("blob size prefix says " + std::to_string(nbytes) + " bytes but the symbol holds " +
-                  std::to_string(readable - 8))
-          .with("file", library->origin());
-    try {
-      root = parse_module_blob(blob, nbytes + 8, library->origin(), lib_module, &ctx, library->facts().blob_pages_releasable);
-    } catch (Error& e) {
-      throw e.with("file", library->origin());
-    }
-  }
+  if (library->symbol("__tvm_dev_mblob"))
+    root = parse_library_blob(*library, "__tvm_dev_mblob", lib_module, &ctx, &parse_module_blob);
+  else if (library->symbol(kFfiBlobSymbol))
+    root = parse_library_blob(*library, kFfiBlobSymbol, lib_module, &ctx, &parse_ffi_module_blob);
   write_pointer_slot(*library, "__tvm_module_ctx", ctx.get());
+  write_pointer_slot(*library, kFfiContextSymbol, ctx.get());
   attach_environment_to_tree(root.get(), ctx.get());
   if (key) {
     root->shared_image_key = key;

@@ -12,7 +12,9 @@ namespace graphrt {
 
 class LibraryModuleNode : public ModuleNode {
  public:
-  explicit LibraryModuleNode(std::shared_ptr<Library> library) : library_(std::move(library)) {}
+  // A library of TVM v0.22+ (tvm-ffi) is told by its symbols; its functions are
+  // then its `__tvm_ffi_<name>` exports, called through the tvm-ffi adapter.
+  explicit LibraryModuleNode(std::shared_ptr<Library> library);
   ~LibraryModuleNode() override;
   std::string type_key() const override { return "library"; }
   PackedFunc find_function(const std::string& name, const Module& self) override;
@@ -24,6 +26,7 @@ class LibraryModuleNode : public ModuleNode {
 
  private:
   std::shared_ptr<Library> library_;
+  bool speaks_ffi_;
   bool split_launches_allowed_ = false;
 };
 

@@ -5,22 +5,51 @@ import os
 from _cases import fixtures_dir, skip_without_fixtures
 
 
+FFI_PREFIX = "ffi_"
+
+
+def case_folder(name):
+    """The case's folder under the fixtures: relax/<name> (TVM v0.20), relax-ffi/<folder> for
+    "ffi_<folder>" (TVM v0.26)."""
+    if name.startswith(FFI_PREFIX):
+        return os.path.join("relax-ffi", name[len(FFI_PREFIX):])
+    return os.path.join("relax", name)
+
+
+def _cpu_cases(root, prefix):
+    out = []
+    for n in os.listdir(root):
+        path = os.path.join(root, n, "case.json")
+        if not os.path.isfile(path):
+            continue
+        with open(path) as f:
+            info = json.load(f)
+        if info.get("kind", "relax_vm") == "relax_vm" and info.get("device", "cpu") == "cpu":
+            out.append(prefix + n)
+    return out
+
+
 def relax_case_names():
-    """Every case folder under fixtures/relax; a placeholder that skips (fails in CI) without them."""
+    """Every CPU case under fixtures/relax and fixtures/relax-ffi ("ffi_" + folder); a placeholder
+    that skips (fails in CI) without them."""
     d = fixtures_dir()
     root = os.path.join(d, "relax") if d else None
     if not root or not os.path.isdir(root):
         return ["relax_fixtures_missing"]
-    return sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, "case.json")))
+    names = _cpu_cases(root, "")
+    ffi_root = os.path.join(d, "relax-ffi")
+    if os.path.isdir(ffi_root):
+        names += _cpu_cases(ffi_root, FFI_PREFIX)
+    return sorted(names)
 
 
 class RelaxCase:
     def __init__(self, name):
         d = fixtures_dir()
-        if not d or not os.path.isfile(os.path.join(d, "relax", name, "case.json")):
+        if not d or not os.path.isfile(os.path.join(d, case_folder(name), "case.json")):
             skip_without_fixtures("Relax fixture %s" % name)
         self.name = name
-        self.dir = os.path.join(d, "relax", name)
+        self.dir = os.path.join(d, case_folder(name))
         with open(self.path("case.json")) as f:
             self.info = json.load(f)
         self.entry = self.info.get("entry", "main")

@@ -72,12 +72,36 @@ def graph_cases():
     return out
 
 
+def _cpu_relax_cases(root, prefix):
+    out = []
+    for n in os.listdir(root):
+        path = os.path.join(root, n, "case.json")
+        if os.path.isfile(path):
+            with open(path) as f:
+                info = json.load(f)
+            if info.get("kind", "relax_vm") == "relax_vm" and info.get("device", "cpu") == "cpu":
+                out.append(prefix + n)
+    return out
+
+
 def relax_cases():
+    """The CPU Relax cases: fixtures/relax/<name> (TVM v0.20) and fixtures/relax-ffi/<folder> as
+    "ffi_<folder>" (TVM v0.26, the tvm-ffi ABI)."""
     d = fixtures_dir()
     root = os.path.join(d, "relax") if d else None
     if not root or not os.path.isdir(root):
         return []
-    return sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, "case.json")))
+    names = _cpu_relax_cases(root, "")
+    if os.path.isdir(os.path.join(d, "relax-ffi")):
+        names += _cpu_relax_cases(os.path.join(d, "relax-ffi"), "ffi_")
+    return sorted(names)
+
+
+def relax_case_dir(name):
+    """The folder of relax_cases()'s case `name`."""
+    if name.startswith("ffi_"):
+        return os.path.join(fixtures_dir(), "relax-ffi", name[len("ffi_"):])
+    return os.path.join(fixtures_dir(), "relax", name)
 
 
 def add_model(repo, name, files, version="1", config=None):

@@ -11,7 +11,7 @@ import pytest
 
 from _client import DTYPES, NP_OF, assert_bit_identical, reference_outputs
 from _grpc_stubs import stubs
-from _server import Server, add_model, fixture_root, fixtures_dir, graph_cases, relax_cases, relax_config, \
+from _server import Server, add_model, fixture_root, fixtures_dir, graph_cases, relax_cases, relax_case_dir, relax_config, \
     relax_dynamic_batch, require_module
 
 
@@ -27,7 +27,7 @@ def served(tmp_path_factory, pb):
     for name, model in graph_cases():
         add_model(repo, name, {model: os.path.join(root, name, model)})
     for name in relax_cases():
-        d = os.path.join(root, "relax", name)
+        d = relax_case_dir(name)
         with open(os.path.join(d, "case.json")) as f:
             info = json.load(f)
         add_model(repo, name, {"deploy_relax.so": os.path.join(d, "deploy_relax.so")}, config=relax_config(info))
@@ -101,7 +101,7 @@ def test_graph_fixture(pb, stub, name, tmp_path):
 def test_relax_fixture(pb, stub, name, tmp_path):
     if name == "no-fixtures":
         fixture_root()
-    d = os.path.join(fixtures_dir(), "relax", name)
+    d = relax_case_dir(name)
     info, paths, inputs = _case(d)
     want = reference_outputs(os.path.join(d, "deploy_relax.so"), paths, str(tmp_path), info.get("entry"))
     _check(pb, stub, name, inputs, want)

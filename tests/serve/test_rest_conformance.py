@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from _client import assert_bit_identical, binary_request, decode_response, json_request, reference_outputs
-from _server import Server, add_model, fixture_root, fixtures_dir, graph_cases, relax_cases, relax_config, \
+from _server import Server, add_model, fixture_root, fixtures_dir, graph_cases, relax_cases, relax_case_dir, relax_config, \
     require_module
 
 
@@ -32,7 +32,7 @@ def served(tmp_path_factory):
                                        ("deploy_lib.so", "deploy_graph.json", "deploy_params.params")})
     add_model(repo, "mlp", {"deploy_factory.so": os.path.join(mlp, "deploy_factory.so")}, version="3")
     for name in relax_cases():
-        d = os.path.join(root, "relax", name)
+        d = relax_case_dir(name)
         with open(os.path.join(d, "case.json")) as f:
             info = json.load(f)
         add_model(repo, name, {"deploy_relax.so": os.path.join(d, "deploy_relax.so")}, config=relax_config(info))
@@ -89,7 +89,7 @@ def test_graph_fixture(served, name, tmp_path):
 def test_relax_fixture(served, name, tmp_path):
     if name == "no-fixtures":
         fixture_root()
-    d = os.path.join(fixtures_dir(), "relax", name)
+    d = relax_case_dir(name)
     with open(os.path.join(d, "case.json")) as f:
         info = json.load(f)
     suffixes = [s.get("suffix", "") for s in info.get("input_sets", [])] or [""]

@@ -9,18 +9,39 @@
 
 namespace graphrt_test {
 
+namespace {
+
+constexpr char kFfiPrefix[] = "ffi_";
+
+// The case folders `relax_*` of fixtures/<folder> that run on the CPU in one call
+// (the language model's steps and the CUDA cases have their own tests), named `prefix` + folder.
+void add_cases(const std::string& folder, const std::string& prefix, std::vector<std::string>* out) {
+  DIR* d = opendir((fixtures_dir() + "/" + folder).c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind("relax_", 0) != 0) continue;
+    const nlohmann::json c = case_json(folder + "/" + name);
+    if (c.value("kind", "relax_vm") != "relax_vm" || c.value("device", "cpu") != "cpu") continue;
+    out->push_back(prefix + name);
+  }
+  closedir(d);
+}
+
+}  // namespace
+
 std::vector<std::string> relax_cases() {
   std::vector<std::string> out;
   if (fixtures_dir().empty()) return out;
-  DIR* d = opendir((fixtures_dir() + "/relax").c_str());
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.rfind("relax_", 0) == 0) out.push_back(name);
-  }
-  closedir(d);
+  add_cases("relax", "", &out);
+  add_cases("relax-ffi", kFfiPrefix, &out);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::string relax_case_folder(const std::string& name) {
+  if (name.rfind(kFfiPrefix, 0) == 0) return "relax-ffi/" + name.substr(sizeof(kFfiPrefix) - 1);
+  return "relax/" + name;
 }
 
 namespace {
@@ -39,8 +60,8 @@ std::vector<std::string> input_order(const nlohmann::json& c) {
 
 RelaxCase relax_case(const std::string& name) {
   RelaxCase rc;
-  rc.dir = fixture_path("relax/" + name);
-  const nlohmann::json c = case_json("relax/" + name);
+  rc.dir = fixture_path(relax_case_folder(name));
+  const nlohmann::json c = case_json(relax_case_folder(name));
   rc.entry = c.value("entry", "main");
   std::vector<std::string> suffixes;
   if (c.contains("input_sets")) {

@@ -10,8 +10,11 @@
 
 namespace graphrt_test {
 
-// Every case folder under fixtures/relax (sorted); empty without fixtures.
+// Every CPU case under fixtures/relax (TVM v0.20: its folder name) and
+// fixtures/relax-ffi (TVM v0.26: "ffi_" + its folder name), sorted; empty without fixtures.
 std::vector<std::string> relax_cases();
+// The case's folder under the fixtures ("relax/relax_mlp", "relax-ffi/relax_mlp").
+std::string relax_case_folder(const std::string& name);
 
 struct RelaxInputSet {
   std::string suffix;

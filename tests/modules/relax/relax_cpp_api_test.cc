@@ -19,14 +19,31 @@
 
 namespace {
 
+// The case's folder: relax/<name> (TVM v0.20), relax-ffi/<folder> for "ffi_<folder>" (TVM v0.26).
+std::string case_folder(const std::string& name) {
+  if (name.rfind("ffi_", 0) == 0) return "relax-ffi/" + name.substr(4);
+  return "relax/" + name;
+}
+
+// The CPU cases run by one call (not the language model's steps, not the CUDA cases).
+void add_cases(const std::string& folder, const std::string& prefix, std::vector<std::string>* out) {
+  const std::string root = graphrt_test::fixtures_dir() + "/" + folder;
+  DIR* d = graphrt_test::fixtures_dir().empty() ? nullptr : opendir(root.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, "relax_", 6) != 0) continue;
+    std::ifstream f(root + "/" + e->d_name + "/case.json");
+    const nlohmann::json info = nlohmann::json::parse(f);
+    if (info.value("kind", "relax_vm") == "relax_vm" && info.value("device", "cpu") == "cpu")
+      out->push_back(prefix + e->d_name);
+  }
+  closedir(d);
+}
+
 std::vector<std::string> case_names() {
   std::vector<std::string> out;
-  const std::string root = graphrt_test::fixtures_dir() + "/relax";
-  if (DIR* d = graphrt_test::fixtures_dir().empty() ? nullptr : opendir(root.c_str())) {
-    while (dirent* e = readdir(d))
-      if (std::strncmp(e->d_name, "relax_", 6) == 0) out.push_back(e->d_name);
-    closedir(d);
-  }
+  add_cases("relax", "", &out);
+  add_cases("relax-ffi", "ffi_", &out);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -52,7 +69,7 @@ class RelaxCppApi : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     GRAPHRT_REQUIRE_FIXTURES();
     if (case_names().empty()) GTEST_SKIP() << "Relax fixtures not found";
-    dir_ = graphrt_test::fixtures_dir() + "/relax/" + GetParam();
+    dir_ = graphrt_test::fixtures_dir() + "/" + case_folder(GetParam());
     std::ifstream f(dir_ + "/case.json");
     info_ = nlohmann::json::parse(f);
   }
