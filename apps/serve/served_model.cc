@@ -164,7 +164,10 @@ void apply_config(const TensorConfig& c, TensorMetadata* m, const char* what) {
     m->known_type = true;
   }
   if (c.has_shape) {
-    if (m->known_shape && c.shape != m->shape)
+    // The config may fix a dimension the model leaves variable (-1), not contradict one it fixes.
+    bool fits = c.shape.size() == m->shape.size();
+    for (size_t d = 0; fits && d < c.shape.size(); ++d) fits = m->shape[d] < 0 || c.shape[d] == m->shape[d];
+    if (m->known_shape && !fits)
       throw Error(std::string("config.json gives ") + what + " '" + m->name + "' shape " + shape_text(c.shape) +
                   ", the model has " + shape_text(m->shape))
           .with("field", "shape");
@@ -256,7 +259,17 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
     for (int i = 0; i < config.instance_count; ++i) {
       graphrt_apps::RelaxFunction fn = graphrt_apps::open_relax_function(model.root, config.function);
       if (i == 0)
-        for (const std::string& p : fn.param_names) m->inputs_.push_back(TensorMetadata{p, false, {}, false, {}});
+        for (size_t k = 0; k < fn.param_names.size(); ++k) {
+          // What the function's code checks of the parameter (its dtype and rank, symbolic
+          // dimensions as -1); a parameter it does not check stays unknown.
+          TensorMetadata t{fn.param_names[k], false, {}, false, {}};
+          if (k < fn.params.size() && fn.params[k].known) {
+            t.known_type = datatype_from_dl(fn.params[k].dtype, &t.datatype);
+            t.known_shape = true;
+            t.shape = fn.params[k].dims;
+          }
+          m->inputs_.push_back(t);
+        }
       m->pool_.add(std::make_unique<RelaxInstance>(std::move(fn)));
     }
     if (!config.inputs.empty() && config.inputs.size() != m->inputs_.size())
