@@ -9,6 +9,7 @@
 
 #include "batch_exports.h"
 #include "batcher.h"
+#include "common/args.h"
 #include "common/model.h"
 #include "common/relax_model.h"
 #include "graphrt/error.h"
@@ -176,6 +177,26 @@ void apply_config(const TensorConfig& c, TensorMetadata* m, const char* what) {
   }
 }
 
+// config.json's "device": the CPU, or a CUDA device that this host has (else one error saying
+// why, with graphrt's reason: no driver, no such device).
+DLDevice model_device(const ModelConfig& config) {
+  DLDevice dev{kDLCPU, 0};
+  try {
+    dev = graphrt_apps::parse_device(config.device);
+  } catch (const std::exception&) {
+    throw Error("device '" + config.device + "' is not one of cpu, cpu:0, cuda, cuda:N").with("field", "device");
+  }
+  if (dev.device_type == kDLCPU) return dev;
+  try {
+    graphrt_apps::require_device(dev);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::kUnsupported, "config.json asks for device '" + config.device +
+                                             "', which this host cannot use: " + graphrt_apps::one_line(e.what()))
+        .with("field", "device");
+  }
+  return dev;
+}
+
 std::string join_names(const std::vector<TensorMetadata>& v) {
   std::string s;
   for (const auto& t : v) s += (s.empty() ? "" : ", ") + t.name;
@@ -235,8 +256,16 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   m->version_ = version;
   m->config_ = config;
   m->metrics_ = std::move(metrics);
+  const bool on_cpu = model_device(config).device_type == kDLCPU;  // refused here when unusable
+  const auto cpu_only = [&](const char* what) {
+    if (!on_cpu)
+      throw Error(ErrorKind::kUnsupported, std::string("device '") + config.device + "': " + what +
+                                               " are served on the CPU only (a single graph export may name a CUDA device)")
+          .with("field", "device");
+  };
   const std::vector<BatchExport> batch_exports = find_batch_exports(version_dir);
   if (!batch_exports.empty()) {
+    cpu_only("batch exports");
     m->serve_batch_exports(batch_exports);
     return m;
   }
@@ -246,6 +275,7 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   const graphrt_apps::Model model = graphrt_apps::load_model(files.model, graphrt::LoadOptions{}, files.graph_json,
                                                              cached_params_file ? "" : files.params);
   if (model.is_relax) {
+    cpu_only("Relax executables");
     m->platform_ = "tvm_relax";
     if (!params_cache.empty()) {
       // Before any VM is made: the executable's tensor constants become the cache's mapping.
@@ -328,11 +358,24 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   }
   std::vector<int> input_indices;
   std::vector<std::string> output_names;
+  const DLDevice device = model_device(config);
+  if (device.device_type != kDLCPU && config.max_batch_size > 0) cpu_only("batched models");
   for (int i = 0; i < config.instance_count; ++i) {
-    auto executor = cached_params_file
-                        ? graphrt::GraphExecutor::create_with_params(model.graph_json, model.root, {DLDevice{kDLCPU, 0}},
-                                                                     graphrt::GraphExecutorOptions(), cached)
-                        : graphrt_apps::make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+    std::shared_ptr<graphrt::GraphExecutor> executor;
+    try {
+      executor = cached_params_file
+                     ? graphrt::GraphExecutor::create_with_params(model.graph_json, model.root, {device},
+                                                                  graphrt::GraphExecutorOptions(), cached)
+                     : graphrt_apps::make_executor(model, device, "", false);
+    } catch (const Error& e) {
+      // The library's advice is for its API; a server's operator sets the device in config.json.
+      const std::string wants = e.context_value("option");
+      if (wants.compare(0, 7, "device=") != 0 || wants == "device=" + config.device) throw;
+      throw Error(e.kind(), "the graph places its tensors on " + wants.substr(7) + ", the model's device is '" +
+                                config.device + "': set \"device\": \"" + wants.substr(7) +
+                                "\" in the model's config.json")
+          .with("field", "device");
+    }
     if (i == 0) {
       // input_info() lists the inputs a client sets: the graph's arguments less its params.
       for (const graphrt::TensorInfo& info : executor->input_info()) {

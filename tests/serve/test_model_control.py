@@ -91,3 +91,43 @@ def test_port_in_use_exits_naming_it(mlp_repo, which):
         import requests
         assert requests.get(first.url + "/v2/health/live", timeout=30).status_code == 200
         assert first.stop() == 0
+
+
+def test_device_key(tmp_path):
+    """config.json's "device": a CUDA graph export runs on the GPU where the host has one (TVM's
+    outputs); where it has none, the model is refused with one line naming the device and why."""
+    import numpy as np
+    import requests
+    require_module("requests")
+    from _client import decode_response, json_request
+    root = fixture_root()
+    d = os.path.join(root, "mlp_cuda")
+    if not os.path.isdir(d):
+        pytest.skip("mlp_cuda fixture missing")
+    repo = str(tmp_path / "repo")
+    add_model(repo, "on_cuda", {"deploy_factory.so": os.path.join(d, "deploy_factory.so")}, config={"device": "cuda"})
+    add_model(repo, "cuda_on_cpu", {"deploy_factory.so": os.path.join(d, "deploy_factory.so")})
+    add_model(repo, "bad_device", {"deploy_factory.so": os.path.join(root, "mlp", "deploy_factory.so")},
+              config={"device": "tpu"})
+    relax = os.path.join(root, "relax", "relax_mlp", "deploy_relax.so")
+    if os.path.isfile(relax):
+        add_model(repo, "relax_on_cuda", {"deploy_relax.so": relax}, config={"device": "cuda"})
+    with Server(repo, "--model-control-mode", "explicit") as s:
+        index = {e["name"]: e for e in requests.post(s.url + "/v2/repository/index", timeout=30).json()}
+        assert "'tpu' is not one of cpu, cpu:0, cuda, cuda:N" in index["bad_device"]["reason"], index
+        assert "field: device" in index["bad_device"]["reason"]
+        # A CUDA export without the key: the server's advice, not the library's Python one.
+        assert 'set "device": "cuda" in the model\'s config.json' in index["cuda_on_cpu"]["reason"], index
+        if index["on_cuda"]["state"] == "READY":
+            x = np.load(os.path.join(d, "input_data.npy"))
+            r = requests.post(s.url + "/v2/models/on_cuda/infer", data=json_request({"data": x}), timeout=60)
+            assert r.status_code == 200, r.text
+            got = decode_response(r)[1]["output_0"]
+            np.testing.assert_allclose(got, np.load(os.path.join(d, "output_0.npy")), rtol=1e-5, atol=1e-6)
+            if "relax_on_cuda" in index:
+                assert "Relax executables are served on the CPU only" in index["relax_on_cuda"]["reason"], index
+        else:
+            reason = index["on_cuda"]["reason"]
+            assert "asks for device 'cuda', which this host cannot use: " in reason and "field: device" in reason, reason
+            assert "\n" not in reason
+        assert s.stop() == 0
