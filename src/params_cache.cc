@@ -1,5 +1,6 @@
 #include "layer_api/params_cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <thread>
 
@@ -185,6 +187,27 @@ class FolderLock {
  private:
   int fd_ = -1;
 };
+
+// Removes the temporaries "<cache_path>.tmp.*" that writers killed mid-write left behind. Called
+// under the folder's lock, so no live writer of this file holds one; on a file system without
+// locks a writer may be running, so only files untouched for a minute go.
+void remove_stale_temporaries(const std::string& dir, const std::string& cache_path) {
+  const size_t slash = cache_path.find_last_of('/');
+  const std::string prefix = (slash == std::string::npos ? cache_path : cache_path.substr(slash + 1)) + ".tmp.";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  const time_t now = time(nullptr);
+  while (dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
+    const std::string path = dir + "/" + e->d_name;
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime >= 60) {
+      ::unlink(path.c_str());
+      log_warning("params cache: removed '" + path + "', a temporary left by a writer that did not finish");
+    }
+  }
+  closedir(d);
+}
 
 std::string folder_of(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -414,6 +437,7 @@ ParamList open_params_cache(const std::string& cache_path, const std::string& so
   }
   // Checked again under the lock: another process may have written it meanwhile.
   FolderLock lock(folder_of(cache_path));
+  remove_stale_temporaries(folder_of(cache_path), cache_path);
   mapped = try_map(cache_path, key, &why);
   if (usable(mapped)) {
     if (use) *use = ParamsCacheUse::kMapped;

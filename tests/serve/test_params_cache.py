@@ -4,6 +4,7 @@ graphrt-run (which decodes its own params). A later start maps the files as they
 executable's tensor constants go through the same cache."""
 import json
 import os
+import time
 import threading
 
 import numpy as np
@@ -120,6 +121,25 @@ def test_damaged_cache_is_rewritten_with_a_warning(repo, tmp_path):
     assert "warning: params cache" in warnings and "squeezenet-1.params-cache" in warnings, warnings
     assert sorted(os.listdir(str(cache))) == CACHE_FILES
     assert (cache / "squeezenet-1.params-cache").stat().st_size > 1000000
+
+
+def test_stale_temporary_of_a_dead_writer_is_removed(repo, tmp_path):
+    """A writer killed mid-write leaves "<cache>.tmp.XXXXXX": the next writer (under the folder's
+    lock) removes it when it is a minute old, and leaves a fresh one (a writer on a file system
+    without locks may still own it)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    old = cache / "squeezenet-1.params-cache.tmp.ab12CD"
+    old.write_bytes(b"\0" * 4096)
+    os.utime(str(old), (time.time() - 120, time.time() - 120))
+    fresh = cache / "mlp_tar-1.params-cache.tmp.ef34GH"
+    fresh.write_bytes(b"\0" * 10)
+    with Server(repo, "--threads", "1", "--params-cache", str(cache)) as s:
+        assert s.stop() == 0
+    warnings = "".join(s.stderr_text)
+    assert "removed '%s'" % old in warnings, warnings
+    assert not old.exists() and fresh.exists()
+    assert sorted(os.listdir(str(cache))) == sorted(CACHE_FILES + [fresh.name])
 
 
 def test_unusable_cache_folder_is_an_error(repo, tmp_path):
