@@ -9,6 +9,7 @@
 
 #include "batch_exports.h"
 #include "batcher.h"
+#include "private_copy.h"
 #include "common/args.h"
 #include "common/model.h"
 #include "common/relax_model.h"
@@ -272,8 +273,17 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   const ModelFiles files = find_model_files(version_dir);
   // Three-file form with a params cache: the params file is read only when the cache is written.
   const bool cached_params_file = !params_cache.empty() && !files.params.empty();
-  const graphrt_apps::Model model = graphrt_apps::load_model(files.model, graphrt::LoadOptions{}, files.graph_json,
-                                                             cached_params_file ? "" : files.params);
+  // Loaded from a private copy (private_copy.h): a later write to the repository's file cannot
+  // reach the loaded code, and a reload of a replaced file loads the new one.
+  const graphrt_apps::Model model = [&] {
+    const PrivateCopy copy(files.model);
+    try {
+      return graphrt_apps::load_model(copy.path(), graphrt::LoadOptions{}, files.graph_json,
+                                      cached_params_file ? "" : files.params);
+    } catch (const Error& e) {
+      throw copy.original(e);
+    }
+  }();
   if (model.is_relax) {
     cpu_only("Relax executables");
     m->platform_ = "tvm_relax";

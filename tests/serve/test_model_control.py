@@ -131,3 +131,45 @@ def test_device_key(tmp_path):
             assert "asks for device 'cuda', which this host cannot use: " in reason and "field: device" in reason, reason
             assert "\n" not in reason
         assert s.stop() == 0
+
+
+def test_model_files_changed_under_the_server(tmp_path, monkeypatch):
+    """Models load from a private copy: a model .so overwritten in place (same inode) does not
+    reach the running code (it crashed the server), and `load` of a changed file serves the new
+    file (dlopen of the same path returned the old library). The copies are unlinked once
+    loaded, and their folder removed at exit."""
+    import numpy as np
+    import requests
+    require_module("requests")
+    from _client import json_request
+    root = fixture_root()
+    repo = tmp_path / "repo"
+    (repo / "m" / "1").mkdir(parents=True)
+    model = repo / "m" / "1" / "model.so"
+    shutil.copyfile(os.path.join(root, "mlp", "deploy_factory.so"), str(model))
+    private = tmp_path / "private"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    x = np.load(os.path.join(root, "mlp", "input_data.npy"))
+    with Server(str(repo), "--model-control-mode", "explicit") as s:
+        first = requests.post(s.url + "/v2/models/m/infer", data=json_request({"data": x}), timeout=60)
+        assert first.status_code == 200, first.text
+        folders = os.listdir(str(private))
+        assert len(folders) == 1 and folders[0].startswith("graphrt-serve.")
+        assert os.listdir(str(private / folders[0])) == []  # the copy is unlinked once loaded
+        inode = model.stat().st_ino
+        size = model.stat().st_size
+        with open(str(model), "r+b") as f:  # in place: the same inode, every byte garbage
+            f.write(os.urandom(size))
+        assert model.stat().st_ino == inode
+        again = requests.post(s.url + "/v2/models/m/infer", data=json_request({"data": x}), timeout=60)
+        assert again.status_code == 200 and again.json()["outputs"] == first.json()["outputs"]
+        # Another model written over the same path, then loaded: the new file serves.
+        with open(str(model), "wb") as f:
+            with open(os.path.join(root, "multi_io", "deploy_factory.so"), "rb") as g:
+                f.write(g.read())
+        assert requests.post(s.url + "/v2/repository/models/m/load", timeout=60).status_code == 200
+        meta = requests.get(s.url + "/v2/models/m", timeout=30).json()
+        assert [t["datatype"] for t in meta["inputs"]] == ["FP32", "INT32"], meta
+        assert s.stop() == 0
+    assert os.listdir(str(private)) == []
