@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/args.h"
+#include "cache_guard.h"
 #include "graphrt/error.h"
 #include "graphrt/log.h"
 #include "graphrt/runtime.h"
@@ -203,6 +204,7 @@ int serve(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  graphrt_serve::install_sigbus_handler();  // a params cache truncated under the server (cache_guard.h)
   StopSignals stop(stop_signals, exit_timeout_secs);
 
   if (threads > 0) graphrt::set_num_threads(threads);

@@ -263,12 +263,20 @@ std::shared_ptr<ServedModel> Repository::find(const std::string& name, const std
     throw Error(ErrorKind::kFailedPrecondition,
                 "model '" + name + "' is not ready" + (entry.reason.empty() ? "" : ": " + entry.reason))
         .with("model", name);
-  if (version.empty()) return entry.versions.rbegin()->second;
-  auto v = entry.versions.find(parse_version(name, version));
-  if (v == entry.versions.end())
-    throw Error(ErrorKind::kNotFound, "model '" + name + "' has no version " + version)
-        .with("model", name).with("field", "version");
-  return v->second;
+  std::shared_ptr<ServedModel> found;
+  if (version.empty()) {
+    found = entry.versions.rbegin()->second;
+  } else {
+    auto v = entry.versions.find(parse_version(name, version));
+    if (v == entry.versions.end())
+      throw Error(ErrorKind::kNotFound, "model '" + name + "' has no version " + version)
+          .with("model", name).with("field", "version");
+    found = v->second;
+  }
+  const std::string broken = found->broken();
+  if (!broken.empty())
+    throw Error(ErrorKind::kFailedPrecondition, "model '" + name + "' is not ready: " + broken).with("model", name);
+  return found;
 }
 
 std::vector<IndexEntry> Repository::index(bool ready_only) const {
@@ -288,7 +296,13 @@ std::vector<IndexEntry> Repository::index(bool ready_only) const {
       if (!ready_only) out.push_back(IndexEntry{kv.first, "", kv.second.state, kv.second.reason});
       continue;
     }
-    for (const auto& v : kv.second.versions) out.push_back(IndexEntry{kv.first, v.second->version(), "READY", ""});
+    for (const auto& v : kv.second.versions) {
+      const std::string broken = v.second->broken();  // its params cache changed under the server
+      if (broken.empty())
+        out.push_back(IndexEntry{kv.first, v.second->version(), "READY", ""});
+      else if (!ready_only)
+        out.push_back(IndexEntry{kv.first, v.second->version(), "UNAVAILABLE", broken});
+    }
   }
   return out;
 }
@@ -305,8 +319,11 @@ std::vector<std::string> Repository::versions(const std::string& name) const {
 bool Repository::all_ready() const {
   if (draining_ || loading_) return false;
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& kv : models_)
+  for (const auto& kv : models_) {
     if (kv.second.versions.empty() && kv.second.reason != "unloaded") return false;
+    for (const auto& v : kv.second.versions)
+      if (!v.second->broken().empty()) return false;
+  }
   return true;
 }
 

@@ -343,6 +343,7 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
                                               std::chrono::microseconds(config.max_queue_delay_us),
                                               config.max_queue_size, &m->pool_, m->metrics_.get());
     }
+    if (!params_cache.empty()) m->watch_cache(params_cache);
     return m;
   }
   m->platform_ = "tvm_graph";
@@ -414,7 +415,31 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
     }
     m->pool_.add(std::make_unique<GraphInstance>(executor, input_indices, output_names));
   }
+  if (!params_cache.empty()) m->watch_cache(params_cache);
   return m;
+}
+
+void ServedModel::watch_cache(const std::string& path) {
+  auto guard = std::make_unique<CacheGuard>(path);
+  if (guard->watching()) cache_guard_ = std::move(guard);
+}
+
+std::string ServedModel::broken() const {
+  std::lock_guard<std::mutex> lock(broken_mutex_);
+  return broken_;
+}
+
+void ServedModel::check_cache() {
+  if (!cache_guard_) return;
+  const std::string why = cache_guard_->changed();
+  if (why.empty()) return;
+  const std::string line = "its params cache changed under the server: " + why + "; load the model again";
+  {
+    std::lock_guard<std::mutex> lock(broken_mutex_);
+    if (broken_.empty()) broken_ = line;
+  }
+  throw Error(ErrorKind::kFailedPrecondition, "model '" + name_ + "' is not ready: " + line)
+      .with("params cache", cache_guard_->path());
 }
 
 void ServedModel::serve_batch_exports(const std::vector<BatchExport>& exports) {
@@ -438,6 +463,7 @@ void ServedModel::serve_batch_exports(const std::vector<BatchExport>& exports) {
 }
 
 std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferTimings* timings) {
+  check_cache();  // a model whose cache changed answers nothing
   // Inputs in the model's order, each checked against the metadata before any instance is taken.
   std::vector<const InputTensor*> ordered(inputs_.size(), nullptr);
   for (const InputTensor& in : request.inputs) {
@@ -501,6 +527,7 @@ std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferT
       throw;
     }
   }
+  check_cache();  // the run read the cache: its answer stands only if the file did not change
   if (!config_.outputs.empty())
     for (size_t i = 0; i < all.size() && i < outputs_.size(); ++i) all[i].name = outputs_[i].name;
   if (request.outputs.empty()) return all;
