@@ -101,7 +101,6 @@ int run(int argc, char** argv) {
   std::string graph_path = args.get("--graph");
   if (graph_path.empty()) {
     // Not a factory: still print the module tree, then say what is missing.
-    check_model_file(path);
     graphrt::Module root = graphrt::load_module(path, options);
     std::cout << "model: " << path << "\n\nmodule tree:\n";
     std::vector<const graphrt::ModuleNode*> listed;
@@ -129,6 +128,14 @@ int run(int argc, char** argv) {
   }
 
   graphrt::GraphDef g = graphrt::parse_graph_json(model.graph_json);
+  // The executor (through the session layer) says which inputs are bound params.
+  std::shared_ptr<graphrt::GraphExecutor> ex;
+  std::string ex_error;
+  try {
+    ex = make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+  } catch (const std::exception& e) {
+    ex_error = e.what();
+  }
   std::set<std::string> params(model.param_names.begin(), model.param_names.end());
   size_t op_nodes = 0, nop_nodes = 0;
   std::map<std::string, int> by_function;
@@ -173,8 +180,7 @@ int run(int argc, char** argv) {
   }
 
   std::cout << "\nmemory plan:\n";
-  try {
-    auto ex = make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+  if (ex) {
     graphrt::MemoryReport m = ex->memory_report();
     std::cout << "  tvm plan (storage_id pools): " << m.tvm_plan_bytes << " bytes\n"
               << "  liveness re-plan (one arena): " << m.liveness_plan_bytes << " bytes"
@@ -184,8 +190,8 @@ int run(int argc, char** argv) {
               << "\n"
               << "  allocated by this executor:   " << m.allocated_bytes << " bytes (active plan: "
               << (m.active == graphrt::MemoryPlan::kLiveness ? "liveness" : "tvm") << ")\n";
-  } catch (const std::exception& e) {
-    std::cout << "  unavailable on cpu(0): " << one_line(e.what()) << "\n";
+  } else {
+    std::cout << "  unavailable on cpu(0): " << one_line(ex_error) << "\n";
   }
 
   if (args.has("--dot")) {

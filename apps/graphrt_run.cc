@@ -58,7 +58,8 @@ const std::vector<FlagSpec> kFlags = {
     {"--inputs", true, false, "FILE.npz",
      "sets the inputs from an .npz archive, one array per input name (np.savez, tvmc's format; default: none)"},
     {"--random-inputs", true, false, "SEED",
-     "fills the inputs not given with random values from SEED (graph models; default: off, every input must be given)"},
+     "fills the inputs not given with random values from SEED (graph models and Relax functions; a symbolic dimension "
+     "takes its size from a given input, else 1; default: off, every input must be given)"},
     {"--save-inputs", true, false, "FILE.npz",
      "writes the inputs of the run (given and random) to an .npz archive, so the run can be repeated with --inputs "
      "(default: off)"},
@@ -93,15 +94,22 @@ const std::vector<FlagSpec> kFlags = {
     {"--trust-exports", false, false, "",
      "loads a library without TVM markers (hand-written kernels) and calls its exported functions as TVM packed "
      "functions (default: off, such a library is refused)"},
-    {"--quiet", false, false, "", "prints nothing but errors and --json (default: off)"},
+    {"--quiet", false, false, "",
+     "prints nothing but errors, --json and the --profile table: no outputs, matches, latency or files written "
+     "(default: off)"},
     {"--timeout", true, false, "SECONDS",
      "limit on the runs (all of them, from the end of the load): a graph stops between nodes, a Relax VM "
      "before its next call, with an error and exit 1 (default: none)"},
 };
 
-// The human-readable text: stdout, or stderr when --json takes stdout.
+// The human-readable text: stdout, or stderr when --json takes stdout. requested() is what a flag
+// asked to see (--profile's table, --steps' failures), printed with --quiet too; human() is
+// the rest, which --quiet silences.
+std::ostream* g_report = &std::cout;
 std::ostream* g_human = &std::cout;
+std::ostream g_silent(nullptr);  // no buffer: discards what it is given
 std::ostream& human() { return *g_human; }
+std::ostream& requested() { return *g_report; }
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -378,8 +386,7 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
               std::chrono::steady_clock::time_point load_start) {
   for (const char* flag : {"--memory-plan", "--cuda-graph"})
     if (args.has(flag)) throw UsageError(std::string(flag) + " does not apply to Relax executables");
-  if (dev.device_type != kDLCPU) throw UsageError("Relax executables run on the CPU only");
-  RelaxFunction fn = open_relax_function(model.root, args.get("--function"));
+  RelaxFunction fn = open_relax_function(model.root, args.get("--function"), dev);
   report["format"] = "relax";
   report["function"] = fn.name;
   report["load_ms"] =
@@ -404,8 +411,9 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
     if (!inputs[i].defined())
       throw Error("input '" + fn.param_names[i] + "' not given (use --input " + fn.param_names[i] +
                   "=FILE.npy or --random-inputs SEED)");
-    call_args.add_ndarray(inputs[i]);
     used.emplace_back(fn.param_names[i], inputs[i]);
+    if (dev.device_type != kDLCPU) inputs[i] = inputs[i].copy_to_device(dev);
+    call_args.add_ndarray(inputs[i]);
   }
   if (args.has("--save-inputs")) save_inputs(args.get("--save-inputs"), used);
   graphrt::PackedFunc f = fn.vm->require_function(fn.name);
@@ -420,14 +428,16 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
   }
   if (repeat > 0) report["latency"] = latency_report(ms, repeat, warmup);
   std::string structure;
-  const std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::call_function(f, call_args), &structure);
+  std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::call_function(f, call_args), &structure);
+  for (graphrt::NDArray& o : outputs)
+    if (o.device().device_type != kDLCPU) o = o.copy_to_device(DLDevice{kDLCPU, 0});
   if (!quiet) human() << fn.name << " returned " << structure << "\n";
   if (args.has("--profile") || args.has("--trace")) {
     graphrt::ArgList profile_args;
     profile_args.add_string(fn.name);
     for (const auto& a : inputs) profile_args.add_ndarray(a);
     if (args.has("--profile"))
-      human() << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
+      requested() << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
     if (args.has("--trace")) {
       const std::string path = args.get("--trace");
       write_output_file(path, graphrt::call_function(fn.vm->require_function("trace"), profile_args).as_string(),
@@ -446,15 +456,14 @@ int run_steps(const Model& model, const Args& args) {
   size_t failed = 0;
   for (const StepCheck& c : checks) {
     if (!c.matches) ++failed;
-    if (args.has("--quiet") && c.matches) continue;
-    human() << (c.matches ? "ok   " : "FAIL ") << "step " << c.step << ": " << c.what
+    (c.matches ? human() : requested()) << (c.matches ? "ok   " : "FAIL ") << "step " << c.step << ": " << c.what
             << (!c.matches ? ": " + c.problem
                 : c.bit_exact ? std::string(" (bit-exact)")
                 : c.tensor    ? " (max difference " + number_text(c.max_difference) + ")"
                               : std::string())
             << "\n";
   }
-  human() << checks.size() - failed << " matched, " << failed << " differ\n";
+  (failed ? requested() : human()) << checks.size() - failed << " matched, " << failed << " differ\n";
   return failed ? 1 : 0;
 }
 
@@ -465,7 +474,8 @@ int run(int argc, char** argv) {
     throw UsageError(args.positional().empty() ? "no MODEL given" : "expected one MODEL, got " +
                                                                      std::to_string(args.positional().size()) +
                                                                      " (" + join(args.positional()) + ")");
-  if (args.has("--json")) g_human = &std::cerr;
+  if (args.has("--json")) g_report = g_human = &std::cerr;
+  if (args.has("--quiet")) g_human = &g_silent;
   const graphrt::LoadOptions load_options = load_options_from_args(args);
   std::string plan = args.get("--memory-plan");
   if (args.has("--memory-plan")) check_memory_plan_option(plan);
@@ -557,7 +567,7 @@ int run(int argc, char** argv) {
                                                    : join(std::vector<std::string>(missing_params.begin(),
                                                                                    missing_params.begin() + 5)) +
                                                          ", ... " + missing_params.back();
-    if (model.three_file && model.params_bytes.empty())
+    if (model.three_file && model.params_path.empty())
       throw Error("the graph's params are not loaded (" + std::to_string(missing_params.size()) + ": " + names +
                   "): pass the params file with --params, e.g. --params deploy_params.params");
     throw Error("the model's params lack " + names + " (" + std::to_string(missing_params.size()) +
@@ -605,7 +615,7 @@ int run(int argc, char** argv) {
 
   if (args.has("--profile")) {
     graphrt::ProfileReport profile = ex->profile(std::max(1, repeat), std::max(1, warmup));
-    human() << profile.table();
+    requested() << profile.table();
     if (args.has("--trace")) {
       std::string path = args.get("--trace");
       write_output_file(path, profile.chrome_trace(), "trace file");

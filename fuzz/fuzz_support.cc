@@ -23,7 +23,11 @@ bool is_runtime_data_symbol(const std::string& name) {
       "__tvm_dev_mblob",           "__tvm_module_ctx",        "__tvm_main__",
       "__TVMFuncCall",             "__TVMAPISetLastError",    "__TVMBackendGetFuncFromEnv",
       "__TVMBackendAllocWorkspace", "__TVMBackendFreeWorkspace", "__TVMBackendParallelLaunch",
-      "__TVMBackendParallelBarrier"};
+      "__TVMBackendParallelBarrier",
+      // TVM v0.22+ (tvm-ffi), and v0.21's transitional names (refused by name when present)
+      "__tvm_ffi__library_bin",    "__tvm_ffi__library_ctx",  "__tvm_ffi_library_bin",
+      "__tvm_ffi_library_ctx",     "__TVMFFIFunctionCall",    "__TVMFFIEnvModLookupFromImports",
+      "__TVMFFIHandleInitOnce"};
   return names.count(name) != 0;
 }
 

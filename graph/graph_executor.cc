@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +13,9 @@
 #include "graphrt/graph_json.h"
 #include "graphrt/device_api.h"
 #include "graphrt/packed_func.h"
+#include "src/layer_api/user_mistakes.h"
+#include "device_graph.h"
+#include "node_profiler.h"
 #include "op_call.h"
 #include "storage_plan.h"
 #include "src/layer_api/kernel_failure.h"
@@ -49,18 +51,11 @@ struct GraphExecutor::Impl {
   std::map<std::string, int> output_by_name;
   std::vector<std::string> param_names;
   bool device_graph_requested = false;
-  bool device_graph_tried = false;
-  void* device_graph = nullptr;
-  bool device_graph_rebind_logged = false;  // a refused update is logged once
-  DLDevice graph_device{kDLCPU, 0};
+  DeviceGraph device_graph;  // device_graph.h: capture and replay
   std::vector<bool> input_set;  // per arg node: set_input, zero-copy or a param has filled it
   size_t inputs_unset = 0;
   bool ran = false;             // outputs hold a run's results
   int last_executed_node = -1;
-
-  ~Impl() {
-    if (device_graph) device_api(graph_device)->capture_free(graph_device, device_graph);
-  }
 
   // Generated kernels called straight from one compact array (the per-node
   // cost of a run is this loop); other calls go through OpCall::invoke.
@@ -97,84 +92,20 @@ struct GraphExecutor::Impl {
   }
 
   // A run being captured: each op's work is marked with its index, which
-  // rebind_device_graph names to the device.
-  void run_ops_marking_steps(DeviceAPI* api) {
+  // follow_move_in_device_graph names to the device.
+  void run_ops_marking_steps(DeviceAPI* api, DLDevice device) {
     const uint64_t generation = last_error_generation();
     for (size_t i = 0, n = direct_calls.size(); i < n; ++i) {
-      api->capture_step(graph_device, static_cast<uint32_t>(i));
+      api->capture_step(device, static_cast<uint32_t>(i));
       run_op(i, generation);
     }
   }
 
-  // First run: plain (lazy kernel loading must happen outside capture), then
-  // capture one run; later runs replay it.
-  void run_with_device_graph() {
-    if (device_graph) {
-      device_api(graph_device)->capture_launch(graph_device, device_graph);
-      return;
-    }
-    run_ops();
-    if (device_graph_tried) return;
-    device_graph_tried = true;
-    std::string why = device_graph_blocker();
-    if (why.empty()) why = capture_one_run();
-    if (!device_graph) log_warning("device graph capture unavailable, running node by node: " + why);
-  }
-
-  // Captures one run into device_graph; returns why it could not. The plain
-  // run before it already produced the outputs, so a capture that fails for
-  // any reason (a device that cannot capture, a driver error, a call failing
-  // while capturing, e.g. a capture invalidated by work elsewhere in the
-  // process) only costs the replays, never the run: the caller goes on node
-  // by node.
-  std::string capture_one_run() {
-    DeviceAPI* api = nullptr;
-    try {
-      api = device_api(graph_device);
-      api->capture_begin(graph_device);
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-    try {
-      run_ops_marking_steps(api);
-    } catch (const std::exception& e) {
-      abandon_capture(api);
-      return std::string("a call failed while capturing: ") + e.what();
-    } catch (...) {
-      abandon_capture(api);
-      return "a call failed while capturing";
-    }
-    try {
-      device_graph = api->capture_end(graph_device);
-    } catch (const std::exception& e) {
-      device_graph = nullptr;
-      return e.what();
-    }
-    return "";
-  }
-
-  // Ends a capture whose run failed and drops what it recorded. Its own
-  // failure is not reported: the failed call is the reason worth logging.
-  void abandon_capture(DeviceAPI* api) {
-    void* partial = nullptr;
-    try {
-      partial = api->capture_end(graph_device);
-    } catch (const std::exception&) {
-      partial = nullptr;
-    }
-    if (!partial) return;
-    try {
-      api->capture_free(graph_device, partial);
-    } catch (const std::exception&) {
-      // Nothing more can be released; the run goes on node by node.
-    }
-  }
-
-  std::string device_graph_blocker() {
+  std::string capture_blocker(DLDevice* device) const {
     int non_cpu = 0;
     for (const DLDevice& d : devices) {
       if (d.device_type != kDLCPU) {
-        graph_device = d;
+        *device = d;
         ++non_cpu;
       }
     }
@@ -377,23 +308,6 @@ struct GraphExecutor::Impl {
     for (OpCall& op : ops) direct_calls.push_back(op.direct());
   }
 
-  // A profile's rows: every node with a kernel, in node order, those done in
-  // place included (never called); `row_of_op`: per op, its row.
-  std::vector<NodeProfile> profile_rows(std::vector<size_t>* row_of_op) const {
-    std::vector<NodeProfile> rows;
-    size_t next_op = 0;
-    for (uint32_t nid = 0; nid < graph.nodes.size(); ++nid) {
-      if (next_op < ops.size() && ops[next_op].node_id() == nid) {
-        row_of_op->push_back(rows.size());
-        rows.push_back(NodeProfile{ops[next_op].node_name(), ops[next_op].function_name(), 0, 0});
-        ++next_op;
-      } else if (!node_done_in_place.empty() && node_done_in_place[nid]) {
-        rows.push_back(NodeProfile{graph.nodes[nid].name, graph.nodes[nid].func_name, 0, 0, true});
-      }
-    }
-    return rows;
-  }
-
   PackedFunc resolve(uint32_t nid, const GraphNode& node) {
     PackedFunc fn = lib->get_function(node.func_name, true);
     if (fn) return fn;
@@ -410,6 +324,9 @@ struct GraphExecutor::Impl {
       wanted.push_back(n.func_name);
       if (!lib->get_function(n.func_name, true)) missing.push_back(n.func_name);
     }
+    const std::string usage = module_usage_hint(lib->type_key());
+    if (!usage.empty())
+      throw Error(ErrorKind::kNotFound, "the graph's library is " + usage).with("symbol", node.func_name);
     if (missing.size() * 2 > wanted.size()) {
       std::string list;
       for (size_t i = 0; i < missing.size() && i < 3; ++i) list += (i ? ", " : "") + missing[i];
@@ -512,39 +429,28 @@ struct GraphExecutor::Impl {
     for (uint32_t member : group_members[alias_group[entry]]) {
       if (!external.empty()) external[member] = false;
     }
-    if (device_graph && entries[entry]->data != data) {  // the captured graph holds the old address
-      std::string why = rebind_device_graph(entry, data);
-      if (!why.empty()) {
-        if (!device_graph_rebind_logged)
-          log_warning("a zero-copy tensor moved and the captured device graph cannot follow (" + why +
-                      "): the next run captures again");
-        device_graph_rebind_logged = true;
-        device_api(graph_device)->capture_free(graph_device, device_graph);
-        device_graph = nullptr;
-        device_graph_tried = false;
-      }
-    }
+    if (device_graph.active()) follow_move_in_device_graph(entry, data);  // it holds the old address
     for (uint32_t member : group_members[alias_group[entry]]) {
       entries[member]->data = data;
       for (DLTensor* flat : flat_views[member]) flat->data = data;
     }
   }
 
-  // Points the captured graph's uses of `entry`'s alias group at `data`;
-  // returns "" when done, else why it could not (the graph is then unusable).
-  // The ops using the group are the steps to update; an op that also has
-  // another tensor at the old address (the memory plan reuses storage, a
-  // caller may pass one buffer twice) makes the address ambiguous.
-  std::string rebind_device_graph(uint32_t entry, void* data) {
+  // Points the captured graph's uses of `entry`'s alias group at `data`. The
+  // ops using the group are the steps to update; an op that also has another
+  // tensor at the old address (the memory plan reuses storage, a caller may
+  // pass one buffer twice) makes the address ambiguous.
+  void follow_move_in_device_graph(uint32_t entry, void* data) {
     uint32_t group = alias_group[entry];
     const char* old = static_cast<const char*>(entries[entry]->data);
     size_t nbytes = 0;
+    std::vector<uint32_t> steps;
+    std::string blocker;
     for (uint32_t member : group_members[group]) {
-      if (entries[member]->data != old) return "the tensor's views start at different addresses";
+      if (entries[member]->data != old) blocker = "the tensor's views start at different addresses";
       nbytes = std::max(nbytes, entry_bytes(graph, member));
     }
-    std::vector<uint32_t> steps;
-    for (size_t i = 0; i < ops.size(); ++i) {
+    for (size_t i = 0; i < ops.size() && blocker.empty(); ++i) {
       bool uses = false;
       const std::string* clash = nullptr;
       for (uint32_t e : op_entries[i]) {
@@ -555,16 +461,13 @@ struct GraphExecutor::Impl {
         const char* other = static_cast<const char*>(entries[e]->data);
         if (other < old + nbytes && old < other + entry_bytes(graph, e)) clash = &graph.nodes[ops[i].node_id()].name;
       }
-      if (uses && clash) return "node '" + *clash + "' has another tensor at the same address";
+      if (uses && clash) blocker = "node '" + *clash + "' has another tensor at the same address";
       if (uses) steps.push_back(static_cast<uint32_t>(i));
     }
-    try {
-      device_api(graph_device)->capture_rebind(graph_device, device_graph, old, nbytes, data, steps.data(), steps.size());
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-    return "";
+    device_graph.follow_move(old, nbytes, data, steps, blocker);
   }
+
+  ProfiledOps profiled_ops() { return ProfiledOps{graph, ops, node_done_in_place, devices}; }
 
   void check_zero_copy(uint32_t entry, const DLTensor* value, const std::string& what) const {
     check_tensor_matches(entry, value, what);
@@ -577,6 +480,23 @@ struct GraphExecutor::Impl {
     if (!tensor_is_contiguous(value)) throw Error(what + ": zero-copy tensors must be contiguous");
   }
 };
+
+namespace {
+
+// The executor's run as DeviceGraph sees it (an adapter, so that Impl, a part
+// of an exported class, stays without a vtable or typeinfo to export).
+class ExecutorRun final : public CapturableRun {
+ public:
+  explicit ExecutorRun(GraphExecutor::Impl& impl) : impl_(impl) {}
+  void run_all() override { impl_.run_ops(); }
+  void run_all_marking_steps(DeviceAPI* api, DLDevice device) override { impl_.run_ops_marking_steps(api, device); }
+  std::string capture_blocker(DLDevice* device) const override { return impl_.capture_blocker(device); }
+
+ private:
+  GraphExecutor::Impl& impl_;
+};
+
+}  // namespace
 
 GraphExecutor::GraphExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GraphExecutor::~GraphExecutor() = default;
@@ -778,44 +698,23 @@ void GraphExecutor::run() {
   impl_->check_inputs_set();
   ThreadPoolRunScope busy;
   if (impl_->device_graph_requested) {
-    impl_->run_with_device_graph();
+    ExecutorRun steps(*impl_);
+    impl_->device_graph.run(steps);
   } else {
     impl_->run_ops();
   }
   impl_->ran = true;
 }
 
-bool GraphExecutor::device_graph_active() const { return impl_->device_graph != nullptr; }
+bool GraphExecutor::device_graph_active() const { return impl_->device_graph.active(); }
 
 ProfileReport GraphExecutor::profile(int runs, int warmup) {
-  using clock = std::chrono::steady_clock;
   impl_->check_inputs_set();
   ThreadPoolRunScope busy;  // as run(): other executors' launches leave this core to it
   for (int i = 0; i < warmup; ++i) impl_->run_ops();
-  ProfileReport report;
-  report.runs = runs;
+  ProfileReport report = profile_ops(impl_->profiled_ops(), runs);
   report.warmup = warmup;
-  std::vector<size_t> row_of_op;
-  report.nodes = impl_->profile_rows(&row_of_op);
-  clock::time_point origin = clock::now();
-  for (int r = 0; r < runs; ++r) {
-    for (size_t i = 0; i < impl_->ops.size(); ++i) {
-      clock::time_point start = clock::now();
-      impl_->ops[i].invoke();
-      for (const DLDevice& d : impl_->devices) {
-        if (d.device_type != kDLCPU) device_api(d)->synchronize(d, nullptr);
-      }
-      clock::time_point end = clock::now();
-      double us = std::chrono::duration<double, std::micro>(end - start).count();
-      report.nodes[row_of_op[i]].total_us += us;
-      report.nodes[row_of_op[i]].calls += 1;
-      report.total_us += us;
-      report.events.push_back(ProfileReport::TraceEvent{
-          impl_->ops[i].node_name(), impl_->ops[i].function_name(),
-          std::chrono::duration<double, std::micro>(start - origin).count(), us});
-    }
-    impl_->ran = true;
-  }
+  if (runs > 0) impl_->ran = true;
   return report;
 }
 
@@ -861,15 +760,8 @@ NDArray GraphExecutor::node_output(int node, int index) const {
 std::vector<double> GraphExecutor::time_node(int node, const TimingOptions& options) {
   check_node(impl_->graph, node);
   check_timing_options(options);
-  for (OpCall& op : impl_->ops) {
-    if (static_cast<int>(op.node_id()) != node) continue;
-    ThreadPoolRunScope busy;
-    DLDevice device = impl_->devices[0];
-    for (const DLDevice& d : impl_->devices)
-      if (d.device_type != kDLCPU) device = d;
-    return time_repeats([&op] { op.invoke(); }, device, options);
-  }
-  return std::vector<double>(static_cast<size_t>(options.repeat), 0.0);
+  ThreadPoolRunScope busy;
+  return time_node_op(impl_->profiled_ops(), node, options);
 }
 
 std::vector<std::vector<double>> GraphExecutor::time_nodes(const TimingOptions& options) {

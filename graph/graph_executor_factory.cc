@@ -54,6 +54,13 @@ class GraphExecutorFactoryNode : public ModuleNode {
         ret->set_bytes(save_param_dict(params()));
       }, name);
     }
+    if (name == "get_param_names") {  // graphrt: the bound params' names, one a line (no weight is copied)
+      return make_function([this, keep](const TVMArgs&, RetValue* ret) {
+        std::string names;
+        for (const auto& p : params()) names += p.first + "\n";
+        ret->set_string(names);
+      }, name);
+    }
     if (name == "use_params_cache") {  // graphrt: (cache_path, model_path) -> "mapped" | "written" | "rebuilt"
       return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
         ret->set_string(params_cache_use_name(use_params_cache(args.as_string(0), args.as_string(1))));
@@ -71,7 +78,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
   }
 
   std::vector<std::string> function_names() const override {
-    return {contents_.module_name, "create_with_options", "debug_create", "get_graph_json", "get_params_bytes",
+    return {contents_.module_name, "create_with_options", "debug_create", "get_graph_json", "get_params_bytes", "get_param_names",
             "remove_params", "use_params_cache"};
   }
 

@@ -1,8 +1,12 @@
 // Registrations of the graph layer: the factory blob handler and TVM's
 // `tvm.graph_executor.create` entry point.
+#include <cctype>
+#include <cstring>
+
 #include "graph_executor_factory.h"
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
+#include "src/layer_api/user_mistakes.h"
 #include "register_graph_executor.h"
 
 namespace graphrt {
@@ -28,9 +32,32 @@ void create_with_options(const TVMArgs& args, RetValue* ret) {
   if (devices.empty()) devices.push_back(DLDevice{kDLCPU, 0});
   ret->set_module(make_graph_executor_module(GraphExecutor::create(args.as_string(0), args.as_module(1), devices, options)));
 }
+bool is_params_file(const uint8_t* head, size_t size) {
+  static const uint8_t kParamsMagic[8] = {0xB7, 0x9C, 0x04, 0x05, 0x4F, 0x8D, 0xE5, 0xF7};  // params.cc's
+  return size >= 8 && std::memcmp(head, kParamsMagic, 8) == 0;
+}
+
+bool is_graph_json(const uint8_t* head, size_t size) {
+  size_t first = 0;
+  while (first < size && std::isspace(head[first])) ++first;
+  return first < size && head[first] == '{';
+}
+
+// The graph layer's two files, as a model library: said as such (user_mistakes.h).
+void register_graph_file_mistakes(Runtime& runtime) {
+  register_misplaced_file_kind(runtime, {"a params file (TVM's save_param_dict format)",
+                                         "load the model's kernels library (deploy_lib.so) and give this file as its "
+                                         "graph executor's params",
+                                         "params", &is_params_file});
+  register_misplaced_file_kind(runtime, {"a graph JSON (TVM's graph executor format)",
+                                         "load the model's kernels library (deploy_lib.so) and create a graph "
+                                         "executor of this graph over it",
+                                         "graph", &is_graph_json});
+}
 }  // namespace
 
 void register_graph_executor(Runtime& runtime) {
+  register_graph_file_mistakes(runtime);
   register_graph_executor_factory(runtime);
   runtime.set_function("tvm.graph_executor.create", make_function(create_from_registry, "tvm.graph_executor.create"));
   // graphrt's executor module carries the debug functions itself.

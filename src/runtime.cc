@@ -20,6 +20,7 @@ namespace graphrt {
 
 void register_const_loader(Runtime& runtime);
 void register_time_evaluator(Runtime& runtime);
+void register_core_mistakes(Runtime& runtime);  // user_mistakes.cc: .npy and .npz
 
 namespace {
 void register_core_functions(Runtime& runtime) {
@@ -43,6 +44,7 @@ void register_core(Runtime& runtime) {
   register_core_functions(runtime);
   register_const_loader(runtime);
   register_time_evaluator(runtime);
+  register_core_mistakes(runtime);
 }
 
 namespace {

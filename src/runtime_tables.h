@@ -6,7 +6,10 @@
 #include <mutex>
 #include <string>
 
+#include <vector>
+
 #include "graphrt/runtime.h"
+#include "layer_api/user_mistakes.h"
 
 namespace graphrt {
 
@@ -20,6 +23,11 @@ struct Runtime::Tables {
 
   mutable std::mutex devices_mutex;
   std::map<int, std::shared_ptr<DeviceAPI>> devices;
+
+  // user_mistakes.h: what misplaced files look like, what module kinds are for.
+  mutable std::mutex mistakes_mutex;
+  std::vector<MisplacedFileKind> misplaced_files;
+  std::map<std::string, std::string> usage_hints;
 };
 
 // The core's access to a runtime's registries (a friend of Runtime, inline

@@ -56,7 +56,7 @@ class Args {
   std::vector<std::string> positional_;
 };
 
-// "graphrt-run from graphrt 0.1.0 (TVM ABI v0.16-v0.18)": what --version prints.
+// "graphrt-run from graphrt 0.1.0 (TVM exports: ...)": what --version prints.
 std::string version_line(const std::string& app_name);
 
 // Replaces newlines so that an error stays on one line.

@@ -2,15 +2,11 @@
 #include "relax_model.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <sys/stat.h>
 
 #include "args.h"
 #include "graphrt/regular_file.h"
 #include "graphrt/device_api.h"
+#include "graphrt/user_mistakes.h"
 
 namespace graphrt_apps {
 
@@ -20,32 +16,6 @@ std::string read_file(const std::string& path, const std::string& what) {
   return graphrt::read_regular_file(path, what);
 }
 
-namespace {
-
-// What a file's first bytes say it is ("" when they say nothing): for the messages of a file
-// handed to the wrong option. Only a few magic numbers; the readers own the formats.
-std::string looks_like(const std::string& path) {
-  // Only a regular file is opened: a FIFO would block, and the loader names what else it is.
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return "";
-  unsigned char head[512] = {0};
-  const size_t n = std::fread(head, 1, sizeof head, f);
-  std::fclose(f);
-  size_t first = 0;
-  while (first < n && std::isspace(head[first])) ++first;
-  static const unsigned char kParamsMagic[8] = {0xB7, 0x9C, 0x04, 0x05, 0x4F, 0x8D, 0xE5, 0xF7};
-  if (n >= 8 && std::memcmp(head, kParamsMagic, 8) == 0) return "a params file (TVM's save_param_dict format)";
-  if (n >= 4 && std::memcmp(head, "\x7f" "ELF", 4) == 0) return "an ELF library or object (a kernels library or a one-file export)";
-  if (n >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0) return "an .npy array";
-  if (n >= 4 && std::memcmp(head, "PK\x03\x04", 4) == 0) return "a zip archive (.npz)";
-  if (n >= 262 && std::memcmp(head + 257, "ustar", 5) == 0) return "a tar archive (a .tar export or a tvmc package)";
-  if (first < n && head[first] == '{') return "a graph JSON (TVM's graph executor format)";
-  return "";
-}
-
-}  // namespace
 
 graphrt::LoadOptions load_options_from_args(const Args& args) {
   graphrt::LoadOptions options;
@@ -59,23 +29,21 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
                  const std::string& params_path) {
   if (!params_path.empty() && graph_path.empty()) throw UsageError("--params needs --graph (three-file form)");
   Model m;
-  check_model_file(path);
-  m.root = graphrt::load_module(path, options);
+  m.path = path;
+  m.graph_path = graph_path;
+  m.params_path = params_path;
+  m.root = graphrt::load_module(path, options);  // a params file, a graph JSON ... is named as such
   m.is_factory = m.root->type_key() == "GraphExecutorFactory" || m.root->type_key() == "GraphRuntimeFactory";
   if (!graph_path.empty()) {
     m.three_file = true;
     m.graph_json = read_file(graph_path, "graph JSON");
     size_t first = m.graph_json.find_first_not_of(" \t\r\n");
     if (first == std::string::npos || m.graph_json[first] != '{') {
-      const std::string kind = looks_like(graph_path);
+      const std::string kind = graphrt::describe_misplaced_file(graph_path);
       throw Error("--graph expects a graph JSON (it starts with '{'), but this file looks like " +
                   (kind.empty() ? std::string("something else") : kind) +
                   (kind.compare(0, 8, "a params") == 0 ? "; pass it with --params and the graph JSON with --graph" : ""))
           .with("file", graph_path);
-    }
-    if (!params_path.empty()) {
-      m.params_bytes = read_file(params_path, "params file");
-      for (const auto& p : graphrt::load_param_dict(m.params_bytes, params_path)) m.param_names.push_back(p.first);
     }
     return m;
   }
@@ -86,25 +54,11 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
                 "' module, not a GraphExecutorFactory: pass --graph G.json [--params P.params] (three-file form)")
         .with("file", path);
   m.graph_json = graphrt::call_function(m.root->require_function("get_graph_json"), {}).as_string();
-  std::string params = graphrt::call_function(m.root->require_function("get_params_bytes"), {}).as_string();
-  for (const auto& p : graphrt::load_param_dict(params)) m.param_names.push_back(p.first);
+  // The names only: the weights are never re-serialised to learn them.
+  const std::string names = graphrt::call_function(m.root->require_function("get_param_names"), {}).as_string();
+  for (size_t start = 0, end; (end = names.find('\n', start)) != std::string::npos; start = end + 1)
+    m.param_names.push_back(names.substr(start, end - start));
   return m;
-}
-
-void check_model_file(const std::string& path) {
-  const std::string kind = looks_like(path);
-  if (kind.compare(0, 8, "a graph ") == 0)
-    throw Error("MODEL is a graph JSON, not a model library: pass the kernels library (deploy_lib.so) as MODEL and "
-                "this file with --graph")
-        .with("file", path);
-  if (kind.compare(0, 8, "a params") == 0)
-    throw Error("MODEL is a params file (TVM's save_param_dict format), not a model library: pass the kernels library "
-                "as MODEL, the graph JSON with --graph and this file with --params")
-        .with("file", path);
-  if (kind == "an .npy array" || kind == "a zip archive (.npz)")
-    throw Error("MODEL is " + kind + ", not a model library: inputs are given with --input NAME=FILE.npy or --inputs "
-                "FILE.npz")
-        .with("file", path);
 }
 
 DLDevice parse_device(const std::string& text) {
@@ -151,23 +105,20 @@ void check_loader_option(const std::string& loader) {
 
 std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
                                                       bool device_graph) {
+  Model copy = model;
+  return make_executor(copy, dev, plan, device_graph);
+}
+
+std::shared_ptr<graphrt::GraphExecutor> make_executor(Model& model, DLDevice dev, const std::string& plan,
+                                                      bool device_graph) {
   if (!plan.empty()) check_memory_plan_option(plan);
-  if (!model.three_file) {
-    // One-file form: the factory binds its params.
-    graphrt::ArgList args;
-    args.add_string(plan).add_int(device_graph ? 1 : 0).add_device(dev);
-    graphrt::Module ex = graphrt::call_function(model.root->require_function("create_with_options"), args).as_module();
-    auto executor = graphrt::graph_executor_of(ex);
-    if (!executor) throw Error("the factory did not return a graph executor");
-    return executor;
-  }
-  graphrt::GraphExecutorOptions options;
-  if (!plan.empty()) {
-    options.memory_plan = graphrt::memory_plan_from_name(plan);
-    options.memory_plan_from_env = false;
-  }
+  graphrt::SessionOptions options;
+  options.memory_plan = plan;
   options.device_graph = device_graph;
-  return graphrt::create_graph_executor(model.graph_json, model.root, model.params_bytes, {dev}, options);
+  graphrt::Session session(graphrt::runtime(), dev, options);
+  model.session_model = session.open(model.root, {model.path, model.graph_path, model.params_path});
+  model.param_names = model.session_model->params();
+  return model.session_model->runner()->graph_executor();
 }
 
 }  // namespace graphrt_apps

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "graphrt/graph_executor.h"
 #include "graphrt/runtime.h"
+#include "graphrt/session.h"
 
 namespace graphrt_apps {
 
@@ -17,9 +18,11 @@ struct Model {
   bool is_factory = false;           // root is a GraphExecutorFactory
   bool is_relax = false;             // root is a Relax VM executable (relax.build export)
   bool three_file = false;           // --graph given: kernels + graph JSON + params
+  std::string path;                  // MODEL
+  std::string graph_path, params_path;   // --graph, --params (three-file form)
   std::string graph_json;            // the factory's, or the --graph file's
-  std::string params_bytes;          // --params file (three-file form)
-  std::vector<std::string> param_names;  // params bound by the factory or the params file
+  std::vector<std::string> param_names;  // params bound: the factory's at load; a params file's by make_executor
+  std::shared_ptr<graphrt::Model> session_model;  // the session layer's model, made by make_executor
 };
 
 std::string read_file(const std::string& path, const std::string& what);
@@ -29,10 +32,6 @@ std::string read_file(const std::string& path, const std::string& what);
 // or a Relax VM executable.
 Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path);
-
-// Throws graphrt::Error, naming the file and what it looks like, when MODEL is a graph JSON,
-// a params file, an .npy or an .npz instead of a library (a file handed to the wrong place).
-void check_model_file(const std::string& path);
 
 // The load options of the --loader and --trust-exports flags; throws UsageError on an unknown loader.
 graphrt::LoadOptions load_options_from_args(const Args& args);
@@ -46,7 +45,11 @@ void require_device(DLDevice dev);
 void check_memory_plan_option(const std::string& plan);
 // UsageError unless `loader` is a registered library loader.
 void check_loader_option(const std::string& loader);
-// An executor for `model` on `dev`; `plan` is "" (default) or a memory-plan name.
+// An executor for `model` on `dev` through the session layer (graphrt/session.h), which also
+// fills model.param_names from it; `plan` is "" (default) or a memory-plan name.
+std::shared_ptr<graphrt::GraphExecutor> make_executor(Model& model, DLDevice dev, const std::string& plan,
+                                                      bool device_graph);
+// The same for a model kept const (the server's): model.param_names is left as it is.
 std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
                                                       bool device_graph);
 

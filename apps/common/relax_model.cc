@@ -144,9 +144,11 @@ RelaxParamSignature parse_signature(const std::string& text) {
 
 namespace {
 
-graphrt::Module make_vm(const graphrt::Module& root) {
+// A VM on `dev`, the host last (TVM's device list), pooled allocators.
+graphrt::Module make_vm(const graphrt::Module& root, DLDevice dev) {
   graphrt::Module vm = graphrt::call_function(root->require_function("vm_load_executable"), graphrt::ArgList()).as_module();
   graphrt::ArgList init;
+  if (dev.device_type != kDLCPU) init.add_int(dev.device_type).add_int(dev.device_id).add_int(2);
   init.add_int(kDLCPU).add_int(0).add_int(2);
   graphrt::call_function(vm->require_function("vm_initialization"), init);
   return vm;
@@ -154,9 +156,9 @@ graphrt::Module make_vm(const graphrt::Module& root) {
 
 }  // namespace
 
-RelaxFunction open_relax_function(const graphrt::Module& root, const std::string& name) {
+RelaxFunction open_relax_function(const graphrt::Module& root, const std::string& name, DLDevice dev) {
   RelaxFunction f;
-  f.vm = make_vm(root);
+  f.vm = make_vm(root, dev);
   f.name = pick_function(f.vm, name);
   graphrt::ArgList fn;
   fn.add_string(f.name);
@@ -172,7 +174,7 @@ RelaxFunction open_relax_function(const graphrt::Module& root, const std::string
 }
 
 std::vector<std::string> relax_function_signatures(const graphrt::Module& root) {
-  const graphrt::Module vm = make_vm(root);
+  const graphrt::Module vm = make_vm(root, DLDevice{kDLCPU, 0});
   std::vector<std::string> out;
   for (const std::string& name : vm_functions(vm)) {
     const RelaxFunction f = open_relax_function(root, name);

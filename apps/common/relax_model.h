@@ -32,7 +32,9 @@ struct RelaxFunction {
 
 // The VM over `root` and its function `name`; "" picks "main", or the only
 // function when there is no main. An Error lists the functions otherwise.
-RelaxFunction open_relax_function(const graphrt::Module& root, const std::string& name);
+// `dev`: where the VM runs (a device other than the CPU comes first, the host last, as TVM lists them).
+RelaxFunction open_relax_function(const graphrt::Module& root, const std::string& name,
+                                  DLDevice dev = DLDevice{kDLCPU, 0});
 
 // "main(x: float32[n0, 784], w: ?)" for each VM function of `root`: its
 // parameters with what its code checks of them.

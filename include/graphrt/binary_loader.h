@@ -25,11 +25,9 @@ Module load_binary(const std::string& tkey, BlobReader& reader);
 
 // TVM v0.22+ blobs (tvm-ffi's library format) store each module as its kind
 // and its own bytes. A kind whose v0.22+ bytes differ from its older blob
-// record registers a bytes loader (kept as "ffi.Module.load_from_bytes.<kind>",
-// tvm-ffi's name); load_module_bytes uses it, else the binary loader, which
-// must then consume exactly the bytes.
-void register_bytes_loader(const std::string& kind, BinaryLoader loader);
-Module load_module_bytes(const std::string& kind, BlobReader& bytes);
+// record registers a bytes loader with Runtime::register_bytes_loader (kept as
+// "ffi.Module.load_from_bytes.<kind>", tvm-ffi's name); the reader uses it,
+// else the binary loader, which must then consume exactly the bytes.
 
 // Consecutive NDArray records, one per name (a params file's or a factory's
 // arrays). Every header is checked before any memory is taken; the arrays of

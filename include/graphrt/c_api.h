@@ -54,6 +54,9 @@ GRAPHRT_API int graphrt_module_num_imports(TVMModuleHandle mod, int* out);
 GRAPHRT_API int graphrt_module_get_import(TVMModuleHandle mod, int index, TVMModuleHandle* out);
 /* Newline-separated function names of this module (not its imports). */
 GRAPHRT_API int graphrt_module_function_names(TVMModuleHandle mod, const char** out);
+/* What a module of this kind is and how it is used, when its kind says ("a Relax executable
+ * (...): run it with a Relax VM ..."), else "": for the message of a function it lacks. */
+GRAPHRT_API int graphrt_module_usage_hint(TVMModuleHandle mod, const char** out);
 /* Indented text of the whole module tree. */
 GRAPHRT_API int graphrt_module_describe(TVMModuleHandle mod, const char** out);
 GRAPHRT_API int graphrt_load_plugin(const char* path);

@@ -115,7 +115,7 @@ class FunctionNode : public Object {
   struct FfiSafeCall {
     void* address;
   };
-  FunctionNode(FfiSafeCall ffi_func, std::string name, Ref<Object> owner);
+  GRAPHRT_HEADER_ONLY FunctionNode(FfiSafeCall ffi_func, std::string name, Ref<Object> owner);  // core only
 
   void call(const TVMArgs& args, RetValue* ret) const;
   const char* object_type_key() const override { return "runtime.PackedFunc"; }

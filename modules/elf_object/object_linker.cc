@@ -9,7 +9,7 @@
 #include "src/elf/elf_memory.h"
 #include "src/elf/elf_parse.h"
 #include "graphrt/error.h"
-#include "object_reloc.h"
+#include "src/elf/reloc_x86_64.h"
 
 namespace graphrt {
 namespace elf {
@@ -349,7 +349,7 @@ void Linker::relocate_one(size_t o, const ObjectRelocations& rels, size_t i) {
   if (r.offset >= target.size) throw Error("relocation offset lies outside its section");
   if (!placed_[o][r.sym]) throw Error("relocation refers to a symbol in a section that is not loaded");
   const uint64_t place_vaddr = section_vaddr_[o][rels.section] + r.offset;
-  ObjectRelocValues v;
+  X86_64RelocValues v;
   v.P = image_->bias() + place_vaddr;
   v.S = values_[o][r.sym];
   v.A = r.addend;
@@ -362,7 +362,7 @@ void Linker::relocate_one(size_t o, const ObjectRelocations& rels, size_t i) {
     auto stub = stubs_.find(s.name);
     if (stub != stubs_.end()) v.stub = image_->bias() + stub_vaddr_ + kStubSize * stub->second;
   }
-  apply_object_reloc_x86_64(r.type, v, image_->at(place_vaddr, 1, "relocation place"), target.size - r.offset);
+  apply_x86_64_reloc(X86_64RelocSet::kObject, r.type, v, image_->at(place_vaddr, 1, "relocation place"), target.size - r.offset);
 }
 
 void Linker::relocate() {

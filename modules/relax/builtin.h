@@ -60,6 +60,7 @@ const BuiltinEntry* shape_builtins(size_t* count);
 const BuiltinEntry* storage_builtins(size_t* count);
 const BuiltinEntry* data_builtins(size_t* count);
 const BuiltinEntry* set_builtins(size_t* count);
+const BuiltinEntry* cuda_graph_builtins(size_t* count);
 
 }  // namespace relax
 }  // namespace graphrt

@@ -11,7 +11,7 @@ namespace {
 
 std::map<std::string, BuiltinFn> build_table() {
   std::map<std::string, BuiltinFn> table;
-  for (auto family : {shape_builtins, storage_builtins, data_builtins, set_builtins, kv_cache_builtins}) {
+  for (auto family : {shape_builtins, storage_builtins, data_builtins, set_builtins, cuda_graph_builtins, kv_cache_builtins}) {
     size_t n = 0;
     const BuiltinEntry* entries = family(&n);
     for (size_t i = 0; i < n; ++i) table.emplace(entries[i].name, entries[i].fn);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "modules/relax/linked_executable.h"
@@ -93,6 +94,20 @@ class VirtualMachine {
   }
   uint64_t instruction_budget() const { return budget_; }
 
+  // Per-VM state of a builtin family (TVM's VM extensions, e.g. the CUDA-graph
+  // caches): made on first use, dropped before the VM's storages and frames.
+  struct Extension {
+    virtual ~Extension() = default;
+  };
+  // The family's state (`key`: an address the family owns; T its type), made on first use.
+  template <typename T>
+  T& extension(const void* key) {
+    for (auto& e : extensions_)
+      if (e.first == key) return static_cast<T&>(*e.second);
+    extensions_.emplace_back(key, std::make_unique<T>());
+    return static_cast<T&>(*extensions_.back().second);
+  }
+
  private:
   struct Frame;
   Value run(int32_t function, const Value* const* args, int num_args);
@@ -126,6 +141,8 @@ class VirtualMachine {
   bool tracing_ = false;
   std::chrono::steady_clock::time_point trace_origin_;
   std::vector<TraceEvent> events_;
+  // Last: destroyed first, while the storages its values came from still exist.
+  std::vector<std::pair<const void*, std::unique_ptr<Extension>>> extensions_;
 };
 
 }  // namespace relax

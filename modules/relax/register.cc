@@ -6,10 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "src/layer_api/user_mistakes.h"
 #include "graphrt/binary_loader.h"
 #include "modules/relax/executable_module.h"
 #include "modules/relax/kv_cache/builtins.h"
 #include "modules/relax/packed_convention.h"
+#include "modules/relax/tensor_cache/functions.h"
 
 namespace graphrt {
 namespace relax {
@@ -69,8 +71,13 @@ void register_container_functions(Runtime& runtime) {
 void register_backend(Runtime& runtime) {
   register_container_functions(runtime);
   register_kv_cache_functions(runtime);
+  register_tensor_cache_functions(runtime);
   for (const char* tkey : {"relax.Executable", "relax.VMExecutable"}) {
     const std::string key = tkey;
+    register_module_usage_hint(runtime, key,
+                               "a Relax executable (relax.build's export), not a graph executor factory or a graph's "
+                               "kernels library: run it with a Relax VM (C++ graphrt::RelaxVM, Python "
+                               "relax.VirtualMachine(lib, dev)), loaded as the model on its own");
     runtime.register_binary_loader(key, [key](BlobReader& reader) { return load_executable_module(reader, key, false); });
     runtime.register_bytes_loader(key, [key](BlobReader& bytes) { return load_executable_module(bytes, key, true); });
   }

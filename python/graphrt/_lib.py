@@ -4,6 +4,7 @@ import ctypes.util
 import os
 import threading
 
+from . import _raised
 from .error import GraphrtError, GraphrtTypeError, FunctionNotFoundError, error_for_kind  # noqa: F401  (re-exported)
 
 
@@ -114,6 +115,7 @@ _SIGNATURES = {
     "graphrt_module_num_imports": (_int, [_vp, _p(_int)]),
     "graphrt_module_get_import": (_int, [_vp, _int, _p(_vp)]),
     "graphrt_module_function_names": (_int, [_vp, _p(_cp)]),
+    "graphrt_module_usage_hint": (_int, [_vp, _p(_cp)]),
     "graphrt_module_describe": (_int, [_vp, _p(_cp)]),
     "graphrt_load_plugin": (_int, [_cp]),
     "TVMFuncCall": (_int, [_vp, _p(TVMValue), _p(_int), _int, _p(TVMValue), _p(_int)]),
@@ -280,21 +282,15 @@ def last_error_kind():
     return f() if f is not None else 0
 
 
-# Set by python_function: given the failed call's message, the exception a Python function that
-# graphrt called raised for it on this thread (None when the failure started elsewhere).
-raised_in_python = None
-
-
 def last_exception(path=None):
     """The exception for the C call that just failed: its class from graphrt_last_error_kind()
     (see error.py), its message from TVMGetLastError(). `path`: the file the call was given.
     When the failure was an exception raised by a Python function graphrt called, that exception
     itself, as TVM re-raises it, with graphrt's message (where it was called from) as a note."""
     message = last_error()
-    if raised_in_python is not None:
-        original = raised_in_python(message)
-        if original is not None:
-            return original
+    original = _raised.take(message)
+    if original is not None:
+        return original
     return error_for_kind(last_error_kind(), message, path)
 
 

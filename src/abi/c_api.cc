@@ -1,4 +1,5 @@
 // The C API (include/graphrt/c_api.h): modules, functions, arrays, devices.
+#include "layer_api/user_mistakes.h"
 #include "graphrt/c_api.h"
 #include "graphrt/log.h"
 
@@ -117,6 +118,10 @@ extern "C" GRAPHRT_API int graphrt_module_function_names(TVMModuleHandle mod, co
     for (const std::string& n : as_module(mod)->function_names()) joined += n + "\n";
     *out = thread_local_string(joined);
   });
+}
+
+extern "C" GRAPHRT_API int graphrt_module_usage_hint(TVMModuleHandle mod, const char** out) {
+  return graphrt_api_guard([&] { *out = thread_local_string(module_usage_hint(as_module(mod)->type_key())); });
 }
 
 extern "C" GRAPHRT_API int graphrt_module_describe(TVMModuleHandle mod, const char** out) {
@@ -357,7 +362,7 @@ static_assert(GRAPHRT_ERROR_INTERNAL == static_cast<int>(ErrorKind::kInternal), 
 
 extern "C" GRAPHRT_API int graphrt_last_error_kind(void) { return static_cast<int>(last_error_kind()); }
 
-extern "C" GRAPHRT_API const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM ABI v0.16-v0.18)"; }
+extern "C" GRAPHRT_API const char* graphrt_version(void) { return "graphrt 0.1.0 (TVM exports: v0.18 graph executor, v0.20 Relax, v0.22-v0.26 tvm-ffi)"; }
 
 // ---- TVM's object, byte-array, scoped-memory and stream-pair calls ----
 

@@ -146,12 +146,17 @@ void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMAr
 
 FfiArgsAsPacked::FfiArgsAsPacked(const TVMFFIAny* args, int32_t num_args) {
   if (num_args < 0) throw Error("a tvm-ffi call with a negative argument count (" + std::to_string(num_args) + ")");
-  values_.resize(static_cast<size_t>(num_args));
-  codes_.resize(static_cast<size_t>(num_args));
+  if (num_args > kOnStack) {
+    heap_values_.resize(static_cast<size_t>(num_args));
+    heap_codes_.resize(static_cast<size_t>(num_args));
+    values_ = heap_values_.data();
+    codes_ = heap_codes_.data();
+  }
+  size_ = num_args;
   for (int32_t i = 0; i < num_args; ++i) {
     const TVMFFIAny& a = args[i];
-    TVMValue& v = values_[static_cast<size_t>(i)];
-    int& code = codes_[static_cast<size_t>(i)];
+    TVMValue& v = values_[i];
+    int& code = codes_[i];
     v.v_int64 = 0;
     switch (a.type_index) {
       case kFfiNone: code = kTVMNullptr; v.v_handle = nullptr; break;

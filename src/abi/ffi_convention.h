@@ -23,11 +23,18 @@ void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMAr
 class FfiArgsAsPacked {
  public:
   FfiArgsAsPacked(const TVMFFIAny* args, int32_t num_args);
-  TVMArgs args() const { return TVMArgs(values_.data(), codes_.data(), static_cast<int>(values_.size())); }
+  TVMArgs args() const { return TVMArgs(values_, codes_, size_); }
 
  private:
-  std::vector<TVMValue> values_;
-  std::vector<int> codes_;
+  // A kernel launch (every call host code makes to a device kernel) converts on the stack.
+  static constexpr int kOnStack = 16;
+  TVMValue stack_values_[kOnStack];
+  int stack_codes_[kOnStack];
+  std::vector<TVMValue> heap_values_;
+  std::vector<int> heap_codes_;
+  TVMValue* values_ = stack_values_;
+  int* codes_ = stack_codes_;
+  int size_ = 0;
   std::vector<std::unique_ptr<std::string>> strings_;  // small strings, copied out of their Any
 };
 

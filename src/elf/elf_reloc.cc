@@ -3,6 +3,7 @@
 #include <elf.h>
 
 #include "graphrt/error.h"
+#include "reloc_x86_64.h"
 
 namespace graphrt {
 namespace elf {
@@ -43,6 +44,30 @@ std::string reloc_type_name(uint16_t machine, uint32_t type) {
   }
   const std::string number = std::to_string(type);
   return name ? std::string(name) + " (" + number + ")" : number;
+}
+
+namespace {
+
+// REL: the addend is the field's current value, signed where the field is.
+int64_t x86_64_addend(const Relocation& r, RelocContext& ctx, size_t bytes) {
+  if (r.explicit_addend || bytes == 0) return r.addend;
+  if (bytes == 8) return ctx.A<uint64_t>(r);
+  return r.type == R_X86_64_32 ? ctx.A<uint32_t>(r) : ctx.A<int32_t>(r);
+}
+
+}  // namespace
+
+// A shared object's dynamic relocation, through the one x86_64 engine
+// (reloc_x86_64.h). TLS and IFUNC relocations are refused by name.
+void apply_reloc_x86_64(const Relocation& r, RelocContext& ctx) {
+  const size_t bytes = x86_64_reloc_field_bytes(r.type);
+  X86_64RelocValues v;
+  v.P = ctx.P(r);
+  v.B = ctx.B();
+  if (r.type != R_X86_64_RELATIVE && r.type != R_X86_64_NONE && bytes != 0) v.S = ctx.S(r);
+  v.A = x86_64_addend(r, ctx, bytes);
+  uint8_t* place = bytes ? ctx.image().at(r.offset, bytes, "relocation place") : nullptr;
+  apply_x86_64_reloc(X86_64RelocSet::kDynamic, r.type, v, place, bytes);
 }
 
 namespace {

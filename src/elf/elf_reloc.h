@@ -1,5 +1,6 @@
 // Relocation processing: table walking is shared, the meaning of each type is
-// per architecture (reloc_x86_64.cc, reloc_aarch64.cc).
+// per architecture (reloc_x86_64.cc, the engine the object linker shares;
+// reloc_aarch64.cc).
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include "graphrt/registry.h"
 #include "graphrt/runtime.h"
 #include "memory/host_arena.h"
+#include "module/library_blob_ffi.h"
 
 namespace graphrt {
 
@@ -25,10 +26,6 @@ void Runtime::register_binary_loader(const std::string& tkey, BinaryLoader loade
         ret->set_module(loader(*reader));
       },
       kLoaderPrefix + tkey));
-}
-
-void register_bytes_loader(const std::string& kind, BinaryLoader loader) {
-  runtime().register_bytes_loader(kind, std::move(loader));
 }
 
 void Runtime::register_bytes_loader(const std::string& kind, BinaryLoader loader) {

@@ -19,6 +19,7 @@
 #include "runtime_tables.h"
 #include "graphrt/error.h"
 #include "graphrt/library.h"
+#include "layer_api/user_mistakes.h"
 
 namespace graphrt {
 
@@ -259,6 +260,8 @@ std::shared_ptr<Library> load_library(const std::string& requested, const Librar
     head_read = true;
     const std::string claimed = claiming_loader(file);
     if (!claimed.empty()) loader = claimed;
+    // A params file, a graph JSON, an input array handed over as the model: said as such.
+    if (claimed.empty()) check_model_library_head(file.bytes.data(), file.bytes.size(), source.path.empty() ? "the model bytes" : source.path);
   }
   if (loader.empty() || loader == "dlopen") return dlopen_loader(source, head_read ? file : source_head(source));
   LibraryLoader fn;

@@ -5,9 +5,15 @@
 #include <cstdint>
 #include <string>
 
+#include "graphrt/blob_reader.h"
 #include "graphrt/module.h"
 
 namespace graphrt {
+
+// The module of `kind` from its bytes: the kind's bytes loader
+// (Runtime::register_bytes_loader), else its binary loader, which must
+// consume exactly the bytes (binary_loader.cc).
+Module load_module_bytes(const std::string& kind, BlobReader& bytes);
 
 // Parses the blob (its 8-byte size prefix included) whose `_lib` module is
 // `lib_module`; returns the root. `ctx_out` receives the module generated code

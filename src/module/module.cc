@@ -1,3 +1,4 @@
+#include "layer_api/user_mistakes.h"
 #include "graphrt/module.h"
 
 #include <algorithm>
@@ -58,8 +59,9 @@ PackedFunc ModuleNode::require_function(const std::string& name) {
   std::vector<std::string> names;
   collect_names(this, &names);
   std::string hint = closest_matches(name, names, 3);
+  const std::string usage = module_usage_hint(type_key());
   throw Error(ErrorKind::kNotFound, "function '" + name + "' not found in module '" + type_key() + "' or its imports" +
-              (hint.empty() ? "" : " (did you mean: " + hint + "?)"))
+              (hint.empty() ? "" : " (did you mean: " + hint + "?)") + (usage.empty() ? "" : ": this is " + usage))
       .with("symbol", name);
 }
 

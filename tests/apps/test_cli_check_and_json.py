@@ -166,3 +166,20 @@ def test_missing_npy_says_why(mlp, tmp_path):
     err = one_line_error(run([app("graphrt-run"), mlp.path("deploy_factory.so"), "--input", "data=" + str(tmp_path)]),
                          "graphrt-run")
     assert ".npy file is a directory, not a regular file" in err, err
+
+
+# ---- --quiet: nothing but errors, --json and what a flag asked to see ----
+def test_quiet_prints_no_matches_latency_or_files_written(mlp, tmp_path):
+    p = mlp_run(mlp, "--expected-output", "0=" + mlp.path("output_0.npy"), "--repeat", "2", "--output-dir",
+                str(tmp_path / "out"), "--save-inputs", str(tmp_path / "in.npz"), "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "" and p.stderr == "", p.stdout + p.stderr
+    assert (tmp_path / "out" / "output_0.npy").exists() and (tmp_path / "in.npz").exists()
+    # A mismatch is an error: said with --quiet too.
+    bad = np.load(mlp.path("output_0.npy")) + np.float32(1)
+    np.save(tmp_path / "bad.npy", bad)
+    p = mlp_run(mlp, "--expected-output", "0=bad.npy", "--quiet", cwd=tmp_path)
+    assert p.returncode == 1 and p.stdout == "" and "differs from bad.npy" in p.stderr, p.stdout + p.stderr
+    # The --profile table was asked for: printed.
+    p = mlp_run(mlp, "--profile", "--quiet")
+    assert p.returncode == 0 and "tvmgen_default_fused_nn_softmax" in p.stdout and "output 0:" not in p.stdout

@@ -68,6 +68,14 @@ def test_version(name):
     p = run([binary(name), "--version"])
     assert p.returncode == 0, p.stderr
     assert re.fullmatch(r"%s from graphrt \d+\.\d+\.\d+ .*\n" % re.escape(name), p.stdout), p.stdout
+    # It names every kind of export graphrt runs: graph executor, Relax, tvm-ffi.
+    assert "graph executor" in p.stdout and "Relax" in p.stdout and "tvm-ffi" in p.stdout, p.stdout
+
+
+def test_random_inputs_help_names_relax():
+    p = run([app("graphrt-run"), "--help"])
+    block = p.stdout[p.stdout.index("--random-inputs"):p.stdout.index("--save-inputs")]
+    assert "Relax" in block and "graph models;" not in block, block
 
 
 def test_unknown_flag_points_at_help():

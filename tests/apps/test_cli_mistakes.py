@@ -236,8 +236,32 @@ def test_graph_given_a_params_file(mlp):
 @pytest.mark.parametrize("prog", ["graphrt-inspect", "graphrt-run"])
 def test_model_given_a_graph_json(mlp, prog):
     err = one_line_error(run([app(prog), "deploy_graph.json"], cwd=mlp.dir), prog)
-    assert ("MODEL is a graph JSON, not a model library: pass the kernels library (deploy_lib.so) as MODEL and this "
-            "file with --graph") in err and "deploy_graph.json" in err, err
+    assert ("deploy_graph.json is a graph JSON (TVM's graph executor format), not a model library: load the model's "
+            "kernels library (deploy_lib.so) and create a graph executor of this graph over it") in err, err
+    assert err.endswith("(use --graph G.json)"), err
+
+
+@pytest.mark.parametrize("prog", ["graphrt-inspect", "graphrt-run"])
+def test_model_given_a_params_file_or_an_input(mlp, prog, tmp_path):
+    err = one_line_error(run([app(prog), "deploy_params.params"], cwd=mlp.dir), prog)
+    assert ("deploy_params.params is a params file (TVM's save_param_dict format), not a model library: load the "
+            "model's kernels library (deploy_lib.so) and give this file as its graph executor's params") in err, err
+    assert err.endswith("(use --params FILE.params)"), err
+    err = one_line_error(run([app(prog), "input_data.npy"], cwd=mlp.dir), prog)
+    assert "input_data.npy is an .npy array, not a model library: it holds a tensor" in err, err
+    np.savez(tmp_path / "in.npz", data=np.zeros(3))
+    err = one_line_error(run([app(prog), str(tmp_path / "in.npz")]), prog)
+    assert "in.npz is a zip archive (.npz), not a model library" in err, err
+
+
+def test_relax_executable_given_as_a_graph_library():
+    from _cases import case_dir
+    mlp_dir = case_dir("mlp")
+    d = case_dir("relax/relax_mlp")
+    err = one_line_error(run([app("graphrt-run"), os.path.join(d, "deploy_relax.so"), "--graph",
+                              os.path.join(mlp_dir, "deploy_graph.json"), "--random-inputs", "0"]), "graphrt-run")
+    assert "the graph's library is a Relax executable (relax.build's export)" in err, err
+    assert "run it with a Relax VM" in err and "different exports" not in err, err
 
 
 # ---- a system library through its unversioned name: still no --trust-exports offered ----

@@ -115,7 +115,7 @@ def test_tvm_profile_flag_and_instrument_survive_initialization(lib_ok):
 
 def test_instrumented_vm_beside_threads_holding_the_gil(lib_ok):
     """One thread's VM calls back into Python (each call takes the GIL) while other threads make
-    short calls that keep the GIL held (module.HOLD_GIL_BELOW_NS): all finish, none waits on
+    short calls that keep the GIL held (packed.HOLD_GIL_BELOW_NS): all finish, none waits on
     another for good."""
     vm, x, expected = _mlp(graphrt)
     seen = [0]

@@ -160,7 +160,7 @@ def _longest_python_pause_during(call):
 
 
 def test_long_calls_release_the_gil_and_short_ones_keep_it(lib_ok, monkeypatch):
-    import graphrt.module as module
+    import graphrt.packed as module
     case = RelaxCase("relax_mlp")
     vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
     x = graphrt.nd.array(np.load(case.input_sets()[0][1]["x"]))
@@ -178,7 +178,7 @@ def test_calls_with_the_gil_held_or_released_give_tvm_outputs_from_threads(lib_o
     # Every call releases the GIL (limit 0) or every call after the first keeps it: tuple and
     # tensor results from two threads, each with its own VM, and errors, are the same either way.
     import threading
-    import graphrt.module as module
+    import graphrt.packed as module
     monkeypatch.setattr(module, "HOLD_GIL_BELOW_NS", limit_ns)
     errors = []
 

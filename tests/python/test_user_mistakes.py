@@ -125,3 +125,27 @@ def test_data_symbols_of_a_tvm_library_are_not_functions(mlp):
     assert lib.implements_function("tvmgen_default_fused_nn_softmax")
     for name in ("__TVMAPISetLastError", "__TVMBackendParallelLaunch"):
         assert not lib.implements_function(name), name
+
+
+# ---- the library's one diagnosis: Python says what graphrt-run says ----
+def test_load_module_of_a_params_file_says_what_it_is(mlp):
+    with pytest.raises(graphrt.GraphrtError) as info:
+        graphrt.load_module(mlp.path("deploy_params.params"))
+    msg = str(info.value)
+    assert "is a params file (TVM's save_param_dict format), not a model library" in msg, msg
+    assert "bad magic" not in msg and "option: params" in msg, msg
+
+
+def test_load_module_of_a_graph_json_says_what_it_is(mlp):
+    with pytest.raises(graphrt.GraphrtError, match="is a graph JSON .* not a model library"):
+        graphrt.load_module(mlp.path("deploy_graph.json"), loader="elf")
+
+
+def test_default_of_a_relax_executable_says_use_a_relax_vm():
+    from _relax_cases import RelaxCase
+    lib = graphrt.load_module(RelaxCase("relax_mlp").path("deploy_relax.so"))
+    with pytest.raises(graphrt.FunctionNotFoundError) as info:
+        lib["default"]
+    msg = str(info.value)
+    assert "has no function 'default'" in msg and "this is a Relax executable" in msg, msg
+    assert "relax.VirtualMachine(lib, dev)" in msg, msg

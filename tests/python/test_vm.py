@@ -217,10 +217,11 @@ def test_assemble_verify_disassemble_and_link(tmp_path, lib_ok):
 
 
 def test_the_module_layer_imports_no_vm():
-    """graphrt.module knows no layer above it: graphrt.vm gives its objects their Python types by
-    registering converters, so the two modules import in one direction only."""
+    """graphrt.packed (the calling convention) knows no layer above it: graphrt.vm gives its
+    objects their Python types by registering converters, so the two modules import in one
+    direction only."""
     import ast
-    import graphrt.module as module_layer
+    import graphrt.packed as module_layer
     with open(module_layer.__file__) as f:
         tree = ast.parse(f.read())
     imported = set()

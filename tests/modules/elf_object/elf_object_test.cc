@@ -19,7 +19,7 @@
 #include "modules/elf_so/elf_library.h"
 #include "modules/elf_object/gzip_stream.h"
 #include "modules/elf_object/object_library.h"
-#include "modules/elf_object/object_reloc.h"
+#include "src/elf/reloc_x86_64.h"
 #include "modules/elf_object/tar_archive.h"
 
 using namespace graphrt;
@@ -390,23 +390,60 @@ TEST(ObjectLinker, UnresolvedImportOfABareObjectIsNamed) {
   EXPECT_NE(std::string::npos, err.find("member: linker_sample.o")) << err;
 }
 
+// One engine, two sets: a shared object's dynamic tables never hold GOT or PLT
+// forms (nothing built their GOT), an object file never holds the dynamic-only
+// types; each is refused by name, and the shared formulas agree.
+TEST(ObjectRelocX86_64, OneEngineTwoSets) {
+  uint8_t place[8] = {};
+  elf::X86_64RelocValues v;
+  v.P = 0x1000;
+  v.S = 0x2000;
+  v.A = 8;
+  v.B = 0x500000;
+  for (uint32_t type : {uint32_t(R_X86_64_PLT32), uint32_t(R_X86_64_GOTPCRELX), uint32_t(R_X86_64_SIZE64)}) {
+    const std::string err =
+        error_of([&] { elf::apply_x86_64_reloc(elf::X86_64RelocSet::kDynamic, type, v, place, sizeof(place)); });
+    EXPECT_NE(std::string::npos, err.find("unsupported relocation type")) << type << ": " << err;
+  }
+  for (uint32_t type : {uint32_t(R_X86_64_GLOB_DAT), uint32_t(R_X86_64_JUMP_SLOT), uint32_t(R_X86_64_RELATIVE)}) {
+    const std::string err =
+        error_of([&] { elf::apply_x86_64_reloc(elf::X86_64RelocSet::kObject, type, v, place, sizeof(place)); });
+    EXPECT_NE(std::string::npos, err.find("unsupported relocation type")) << type << ": " << err;
+  }
+  uint64_t value = 0;
+  elf::apply_x86_64_reloc(elf::X86_64RelocSet::kDynamic, R_X86_64_RELATIVE, v, place, sizeof(place));
+  std::memcpy(&value, place, 8);
+  EXPECT_EQ(0x500008u, value);
+  elf::apply_x86_64_reloc(elf::X86_64RelocSet::kDynamic, R_X86_64_GLOB_DAT, v, place, sizeof(place));
+  std::memcpy(&value, place, 8);
+  EXPECT_EQ(0x2000u, value);  // the slot gets S, no addend
+  for (auto set : {elf::X86_64RelocSet::kDynamic, elf::X86_64RelocSet::kObject}) {
+    elf::apply_x86_64_reloc(set, R_X86_64_64, v, place, sizeof(place));
+    std::memcpy(&value, place, 8);
+    EXPECT_EQ(0x2008u, value);
+  }
+  EXPECT_EQ(8u, elf::x86_64_reloc_field_bytes(R_X86_64_JUMP_SLOT));
+  EXPECT_EQ(4u, elf::x86_64_reloc_field_bytes(R_X86_64_32S));
+  EXPECT_EQ(0u, elf::x86_64_reloc_field_bytes(R_X86_64_TPOFF64));
+}
+
 TEST(ObjectRelocX86_64, Pc32OutOfRangeIsRefusedAndPlt32UsesTheStub) {
   uint8_t place[4] = {};
-  elf::ObjectRelocValues v;
+  elf::X86_64RelocValues v;
   v.P = 0x7f0000000000;
   v.S = 0x1000;  // far below
   v.A = -4;
-  EXPECT_THROW(elf::apply_object_reloc_x86_64(R_X86_64_PC32, v, place, sizeof(place)), Error);
+  EXPECT_THROW(elf::apply_x86_64_reloc(elf::X86_64RelocSet::kObject, R_X86_64_PC32, v, place, sizeof(place)), Error);
   v.stub = v.P + 0x100;
-  elf::apply_object_reloc_x86_64(R_X86_64_PLT32, v, place, sizeof(place));
+  elf::apply_x86_64_reloc(elf::X86_64RelocSet::kObject, R_X86_64_PLT32, v, place, sizeof(place));
   int32_t disp;
   std::memcpy(&disp, place, 4);
   EXPECT_EQ(0x100 - 4, disp);
   v.got_slot = v.P - 0x40;
-  elf::apply_object_reloc_x86_64(R_X86_64_REX_GOTPCRELX, v, place, sizeof(place));
+  elf::apply_x86_64_reloc(elf::X86_64RelocSet::kObject, R_X86_64_REX_GOTPCRELX, v, place, sizeof(place));
   std::memcpy(&disp, place, 4);
   EXPECT_EQ(-0x40 - 4, disp);
-  EXPECT_THROW(elf::apply_object_reloc_x86_64(R_X86_64_64, v, place, sizeof(place)), Error);  // 8 bytes, 4 of room
+  EXPECT_THROW(elf::apply_x86_64_reloc(elf::X86_64RelocSet::kObject, R_X86_64_64, v, place, sizeof(place)), Error);  // 8 bytes, 4 of room
   uint8_t stub[elf::kStubSize];
   elf::write_stub_x86_64(stub, 0x1122334455667788ull);
   EXPECT_EQ(0xff, stub[0]);

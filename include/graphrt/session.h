@@ -1,0 +1,105 @@
+// The session layer (design.md, layer 5; IREE's iree/runtime/session.h): one
+// typed way in. A Session (a runtime, a device, options) loads a Model from
+// any artifact graphrt reads; a Model carries typed metadata taken from the
+// executor or executable itself (functions, inputs and outputs with names,
+// dtypes and shapes, -1 for a symbolic dimension, params) and hands out
+// Runners (bind inputs by copy or zero-copy, run, read outputs).
+//
+// Calls by name (GetFunction("default"), "create_with_options", ...) stay
+// behind this header: they are TVM's compatibility faces over the same objects.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphrt/graph_executor.h"
+#include "graphrt/module.h"
+#include "graphrt/runtime.h"
+
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
+
+namespace graphrt {
+
+// One input or output: name, dtype, shape (-1 where symbolic). `known` is
+// false where the artifact does not say (a Relax parameter the code never checks).
+struct TensorSpec {
+  std::string name;
+  DLDataType dtype{kDLFloat, 32, 1};
+  std::vector<int64_t> shape;
+  bool known = true;
+};
+
+struct FunctionSpec {
+  std::string name;                 // "default" for a graph
+  std::vector<TensorSpec> inputs;   // data inputs only (params are not inputs)
+  std::vector<TensorSpec> outputs;  // empty where only a run says (Relax)
+};
+
+enum class ModelKind { kGraph, kRelax };
+
+// Where a model is: a library (one-file export, .tar, tvmc package, Relax
+// executable), or a kernels library with a graph JSON and a params file.
+struct ModelSource {
+  std::string path;
+  std::string graph_json_path;  // three-file form
+  std::string params_path;      // three-file form, optional
+};
+
+struct SessionOptions {
+  LoadOptions load;
+  std::string memory_plan;  // "" (the default, or GRAPHRT_MEMORY_PLAN), "tvm", "liveness", "auto"
+  bool device_graph = false;
+};
+
+class Runner;
+
+class Model {
+ public:
+  struct State;
+  explicit Model(std::shared_ptr<State> state);
+  ModelKind kind() const;
+  const Module& root() const;
+  const std::vector<FunctionSpec>& functions() const;
+  // `name` "" is the model's entry: a graph's "default", a Relax "main" (or its only function).
+  const FunctionSpec& function(const std::string& name = "") const;
+  const std::vector<std::string>& params() const;  // names of the weights bound at load
+  // A runner of `function`; the first runner of a graph uses the executor made at load.
+  std::unique_ptr<Runner> runner(const std::string& function = "") const;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual const FunctionSpec& function() const = 0;
+  virtual void set_input(const std::string& name, const DLTensor* value) = 0;  // a copy
+  virtual void set_input_zero_copy(const std::string& name, const DLTensor* value) = 0;
+  virtual void run() = 0;
+  virtual int num_outputs() const = 0;
+  virtual NDArray output(int index) const = 0;
+  // The graph executor behind a graph runner (profiling, memory report); null for Relax.
+  virtual std::shared_ptr<GraphExecutor> graph_executor() const { return nullptr; }
+};
+
+class Session {
+ public:
+  // `runtime` must outlive the session. Loading reaches the runtime's loaders.
+  Session(Runtime& runtime, DLDevice device, SessionOptions options = {});
+  std::shared_ptr<Model> load(const ModelSource& source) const;
+  // A Model over `root`, already loaded from source.path (the rest of `source` as for load).
+  std::shared_ptr<Model> open(Module root, const ModelSource& source) const;
+  Runtime& runtime() const { return runtime_; }
+  DLDevice device() const { return device_; }
+
+ private:
+  Runtime& runtime_;
+  DLDevice device_;
+  SessionOptions options_;
+};
+
+}  // namespace graphrt
+
+#pragma GCC visibility pop

@@ -1,0 +1,588 @@
+"""TVM's calling convention in Python: Python values to and from TVMValue and type codes, the
+handles that cross it (Function, Module, Object, Array), global functions, and Python callables
+as packed functions (graphrt calls back into them). Every layer of the package that calls into
+libgraphrt stands on this one; it imports none of them.
+"""
+import ctypes
+import struct
+import threading
+import time
+
+from . import _lib
+from . import _raised
+from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, TVMValue
+from .benchmark import BenchmarkResult
+from .device import Device
+from .ndarray import NDArray, dtype_to_str
+from . import ndarray as nd
+from . import error as _error
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class Object:
+    """An opaque graphrt object returned by a function (freed with TVMObjectFree)."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle):
+        self.handle = ctypes.c_void_p(handle)
+
+    def __del__(self):
+        try:
+            h, self.handle = self.handle, None
+            if h is not None and h.value and _lib._LIB is not None:
+                _lib.OBJECT_FREE(h)
+        except Exception:
+            pass
+
+    def _h(self):
+        if self.handle is None or not self.handle.value:
+            raise _error.FailedPreconditionError("object has been freed")
+        return self.handle
+
+    @property
+    def type_key(self):
+        """The object's type key ("graphrt.vm.List", ...)."""
+        index = ctypes.c_uint(0)
+        _lib.call("TVMObjectGetTypeIndex", self._h(), ctypes.byref(index))
+        key = ctypes.c_char_p()
+        _lib.call("TVMObjectTypeIndex2Key", index, ctypes.byref(key))
+        return _lib.py_str(key.value)
+
+
+# Returned objects of a type key that a layer above this one gives a Python type of its own
+# (graphrt.vm: "graphrt.vm.List" -> List, "graphrt.vm.Results" -> a tuple). The layer registers
+# its converter when it is imported; this module imports no such layer.
+_object_converters = {}
+
+
+def register_object_converter(type_key, convert):
+    """Makes functions return `convert(obj)` for an Object of `type_key`; `convert` takes over the
+    object's reference (or leaves it to the Object)."""
+    _object_converters[type_key] = convert
+
+
+def _convert_object(obj):
+    convert = _object_converters.get(obj.type_key) if _object_converters else None
+    return convert(obj) if convert is not None else obj
+
+
+class Array(Object):
+    """TVM's runtime Array, what a Relax function returns for a tuple: a sequence (len, indexing,
+    iteration) whose items (NDArrays, nested Arrays, ...) are read when asked for, as TVM's are."""
+
+    __slots__ = ()
+    _type_index = None
+    _size = None
+    _get_item = None
+    _get_type_index = None
+
+    @classmethod
+    def _is_array(cls, handle):
+        if cls._type_index is None:
+            index = ctypes.c_uint(0)
+            _lib.call("TVMObjectTypeKey2Index", _lib.c_str("Array"), ctypes.byref(index))
+            cls._type_index = index.value
+            cls._size = get_global_func("runtime.ArraySize")
+            cls._get_item = get_global_func("runtime.ArrayGetItem")
+            cls._get_type_index = _lib.OBJECT_TYPE_INDEX
+        index = ctypes.c_uint(0)
+        _lib.check(cls._get_type_index(ctypes.c_void_p(handle), ctypes.byref(index)))
+        return index.value == cls._type_index
+
+    def __len__(self):
+        return Array._size(self)
+
+    def __getitem__(self, i):
+        n = len(self)
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(*i.indices(n)))
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("Array index %d out of range (length %d)" % (i, n))
+        return Array._get_item(self, i)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        return "Array(%s)" % ", ".join(repr(x) for x in self)
+
+
+def _put_arg(value, values, codes, i, keep):
+    """Converts one Python value into values[i]/codes[i]; `keep` holds temporaries alive."""
+    if value is None:
+        values[i].v_handle = None
+        codes[i] = _lib.kNull
+    elif isinstance(value, bool):
+        values[i].v_int64 = int(value)
+        codes[i] = _lib.kInt
+    elif isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise GraphrtError("integer argument %d does not fit in int64" % value)
+        values[i].v_int64 = value
+        codes[i] = _lib.kInt
+    elif isinstance(value, float):
+        values[i].v_float64 = value
+        codes[i] = _lib.kFloat
+    elif isinstance(value, str):
+        b = value.encode("utf-8")
+        keep.append(b)
+        values[i].v_str = b
+        codes[i] = _lib.kStr
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        b = bytes(value)
+        buf = ctypes.create_string_buffer(b, len(b))
+        arr = _lib.TVMByteArray(ctypes.cast(buf, ctypes.c_void_p), len(b))
+        keep.extend([buf, arr])
+        values[i].v_handle = ctypes.cast(ctypes.pointer(arr), ctypes.c_void_p)
+        codes[i] = _lib.kBytes
+    elif isinstance(value, NDArray):
+        values[i].v_handle = value._h()
+        codes[i] = _lib.kNDArrayHandle
+    elif isinstance(value, _lib.DLTensor):
+        values[i].v_handle = ctypes.addressof(value)
+        codes[i] = _lib.kDLTensorHandle
+    elif isinstance(value, Module):
+        values[i].v_handle = value._h()
+        codes[i] = _lib.kModuleHandle
+    elif isinstance(value, Function):
+        values[i].v_handle = value._h()
+        codes[i] = _lib.kFuncHandle
+    elif isinstance(value, Device):
+        values[i].v_device = value._as_c()
+        codes[i] = _lib.kDevice
+    elif isinstance(value, Object):
+        values[i].v_handle = value._h()
+        codes[i] = _lib.kObjectHandle
+    elif np is not None and isinstance(value, np.ndarray):
+        tmp = nd.array(value)
+        keep.append(tmp)
+        values[i].v_handle = tmp._h()
+        codes[i] = _lib.kNDArrayHandle
+    elif np is not None and isinstance(value, np.integer):
+        _put_arg(int(value), values, codes, i, keep)
+    elif np is not None and isinstance(value, np.floating):
+        _put_arg(float(value), values, codes, i, keep)
+    elif isinstance(value, (list, tuple)):  # TVM's Array, as TVM's front end converts them
+        array = get_global_func("runtime.Array")(*value)
+        keep.append(array)
+        values[i].v_handle = array._h()
+        codes[i] = _lib.kObjectHandle
+    elif callable(value):  # a Python function: graphrt calls back into it
+        f = function_from_python(value)
+        keep.append(f)
+        values[i].v_handle = f._h()
+        codes[i] = _lib.kFuncHandle
+    else:
+        raise GraphrtTypeError("cannot pass a %s to a graphrt function (argument %d)" % (type(value).__name__, i))
+
+
+def _object_result(handle):
+    """The Python value of a returned object handle (its reference passes to Python)."""
+    if Array._is_array(handle):  # a Relax tuple (TVM's Array), read lazily as TVM's is
+        return Array(handle)
+    return _convert_object(Object(handle))
+
+
+def _return_value(value, code):
+    """Converts a returned TVMValue (ownership of objects passes to Python)."""
+    if code in (_lib.kNull,):
+        return None
+    if code == _lib.kInt:
+        return value.v_int64
+    if code == _lib.kBool:
+        return bool(value.v_int64)
+    if code == _lib.kFloat:
+        return value.v_float64
+    if code == _lib.kStr:
+        return _lib.py_str(value.v_str)
+    if code == _lib.kBytes:
+        if not value.v_handle:
+            return b""
+        ba = ctypes.cast(value.v_handle, ctypes.POINTER(_lib.TVMByteArray)).contents
+        return ctypes.string_at(ba.data, ba.size) if ba.size else b""
+    if code == _lib.kNDArrayHandle:
+        return NDArray(ctypes.c_void_p(value.v_handle), owned=True)
+    if code == _lib.kModuleHandle:
+        return Module(ctypes.c_void_p(value.v_handle))
+    if code == _lib.kFuncHandle:
+        return Function(ctypes.c_void_p(value.v_handle))
+    if code == _lib.kDevice:
+        return Device(value.v_device.device_type, value.v_device.device_id)
+    if code == _lib.kDataType:
+        return dtype_to_str(value.v_type)
+    if code == _lib.kObjectHandle:
+        return _object_result(value.v_handle)
+    if code in (_lib.kHandle, _lib.kDLTensorHandle):
+        return value.v_handle
+    raise _error.UnsupportedError("function returned a value of unsupported type code %d" % code)
+
+
+class _OwnedHandle:
+    """A C handle that carries one reference, dropped by free() or at collection."""
+
+    __slots__ = ("handle", "__weakref__")
+    _free_function = None  # name of the C API call that drops the reference
+
+    def __init__(self, handle):
+        self.handle = handle if isinstance(handle, ctypes.c_void_p) else ctypes.c_void_p(handle)
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:
+            pass
+
+    def free(self):
+        h, self.handle = self.handle, None
+        if h is not None and h.value and _lib._LIB is not None:
+            getattr(_lib._LIB, self._free_function)(h)
+
+    def _h(self):
+        if self.handle is None or not self.handle.value:
+            raise _error.FailedPreconditionError("%s has been freed" % self._describe())
+        return self.handle
+
+    def _describe(self):
+        return "object"
+
+
+# Function._call_arrays' preset argument arrays: a handle array type and a type-code array
+# (all NDArray handles, never written by the callee) per argument count.
+_HANDLE_ARRAYS = [ctypes.c_void_p * k for k in range(_lib._SHORT + 1)]
+_ARRAY_CODES = [(ctypes.c_int * k)(*([_lib.kNDArrayHandle] * k)) for k in range(_lib._SHORT + 1)]
+_RetWords = ctypes.c_int64 * 2  # TVMValue, then the return type code (an int, zero-extended)
+_byref = ctypes.byref
+_FUNC_CALL = []
+_now_ns = time.perf_counter_ns
+
+# A function whose last call returned within this time is called with the GIL held, as numpy and
+# hashlib keep it for small inputs. Releasing it lets another Python thread run while the call
+# runs; with several threads calling microsecond functions (several executors, each run from its
+# own thread) each release hands the interpreter to a thread that must first be woken, and the
+# handovers cost more than the calls. A held call that takes longer than this releases the GIL
+# from the next call on; a released call that returns within it holds it from the next call on
+# (its time includes waiting to take the GIL back, so under contention it errs towards releasing).
+HOLD_GIL_BELOW_NS = 20_000
+
+
+def _func_call():
+    """TVMFuncCall with no argument conversion (every argument is passed as a ctypes object),
+    releasing the GIL."""
+    if not _FUNC_CALL:
+        _FUNC_CALL.append(_lib.unconverted("TVMFuncCall"))
+    return _FUNC_CALL[0]
+
+
+class Function(_OwnedHandle):
+    """A packed function (TVM's PackedFunc), callable with Python values."""
+
+    __slots__ = ("_name", "_hold_gil")
+    _free_function = "TVMFuncFree"
+
+    def __init__(self, handle, name=None):
+        super().__init__(handle)
+        self._name = name
+        self._hold_gil = False  # whether the last call was short (HOLD_GIL_BELOW_NS)
+
+    def _describe(self):
+        return "function '%s'" % self._name if self._name else "function"
+
+    def __call__(self, *args):
+        n = len(args)
+        if n <= _lib._SHORT:
+            for a in args:
+                if a.__class__ is not NDArray:
+                    break
+            else:
+                return self._call_arrays(args, n)
+        return self._call_converted(args, n)
+
+    def _call_arrays(self, args, n):
+        """The common call of a model function: graphrt NDArrays only (or nothing). Their handles
+        go in one array with preset type codes, the result comes back in a two-word buffer, and
+        the C function is called with no per-argument type conversion; any other return than an
+        array takes the general path's conversion."""
+        try:
+            handles = _HANDLE_ARRAYS[n](*[a.handle.value for a in args])
+        except AttributeError:  # a freed array (handle None): the general path says so
+            return self._call_converted(args, n)
+        ret = _RetWords()
+        h = self.handle
+        if not h:  # None or a null handle: freed
+            h = self._h()
+        t = _now_ns()  # _call_c, inlined on this path
+        if self._hold_gil:
+            rc = _lib.FUNC_CALL_HELD(h, handles, _ARRAY_CODES[n], n, ret, _byref(ret, 8))
+            if _now_ns() - t > HOLD_GIL_BELOW_NS:
+                self._hold_gil = False
+        else:
+            rc = _func_call()(h, handles, _ARRAY_CODES[n], n, ret, _byref(ret, 8))
+            self._hold_gil = _now_ns() - t <= HOLD_GIL_BELOW_NS
+        if rc != 0:
+            raise _lib.last_exception()
+        code = ret[1]
+        if code == _lib.kNDArrayHandle:
+            return NDArray._adopt(ret[0])
+        if code == _lib.kObjectHandle:  # a tuple: the handle read directly (from_buffer formats a key per call)
+            return _object_result(ret[0])
+        if code == _lib.kNull:
+            return None
+        return _return_value(TVMValue.from_buffer(ret), code)
+
+    def _call_c(self, values, codes, n, ret, ret_code):
+        """TVMFuncCall on this function; the GIL stays held when its last call was short
+        (HOLD_GIL_BELOW_NS), and this call's time decides for the next one."""
+        h = self._h()
+        t = _now_ns()
+        if self._hold_gil:
+            rc = _lib.FUNC_CALL_HELD(h, values, codes, n, ret, ret_code)
+            if _now_ns() - t > HOLD_GIL_BELOW_NS:
+                self._hold_gil = False
+        else:
+            rc = _func_call()(h, values, codes, n, ret, ret_code)
+            self._hold_gil = _now_ns() - t <= HOLD_GIL_BELOW_NS
+        return rc
+
+    def _call_converted(self, args, n):
+        values = codes = None  # no arguments (e.g. run()): nothing to convert
+        keep = []
+        if n:
+            values, codes = _lib.arg_arrays(n)
+            for i, a in enumerate(args):
+                _put_arg(a, values, codes, i, keep)
+        ret = TVMValue()
+        ret_code = ctypes.c_int(_lib.kNull)
+        rc = self._call_c(values, codes, n, _byref(ret), _byref(ret_code))
+        if rc != 0:
+            raise _lib.last_exception()
+        if ret_code.value == _lib.kNull:
+            return None
+        return _return_value(ret, ret_code.value)
+
+    def __repr__(self):
+        return "<graphrt.Function %s>" % (self._name or hex(self.handle.value or 0) if self.handle else "(freed)")
+
+
+class Module(_OwnedHandle):
+    """A loaded module (TVM's runtime.Module): functions plus imported modules."""
+
+    __slots__ = ("_entry", "entry_name")
+    _free_function = "TVMModFree"
+
+    def __init__(self, handle):
+        super().__init__(handle)
+        self._entry = None
+        self.entry_name = "__tvm_main__"
+
+    @property
+    def entry_func(self):
+        """The module's entry function (`entry_name`, "__tvm_main__" by default)."""
+        if self._entry is None:
+            self._entry = self.get_function(self.entry_name)
+        return self._entry
+
+    def __call__(self, *args):
+        return self.entry_func(*args)
+
+    def __eq__(self, other):
+        return isinstance(other, Module) and self.handle is not None and other.handle is not None and (
+            self.handle.value == other.handle.value)
+
+    def __hash__(self):
+        return hash(self.handle.value if self.handle is not None else None)
+
+    def get_source(self, fmt=""):
+        """Source text of the module. graphrt runs compiled libraries and keeps no source,
+        so this raises, as TVM does for modules without source."""
+        raise _error.UnsupportedError("module '%s' does not keep its source (graphrt loads compiled code only)%s" % (
+            self.type_key, "" if not fmt else " (format '%s')" % fmt))
+
+    def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
+                       cooldown_interval_ms=0, repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=""):
+        """A callable that runs self[func_name](*args) 1 + number x repeat times (the first call is a
+        discarded warm-up) and returns a BenchmarkResult of `repeat` values in seconds per call.
+        number grows until a repeat lasts min_repeat_ms; the rest is as TVM's time_evaluator."""
+        from .device import to_device
+        dev = to_device(dev)
+        for name, v in (("number", number), ("repeat", repeat), ("repeats_to_cooldown", repeats_to_cooldown)):
+            if not isinstance(v, int) or v < 1:
+                raise _error.InvalidArgumentError("time_evaluator: %s must be an int >= 1, got %r" % (name, v))
+        feval = get_global_func("runtime.RPCTimeEvaluator")(
+            self, func_name, dev.device_type, dev.device_id, int(number), int(repeat), int(min_repeat_ms),
+            int(limit_zero_time_iterations), int(cooldown_interval_ms), int(repeats_to_cooldown),
+            int(cache_flush_bytes), f_preproc or "")
+
+        def evaluator(*args):
+            blob = feval(*args)
+            return BenchmarkResult(struct.unpack("@" + "d" * repeat, blob))
+
+        return evaluator
+
+    def _describe(self):
+        return "module"
+
+    @property
+    def type_key(self):
+        out = ctypes.c_char_p()
+        _lib.call("graphrt_module_type_key", self._h(), ctypes.byref(out))
+        return _lib.py_str(out.value)
+
+    @property
+    def imported_modules(self):
+        n = ctypes.c_int(0)
+        _lib.call("graphrt_module_num_imports", self._h(), ctypes.byref(n))
+        mods = []
+        for i in range(n.value):
+            out = ctypes.c_void_p()
+            _lib.call("graphrt_module_get_import", self._h(), i, ctypes.byref(out))
+            mods.append(Module(out))
+        return mods
+
+    def function_names(self):
+        """Names of this module's own functions (not its imports)."""
+        out = ctypes.c_char_p()
+        _lib.call("graphrt_module_function_names", self._h(), ctypes.byref(out))
+        return [n for n in _lib.py_str(out.value).split("\n") if n]
+
+    def describe(self):
+        """Indented text of the module tree."""
+        out = ctypes.c_char_p()
+        _lib.call("graphrt_module_describe", self._h(), ctypes.byref(out))
+        return _lib.py_str(out.value)
+
+    def get_function(self, name, query_imports=False):
+        """The function `name`; FunctionNotFoundError (a GraphrtError and AttributeError) if absent."""
+        out = ctypes.c_void_p()
+        _lib.call("TVMModGetFunction", self._h(), _lib.c_str(name), 1 if query_imports else 0, ctypes.byref(out))
+        if not out.value:
+            raise FunctionNotFoundError("module '%s' has no function '%s'%s%s" % (
+                self.type_key, name, "" if query_imports else " (imports not searched)", self._usage_hint()))
+        return Function(out, name)
+
+    def _usage_hint(self):
+        """': this is a Relax executable (...)' when the library says what this kind of module is for."""
+        out = ctypes.c_char_p()
+        _lib.call("graphrt_module_usage_hint", self._h(), ctypes.byref(out))
+        hint = _lib.py_str(out.value)
+        return ": this is " + hint if hint else ""
+
+    def implements_function(self, name, query_imports=False):
+        try:
+            self.get_function(name, query_imports)
+            return True
+        except FunctionNotFoundError:
+            return False
+
+    def __getitem__(self, name):
+        if not isinstance(name, str):
+            raise GraphrtTypeError("module functions are looked up by name (str)")
+        return self.get_function(name)
+
+    def import_module(self, other):
+        if not isinstance(other, Module):
+            raise GraphrtTypeError("import_module takes a Module")
+        _lib.call("TVMModImport", self._h(), other._h())
+
+    def __repr__(self):
+        if self.handle is None:
+            return "<graphrt.Module (freed)>"
+        return "<graphrt.Module %s>" % self.type_key
+
+
+def get_global_func(name, allow_missing=False):
+    """A function from graphrt's global registry (e.g. "tvm.graph_executor.create")."""
+    out = ctypes.c_void_p()
+    _lib.call("TVMFuncGetGlobal", _lib.c_str(name), ctypes.byref(out))
+    if not out.value:
+        if allow_missing:
+            return None
+        raise FunctionNotFoundError("no global function '%s' is registered" % name)
+    return Function(out, name)
+
+
+
+# Python callables as packed functions (TVM's convert_to_tvm_func).
+
+_PackedCFunc = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(TVMValue), ctypes.POINTER(ctypes.c_int), ctypes.c_int,
+                                ctypes.c_void_p, ctypes.c_void_p)
+_Finalizer = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+# The Python functions graphrt holds, by the token passed as the resource handle; the finalizer
+# drops a token when graphrt drops its function.
+_LIVE = {}
+_LIVE_LOCK = threading.Lock()
+_NEXT_TOKEN = [1]
+# Codes whose handle the callee borrows: TVMCbArgToReturn gives Python its own reference.
+_REFERENCE_CODES = (_lib.kObjectHandle, _lib.kModuleHandle, _lib.kFuncHandle, _lib.kNDArrayHandle)
+
+
+def _argument(values, codes, i):
+    code = codes[i]
+    value = TVMValue()
+    ctypes.memmove(ctypes.byref(value), ctypes.byref(values[i]), ctypes.sizeof(TVMValue))
+    if code == _lib.kDLTensorHandle:  # borrowed for the call: a view, as TVM gives one
+        return NDArray(ctypes.c_void_p(value.v_handle), owned=False)
+    if code in _REFERENCE_CODES:
+        c = ctypes.c_int(code)
+        _lib.check(_lib.lib().TVMCbArgToReturn(ctypes.byref(value), ctypes.byref(c)))
+        code = c.value
+    return _return_value(value, code)
+
+
+def _set_return(result, ret):
+    values, codes = _lib.arg_arrays(1)
+    keep = []
+    _put_arg(result, values, codes, 0, keep)
+    _lib.check(_lib.lib().TVMCFuncSetReturn(ret, values, codes, 1))
+
+
+@_PackedCFunc
+def _call(values, codes, n, ret, token):
+    try:
+        f = _LIVE[token]
+        result = f(*[_argument(values, codes, i) for i in range(n)])
+        if result is not None:
+            _set_return(result, ret)
+        return 0
+    except BaseException as e:  # noqa: B902: every failure becomes the packed call's error
+        text = "%s: %s" % (type(e).__name__, e)
+        _raised.remember(e, text)
+        _lib.lib().TVMAPISetLastError(text.encode("utf-8", "replace"))
+        return -1
+
+
+@_Finalizer
+def _release(token):
+    with _LIVE_LOCK:
+        _LIVE.pop(token, None)
+
+
+_CALL_ADDRESS = ctypes.cast(_call, ctypes.c_void_p)
+_RELEASE_ADDRESS = ctypes.cast(_release, ctypes.c_void_p)
+
+
+def function_from_python(f, name=None):
+    """A graphrt Function that calls Python callable `f`."""
+    if not callable(f):
+        raise _lib.GraphrtTypeError("a packed function needs a callable, not %s" % type(f).__name__)
+    with _LIVE_LOCK:
+        token = _NEXT_TOKEN[0]
+        _NEXT_TOKEN[0] += 1
+        _LIVE[token] = f
+    out = ctypes.c_void_p()
+    rc = _lib.lib().TVMFuncCreateFromCFunc(_CALL_ADDRESS, ctypes.c_void_p(token), _RELEASE_ADDRESS, ctypes.byref(out))
+    if rc != 0:
+        with _LIVE_LOCK:
+            _LIVE.pop(token, None)
+        raise _lib.last_exception()
+    return Function(out, name or getattr(f, "__name__", None))

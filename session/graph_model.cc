@@ -1,0 +1,102 @@
+// A graph executor model in the session layer: loaded as one file (a
+// GraphExecutorFactory root) or three (kernels, graph JSON, params); its
+// metadata read from the executor made at load, never from re-serialised params.
+#include <algorithm>
+
+#include "graphrt/regular_file.h"
+#include "model_state.h"
+
+namespace graphrt {
+
+namespace {
+
+bool is_factory(const Module& root) {
+  return root->type_key() == "GraphExecutorFactory" || root->type_key() == "GraphRuntimeFactory";
+}
+
+GraphExecutorOptions executor_options(const SessionOptions& o) {
+  GraphExecutorOptions options;
+  if (!o.memory_plan.empty()) {
+    options.memory_plan = memory_plan_from_name(o.memory_plan);
+    options.memory_plan_from_env = false;
+  }
+  options.device_graph = o.device_graph;
+  return options;
+}
+
+TensorSpec spec_of(const TensorInfo& info) { return TensorSpec{info.name, info.dtype, info.shape, true}; }
+
+void describe(Model::State& state, const GraphExecutor& executor) {
+  FunctionSpec f;
+  f.name = "default";
+  for (const TensorInfo& info : executor.input_info()) f.inputs.push_back(spec_of(info));
+  for (const TensorInfo& info : executor.output_info()) f.outputs.push_back(spec_of(info));
+  state.functions = {f};
+  state.params = executor.param_names();
+}
+
+}  // namespace
+
+std::shared_ptr<GraphExecutor> Model::State::new_executor() const {
+  if (three_file)
+    return GraphExecutor::create_with_params(graph_json, root, {device}, executor_options(options), three_file_params);
+  // The factory's TVM face: it binds its own params (shared by every executor it makes).
+  ArgList args;
+  args.add_string(options.memory_plan).add_int(options.device_graph ? 1 : 0).add_device(device);
+  std::shared_ptr<GraphExecutor> executor =
+      graph_executor_of(call_function(root->require_function("create_with_options"), args).as_module());
+  if (!executor) throw Error(ErrorKind::kInternal, "the graph executor factory returned no graph executor");
+  return executor;
+}
+
+void load_graph_model(Model::State& state, const ModelSource& source) {
+  state.kind = ModelKind::kGraph;
+  if (!source.graph_json_path.empty()) {
+    state.three_file = true;
+    state.graph_json = read_regular_file(source.graph_json_path, "graph JSON");
+    if (!source.params_path.empty())
+      state.three_file_params = load_param_dict(read_regular_file(source.params_path, "params file"), source.params_path);
+  } else if (!is_factory(state.root)) {
+    throw Error("the model's root is a '" + state.root->type_key() +
+                "' module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "
+                "for a kernels library")
+        .with("file", source.path)
+        .with("option", "graph");
+  }
+  state.first_executor = state.new_executor();
+  describe(state, *state.first_executor);
+}
+
+namespace {
+
+class GraphRunner final : public Runner {
+ public:
+  GraphRunner(std::shared_ptr<Model::State> state, std::shared_ptr<GraphExecutor> executor)
+      : state_(std::move(state)), executor_(std::move(executor)) {}
+  const FunctionSpec& function() const override { return state_->functions.front(); }
+  void set_input(const std::string& name, const DLTensor* value) override { executor_->set_input(name, value); }
+  void set_input_zero_copy(const std::string& name, const DLTensor* value) override {
+    executor_->set_input_zero_copy(index_of(name), value);
+  }
+  void run() override { executor_->run(); }
+  int num_outputs() const override { return executor_->num_outputs(); }
+  NDArray output(int index) const override { return executor_->get_output(index); }
+  std::shared_ptr<GraphExecutor> graph_executor() const override { return executor_; }
+
+ private:
+  int index_of(const std::string& name) const {
+    const int index = executor_->input_index(name);
+    if (index < 0) throw Error(ErrorKind::kNotFound, "unknown input '" + name + "'").with("tensor", name);
+    return index;
+  }
+  std::shared_ptr<Model::State> state_;
+  std::shared_ptr<GraphExecutor> executor_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runner> make_graph_runner(std::shared_ptr<Model::State> state, std::shared_ptr<GraphExecutor> executor) {
+  return std::make_unique<GraphRunner>(std::move(state), std::move(executor));
+}
+
+}  // namespace graphrt

@@ -1,0 +1,41 @@
+// What a loaded Model holds, shared by its runners (session layer, internal).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graphrt/relax_vm.h"
+#include "graphrt/session.h"
+
+namespace graphrt {
+
+struct __attribute__((visibility("hidden"))) Model::State {  // internal: not exported
+  ModelKind kind = ModelKind::kGraph;
+  Module root;
+  DLDevice device{kDLCPU, 0};
+  SessionOptions options;
+  std::vector<FunctionSpec> functions;
+  std::vector<std::string> params;
+
+  // Graph: the executor made at load (metadata is read from it; the first
+  // runner takes it); the three-file form's graph and decoded params, which
+  // later executors bind (the same arrays, no copy).
+  std::mutex first_mutex;
+  std::shared_ptr<GraphExecutor> first_executor;
+  bool three_file = false;
+  std::string graph_json;
+  ParamList three_file_params;
+
+  std::shared_ptr<GraphExecutor> new_executor() const;
+};
+
+// session/graph_model.cc and relax_model.cc: filling a State, making runners.
+void load_graph_model(Model::State& state, const ModelSource& source);
+void load_relax_model(Model::State& state);
+bool is_relax_module(const Module& root);
+std::unique_ptr<Runner> make_graph_runner(std::shared_ptr<Model::State> state, std::shared_ptr<GraphExecutor> executor);
+std::unique_ptr<Runner> make_relax_runner(std::shared_ptr<Model::State> state, const FunctionSpec& function);
+
+}  // namespace graphrt

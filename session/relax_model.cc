@@ -1,0 +1,82 @@
+// A Relax executable in the session layer: its functions and their parameter
+// names from the VM (through graphrt/relax_vm.h), runners over one VM each.
+#include "model_state.h"
+
+namespace graphrt {
+
+bool is_relax_module(const Module& root) {
+  const std::string key = root->type_key();
+  return key == "relax.VMExecutable" || key == "relax.Executable";
+}
+
+void load_relax_model(Model::State& state) {
+  if (state.device.device_type != kDLCPU)
+    throw Error(ErrorKind::kUnsupported, "a Relax executable runs on the CPU through a session").with("option", "device=cpu");
+  RelaxVM vm(state.root);
+  for (const std::string& name : vm.functions()) {
+    FunctionSpec f;
+    f.name = name;
+    for (const std::string& param : vm.param_names(name)) {
+      TensorSpec t;
+      t.name = param;
+      t.known = false;  // what the code checks of it: vm.param_signature (text)
+      f.inputs.push_back(t);
+    }
+    state.functions.push_back(std::move(f));
+  }
+}
+
+namespace {
+
+class RelaxRunner final : public Runner {
+ public:
+  RelaxRunner(std::shared_ptr<Model::State> state, const FunctionSpec& function)
+      : state_(std::move(state)), function_(function), vm_(state_->root), inputs_(function.inputs.size()) {}
+  const FunctionSpec& function() const override { return function_; }
+  void set_input(const std::string& name, const DLTensor* value) override {
+    NDArray copy = NDArray::empty(std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype, cpu());
+    copy_tensor(value, copy.handle());
+    inputs_[index_of(name)] = copy;
+  }
+  void set_input_zero_copy(const std::string& name, const DLTensor* value) override {
+    // The caller's memory, kept alive by the caller until the run is done.
+    inputs_[index_of(name)] = NDArray::wrap(static_cast<char*>(value->data) + value->byte_offset,
+                                            std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype,
+                                            value->device, nullptr);
+  }
+  void run() override {
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (!inputs_[i].defined())
+        throw Error(ErrorKind::kFailedPrecondition, "run() before input '" + function_.inputs[i].name + "' was set")
+            .with("tensor", function_.inputs[i].name);
+    outputs_ = vm_.call(function_.name, inputs_).flatten();
+  }
+  int num_outputs() const override { return static_cast<int>(outputs_.size()); }
+  NDArray output(int index) const override {
+    if (index < 0 || static_cast<size_t>(index) >= outputs_.size())
+      throw Error(ErrorKind::kOutOfRange, "output " + std::to_string(index) + " out of range (the run gave " +
+                  std::to_string(outputs_.size()) + ")");
+    return outputs_[index];
+  }
+
+ private:
+  size_t index_of(const std::string& name) const {
+    for (size_t i = 0; i < function_.inputs.size(); ++i)
+      if (function_.inputs[i].name == name) return i;
+    throw Error(ErrorKind::kNotFound, "function '" + function_.name + "' has no parameter '" + name + "'")
+        .with("tensor", name);
+  }
+  std::shared_ptr<Model::State> state_;
+  FunctionSpec function_;
+  RelaxVM vm_;
+  std::vector<NDArray> inputs_;
+  std::vector<NDArray> outputs_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runner> make_relax_runner(std::shared_ptr<Model::State> state, const FunctionSpec& function) {
+  return std::make_unique<RelaxRunner>(std::move(state), function);
+}
+
+}  // namespace graphrt
