@@ -93,8 +93,6 @@ CacheGuard::CacheGuard(const std::string& path) : path_(path) {
     return;
   }
   fd_ = fd;
-  dev_ = st.st_dev;
-  ino_ = st.st_ino;
   size_ = st.st_size;
   ctime_sec_ = st.st_ctim.tv_sec;
   ctime_nsec_ = st.st_ctim.tv_nsec;

@@ -33,8 +33,6 @@ class CacheGuard {
  private:
   std::string path_;
   int fd_ = -1;
-  dev_t dev_ = 0;
-  ino_t ino_ = 0;
   off_t size_ = 0;
   long ctime_sec_ = 0, ctime_nsec_ = 0;
   std::vector<int> slots_;  // the SIGBUS registry's entries of the mapping's ranges
