@@ -37,14 +37,15 @@ void describe(Model::State& state, const GraphExecutor& executor) {
 
 }  // namespace
 
-std::shared_ptr<GraphExecutor> Model::State::new_executor() const {
-  if (three_file)
-    return GraphExecutor::create_with_params(graph_json, root, {device}, executor_options(options), three_file_params);
+std::shared_ptr<GraphExecutor> new_graph_executor(const Model::State& state) {
+  if (state.three_file)
+    return GraphExecutor::create_with_params(state.graph_json, state.root, {state.device}, executor_options(state.options),
+                                             state.three_file_params);
   // The factory's TVM face: it binds its own params (shared by every executor it makes).
   ArgList args;
-  args.add_string(options.memory_plan).add_int(options.device_graph ? 1 : 0).add_device(device);
+  args.add_string(state.options.memory_plan).add_int(state.options.device_graph ? 1 : 0).add_device(state.device);
   std::shared_ptr<GraphExecutor> executor =
-      graph_executor_of(call_function(root->require_function("create_with_options"), args).as_module());
+      graph_executor_of(call_function(state.root->require_function("create_with_options"), args).as_module());
   if (!executor) throw Error(ErrorKind::kInternal, "the graph executor factory returned no graph executor");
   return executor;
 }
@@ -63,7 +64,7 @@ void load_graph_model(Model::State& state, const ModelSource& source) {
         .with("file", source.path)
         .with("option", "graph");
   }
-  state.first_executor = state.new_executor();
+  state.first_executor = new_graph_executor(state);
   describe(state, *state.first_executor);
 }
 

@@ -11,7 +11,10 @@
 
 namespace graphrt {
 
-struct __attribute__((visibility("hidden"))) Model::State {  // internal: not exported
+// Internal: defined here, not in the public header. It declares no member
+// function (one would inherit the exported visibility of its declaration in
+// session.h); what works on it is the free functions below.
+struct Model::State {
   ModelKind kind = ModelKind::kGraph;
   Module root;
   DLDevice device{kDLCPU, 0};
@@ -27,9 +30,11 @@ struct __attribute__((visibility("hidden"))) Model::State {  // internal: not ex
   bool three_file = false;
   std::string graph_json;
   ParamList three_file_params;
-
-  std::shared_ptr<GraphExecutor> new_executor() const;
 };
+
+// A new executor of a graph model: over the three-file form's graph and params,
+// or from the factory (which binds its own params, shared by every executor).
+std::shared_ptr<GraphExecutor> new_graph_executor(const Model::State& state);
 
 // session/graph_model.cc and relax_model.cc: filling a State, making runners.
 void load_graph_model(Model::State& state, const ModelSource& source);

@@ -55,7 +55,7 @@ std::unique_ptr<Runner> Model::runner(const std::string& function_name) const {
     executor = std::move(state_->first_executor);
     state_->first_executor.reset();
   }
-  if (!executor) executor = state_->new_executor();
+  if (!executor) executor = new_graph_executor(*state_);
   return make_graph_runner(state_, std::move(executor));
 }
 

@@ -117,8 +117,35 @@ class Array(Object):
         return "Array(%s)" % ", ".join(repr(x) for x in self)
 
 
+def _handle_putter(code):
+    def put(value, values, codes, i, keep):
+        values[i].v_handle = value._h()
+        codes[i] = code
+    return put
+
+
+def _put_int(value, values, codes, i, keep):
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise GraphrtError("integer argument %d does not fit in int64" % value)
+    values[i].v_int64 = value
+    codes[i] = _lib.kInt
+
+
+def _put_float(value, values, codes, i, keep):
+    values[i].v_float64 = value
+    codes[i] = _lib.kFloat
+
+
+# The converter of each exact class seen before (handles, ints, floats): a call such as a KV-cache
+# step (an object and two shapes) converts without walking the isinstance chain below.
+_PUT_BY_CLASS = {int: _put_int, float: _put_float}
+
+
 def _put_arg(value, values, codes, i, keep):
     """Converts one Python value into values[i]/codes[i]; `keep` holds temporaries alive."""
+    put = _PUT_BY_CLASS.get(value.__class__)
+    if put is not None:
+        return put(value, values, codes, i, keep)
     if value is None:
         values[i].v_handle = None
         codes[i] = _lib.kNull
@@ -148,21 +175,25 @@ def _put_arg(value, values, codes, i, keep):
     elif isinstance(value, NDArray):
         values[i].v_handle = value._h()
         codes[i] = _lib.kNDArrayHandle
+        _PUT_BY_CLASS[value.__class__] = _handle_putter(_lib.kNDArrayHandle)
     elif isinstance(value, _lib.DLTensor):
         values[i].v_handle = ctypes.addressof(value)
         codes[i] = _lib.kDLTensorHandle
     elif isinstance(value, Module):
         values[i].v_handle = value._h()
         codes[i] = _lib.kModuleHandle
+        _PUT_BY_CLASS[value.__class__] = _handle_putter(_lib.kModuleHandle)
     elif isinstance(value, Function):
         values[i].v_handle = value._h()
         codes[i] = _lib.kFuncHandle
+        _PUT_BY_CLASS[value.__class__] = _handle_putter(_lib.kFuncHandle)
     elif isinstance(value, Device):
         values[i].v_device = value._as_c()
         codes[i] = _lib.kDevice
     elif isinstance(value, Object):
         values[i].v_handle = value._h()
         codes[i] = _lib.kObjectHandle
+        _PUT_BY_CLASS[value.__class__] = _handle_putter(_lib.kObjectHandle)
     elif np is not None and isinstance(value, np.ndarray):
         tmp = nd.array(value)
         keep.append(tmp)
