@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <sstream>
@@ -26,6 +27,7 @@
 #include "common/relax_model.h"
 #include "common/relax_steps.h"
 #include "common/npy.h"
+#include "graphrt/run_deadline.h"
 #include "graphrt/device_api.h"
 #include "graphrt/runtime.h"
 #include "graphrt/float16.h"
@@ -95,6 +97,9 @@ const std::vector<FlagSpec> kFlags = {
     {"--quiet", false, false, "",
      "prints nothing but errors, --json and the --profile table: no outputs, matches, latency or files written "
      "(default: off)"},
+    {"--timeout", true, false, "SECONDS",
+     "limit on the runs (all of them, from the end of the load): a graph stops between nodes, a Relax VM "
+     "before its next call, with an error and exit 1 (default: none)"},
 };
 
 // The human-readable text: stdout, or stderr when --json takes stdout. requested() is what a flag
@@ -499,6 +504,13 @@ int run(int argc, char** argv) {
   const std::vector<GivenInput> given = read_given_inputs(args);
   const std::vector<ExpectedOutput> expected = read_expected_outputs(args.all("--expected-output"));
   load_start += std::chrono::steady_clock::now() - read_start;
+  // --timeout: every run below checks the deadline (graphrt/run_deadline.h).
+  std::unique_ptr<graphrt::RunDeadlineScope> deadline;
+  if (args.has("--timeout"))
+    deadline = std::make_unique<graphrt::RunDeadlineScope>(
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(args.get_double("--timeout", 0.0, 1e-6, 1e9))));
   if (args.has("--steps")) return run_steps(model, args);
   if (model.is_relax) return run_relax(model, given, expected, args, dev, report, load_start);
   if (args.has("--function")) throw UsageError("--function applies to Relax executables; this model is a graph");

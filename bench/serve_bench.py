@@ -95,7 +95,7 @@ def repeated(n, point):
 
 
 def in_process_p50(build, model_path, inputs, threads):
-    args = [os.path.join(build, "apps", "graphrt-run"), model_path, "--repeat", "200", "--quiet"]
+    args = [os.path.join(build, "apps", "graphrt-run"), model_path, "--repeat", "200"]  # --quiet hides the latency
     for k, v in inputs.items():
         args += ["--input", "%s=%s" % (k, v)]
     if threads:

@@ -22,6 +22,14 @@ foreach(app graphrt_run graphrt_inspect graphrt_pack graphrt_vm_asm graphrt_vm_r
     install(TARGETS ${app} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
 endforeach()
+# graphrt-serve (where built: sanitizer builds make it on request only) and the .proto files
+# of its gRPC service, from which clients generate their stubs (docs/serving.md).
+if(TARGET graphrt_serve AND NOT (GRAPHRT_SANITIZE OR GRAPHRT_FUZZ OR GRAPHRT_TSAN))
+  set_target_properties(graphrt_serve PROPERTIES INSTALL_RPATH "$ORIGIN/${graphrt_bin_to_lib}")
+  install(TARGETS graphrt_serve RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES ${CMAKE_SOURCE_DIR}/apps/serve/grpc_service.proto ${CMAKE_SOURCE_DIR}/apps/serve/health.proto
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/graphrt/proto)
+endif()
 
 install(EXPORT graphrtTargets NAMESPACE graphrt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/graphrt)
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/graphrtConfig.cmake.in

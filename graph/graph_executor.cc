@@ -1,5 +1,6 @@
 #include "graphrt/graph_executor.h"
 #include "graphrt/log.h"
+#include "graphrt/run_deadline.h"
 #include "src/layer_api/time_evaluator_support.h"
 
 #include <algorithm>
@@ -75,7 +76,19 @@ struct GraphExecutor::Impl {
   void run_ops() {
     // Read once per run, not per node: kernels set the last error only when they fail.
     const uint64_t generation = last_error_generation();
-    for (size_t i = 0, n = direct_calls.size(); i < n; ++i) run_op(i, generation);
+    if (!run_deadline_set()) {
+      for (size_t i = 0, n = direct_calls.size(); i < n; ++i) run_op(i, generation);
+      return;
+    }
+    // A run with a deadline (graphrt/run_deadline.h) checks it between nodes.
+    for (size_t i = 0, n = direct_calls.size(); i < n; ++i) {
+      if (run_deadline_passed())
+        throw Error(ErrorKind::kInterrupted, "run interrupted: its deadline passed before node " +
+                                                 std::to_string(i) + " of " + std::to_string(n) + " ('" +
+                                                 ops[i].node_name() + "')")
+            .with("node", ops[i].node_name());
+      run_op(i, generation);
+    }
   }
 
   // A run being captured: each op's work is marked with its index, which

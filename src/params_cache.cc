@@ -1,5 +1,6 @@
 #include "layer_api/params_cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -7,8 +8,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <ctime>
 #include <optional>
+#include <thread>
 
 #include "graphrt/blob_reader.h"
 #include "graphrt/log.h"
@@ -150,6 +154,10 @@ bool same_params(const ParamList& a, const ParamList& b, std::string* difference
 // An exclusive lock on a folder while one process checks and writes a cache
 // in it (released on close, or when the process dies). Where the file system
 // has no locks, writers race, each rename is still atomic and the last wins.
+// The wait is bounded: a process that holds the lock and hangs (stopped with
+// SIGSTOP, stuck on a dead disk) fails the load after kLockWait, naming the folder.
+constexpr std::chrono::seconds kLockWait{120};
+
 class FolderLock {
  public:
   explicit FolderLock(const std::string& dir) {
@@ -158,7 +166,17 @@ class FolderLock {
       throw Error(Error::kind_of_errno(errno), std::string("cannot open the params cache folder: ") +
                                                    std::strerror(errno))
           .with("dir", dir);
-    while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+    while (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) break;  // no locks on this file system: writers race
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::close(fd_);
+        throw Error(ErrorKind::kResourceExhausted,
+                    "another process has held the params cache folder's lock for " +
+                        std::to_string(kLockWait.count()) + " s (a writer that hangs or was stopped?)")
+            .with("dir", dir);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
   ~FolderLock() { ::close(fd_); }
@@ -169,6 +187,27 @@ class FolderLock {
  private:
   int fd_ = -1;
 };
+
+// Removes the temporaries "<cache_path>.tmp.*" that writers killed mid-write left behind. Called
+// under the folder's lock, so no live writer of this file holds one; on a file system without
+// locks a writer may be running, so only files untouched for a minute go.
+void remove_stale_temporaries(const std::string& dir, const std::string& cache_path) {
+  const size_t slash = cache_path.find_last_of('/');
+  const std::string prefix = (slash == std::string::npos ? cache_path : cache_path.substr(slash + 1)) + ".tmp.";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  const time_t now = time(nullptr);
+  while (dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
+    const std::string path = dir + "/" + e->d_name;
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime >= 60) {
+      ::unlink(path.c_str());
+      log_warning("params cache: removed '" + path + "', a temporary left by a writer that did not finish");
+    }
+  }
+  closedir(d);
+}
 
 std::string folder_of(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -398,6 +437,7 @@ ParamList open_params_cache(const std::string& cache_path, const std::string& so
   }
   // Checked again under the lock: another process may have written it meanwhile.
   FolderLock lock(folder_of(cache_path));
+  remove_stale_temporaries(folder_of(cache_path), cache_path);
   mapped = try_map(cache_path, key, &why);
   if (usable(mapped)) {
     if (use) *use = ParamsCacheUse::kMapped;

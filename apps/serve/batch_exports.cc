@@ -1,4 +1,5 @@
 #include "batch_exports.h"
+#include "private_copy.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -231,7 +232,12 @@ LoadedBatchExports load_batch_exports(const std::vector<BatchExport>& exports, i
   SharedParams shared;
   for (const BatchExport& e : exports) {
     try {
-      models.push_back(graphrt_apps::load_model(e.path, graphrt::LoadOptions{}, "", ""));
+      const PrivateCopy copy(e.path);  // a later write to the file cannot reach the loaded code
+      try {
+        models.push_back(graphrt_apps::load_model(copy.path(), graphrt::LoadOptions{}, "", ""));
+      } catch (const Error& err) {
+        throw copy.original(err);
+      }
     } catch (Error& err) {
       throw err.with("file", e.path);
     }

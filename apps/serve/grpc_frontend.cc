@@ -113,7 +113,8 @@ class InferenceMethods {
   grpc::Status server_metadata(const inference::ServerMetadataRequest&, inference::ServerMetadataResponse* out) {
     out->set_name(info_.name);
     out->set_version(info_.version);
-    // The extensions are REST ones; over gRPC the server is the protocol's core.
+    // As Triton does, the extensions are listed over gRPC too (the repository one is REST's).
+    for (const std::string& e : info_.extensions) out->add_extensions(e);
     return grpc::Status::OK;
   }
 
@@ -571,6 +572,9 @@ int GrpcFrontend::start() {
   int bound = 0;
   const std::string address = impl_->options.host + ":" + std::to_string(impl_->options.port);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound);
+  // Exclusive port: gRPC sets SO_REUSEPORT by default, with which a second server on the port
+  // binds too and takes some of the connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&impl_->service);
   builder.RegisterService(&impl_->health_service);
   builder.SetMaxReceiveMessageSize(static_cast<int>(

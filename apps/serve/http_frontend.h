@@ -16,10 +16,13 @@ namespace graphrt_serve {
 struct HttpOptions {
   std::string host = "0.0.0.0";
   int port = 8000;              // 0: any free port
-  int threads = 64;             // connections served at once (keep-alive holds one each)
+  int threads = 64;             // requests served at once (a connection holds none while it sends)
   size_t max_request_bytes = size_t(64) << 20;
-  int read_timeout_ms = 10000;  // a client slower than this between bytes is dropped
-  int keep_alive_timeout_s = 5;
+  size_t max_header_bytes = 64 * 1024;  // request line + headers; larger: 431
+  int read_timeout_ms = 10000;  // a client silent this long in the middle of a request is dropped (408)
+  int request_timeout_ms = 30000;  // a request's first byte to its last; slower: 408
+  int keep_alive_timeout_ms = 5000;  // an idle keep-alive connection is closed after this
+  size_t max_connections = 1000;     // open at once; one more gets 503
 };
 
 class HttpFrontend {

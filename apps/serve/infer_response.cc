@@ -28,6 +28,11 @@ void append_number(std::string* out, T v) {
       out->append(v > 0 ? "Infinity" : "-Infinity");
       return;
     }
+    // to_chars writes "-0", which JSON readers take for the integer 0: the sign would be lost.
+    if (v == 0 && std::signbit(v)) {
+      out->append("-0.0");
+      return;
+    }
   }
   char buf[64];
   // Shortest text that reads back as the same value of type T: floats round-trip exactly.

@@ -65,13 +65,14 @@ ModelConfig parse_model_config(const std::string& text) {
     else if (k == "max_queue_size") c.max_queue_size = int_field(*it, "max_queue_size", 0, 1 << 20);
     else if (k == "timeout_us") c.timeout_us = int_field(*it, "timeout_us", 0, INT64_MAX);
     else if (k == "function" && it->is_string()) c.function = it->get<std::string>();
+    else if (k == "device" && it->is_string()) c.device = it->get<std::string>();
     else if (k == "input") c.inputs = tensors(*it, "input");
     else if (k == "output") c.outputs = tensors(*it, "output");
     else if (k == "name" || k == "platform" || k == "backend") continue;  // Triton-style descriptive keys
     else
       throw Error("unknown or mistyped key '" + k +
                   "' (known: max_batch_size, max_queue_delay_us, instance_count, max_queue_size, timeout_us, "
-                  "function, input, output)")
+                  "function, device, input, output)")
           .with("field", k);
   }
   return c;

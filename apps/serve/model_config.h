@@ -22,6 +22,7 @@ struct ModelConfig {
   int64_t max_queue_size = 64;     // requests waiting for an instance; beyond it: 429
   int64_t timeout_us = 0;          // default per-request timeout; 0: none
   std::string function;            // Relax executables: the function to serve ("" picks main)
+  std::string device = "cpu";      // graph models: where the instances run, "cpu" or "cuda[:N]"
   // Graph models: renames the graph's inputs (by position among the data inputs) or its
   // outputs (by position); Relax executables: declares datatype and shape, which the
   // executable does not record.

@@ -4,6 +4,8 @@
 #include <malloc.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "graphrt/error.h"
 #include "graphrt/regular_file.h"
 #include "model_config.h"
@@ -74,6 +76,31 @@ std::string params_cache_file(const std::string& dir, const std::string& model, 
   return dir + "/" + model + "-" + version + ".params-cache";
 }
 
+bool parse_model_control_mode(const std::string& text, ModelControlMode* mode) {
+  if (text == "none") *mode = ModelControlMode::kNone;
+  else if (text == "explicit") *mode = ModelControlMode::kExplicit;
+  else if (text == "poll") *mode = ModelControlMode::kPoll;
+  else return false;
+  return true;
+}
+
+const char* model_control_mode_name(ModelControlMode mode) {
+  switch (mode) {
+    case ModelControlMode::kNone: return "none";
+    case ModelControlMode::kExplicit: return "explicit";
+    case ModelControlMode::kPoll: return "poll";
+  }
+  return "none";
+}
+
+std::string Repository::control_refusal(const char* action) const {
+  if (control_mode_ == ModelControlMode::kExplicit) return "";
+  return std::string(action) + " is not allowed: the server runs with --model-control-mode " +
+         model_control_mode_name(control_mode_) +
+         (control_mode_ == ModelControlMode::kPoll ? " (it reloads changed model folders itself)" : "") +
+         "; start it with --model-control-mode explicit to let clients load and unload models";
+}
+
 bool valid_model_name(const std::string& name) {
   if (name.empty() || name[0] == '.' || name.size() > 255) return false;
   for (char c : name)
@@ -88,8 +115,53 @@ std::vector<std::string> Repository::model_folders() const {
   return out;
 }
 
+namespace {
+
+// Calls f(path, stat) for `dir` and, recursively up to `depth` folders down, what it holds
+// (names starting with a dot skipped, as the loader skips them). stat follows symlinks: what
+// matters is the file the loader will read.
+template <typename F>
+void walk(const std::string& dir, int depth, F&& f) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return;
+  f(dir, st);
+  if (!S_ISDIR(st.st_mode) || depth == 0) return;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') names.push_back(e->d_name);
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) walk(dir + "/" + n, depth - 1, f);
+}
+
+}  // namespace
+
+std::string Repository::folder_state(const std::string& name) const {
+  std::string state;
+  walk(root_ + "/" + name, 2, [&](const std::string& path, const struct stat& st) {
+    state += path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+             std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ino) + "\n";
+  });
+  return state;
+}
+
+void Repository::warn_if_writable_by_others(const std::string& name) const {
+  if (!warn_) return;
+  auto check = [&](const std::string& path, const struct stat& st) {
+    if (st.st_mode & S_IWOTH)
+      warn_("'" + path + "' is writable by other users: anyone on this host can change what model '" + name +
+            "' serves (chmod o-w '" + path + "')");
+  };
+  struct stat st;
+  if (stat(root_.c_str(), &st) == 0) check(root_, st);
+  walk(root_ + "/" + name, 2, check);
+}
+
 std::map<int64_t, std::shared_ptr<ServedModel>> Repository::load_versions(const std::string& name) const {
   const std::string dir = root_ + "/" + name;
+  warn_if_writable_by_others(name);
   ModelConfig config;
   if (is_file(dir + "/config.json")) {
     try {
@@ -98,6 +170,7 @@ std::map<int64_t, std::shared_ptr<ServedModel>> Repository::load_versions(const 
       throw e.with("file", dir + "/config.json");
     }
   }
+  if (config.timeout_us == 0) config.timeout_us = default_timeout_us_;
   std::map<int64_t, std::string> folders;
   for (const std::string& v : subfolders(dir)) {
     const int64_t n = version_number(v);
@@ -122,7 +195,12 @@ std::map<int64_t, std::shared_ptr<ServedModel>> Repository::load_versions(const 
 
 void Repository::load_all() {
   std::lock_guard<std::mutex> load_lock(load_mutex_);
+  struct Loaded {
+    std::atomic<bool>* loading;
+    ~Loaded() { *loading = false; }
+  } loaded{&loading_};
   for (const std::string& name : model_folders()) {
+    polled_state_[name] = folder_state(name);
     Entry entry;
     try {
       entry.versions = load_versions(name);
@@ -185,12 +263,20 @@ std::shared_ptr<ServedModel> Repository::find(const std::string& name, const std
     throw Error(ErrorKind::kFailedPrecondition,
                 "model '" + name + "' is not ready" + (entry.reason.empty() ? "" : ": " + entry.reason))
         .with("model", name);
-  if (version.empty()) return entry.versions.rbegin()->second;
-  auto v = entry.versions.find(parse_version(name, version));
-  if (v == entry.versions.end())
-    throw Error(ErrorKind::kNotFound, "model '" + name + "' has no version " + version)
-        .with("model", name).with("field", "version");
-  return v->second;
+  std::shared_ptr<ServedModel> found;
+  if (version.empty()) {
+    found = entry.versions.rbegin()->second;
+  } else {
+    auto v = entry.versions.find(parse_version(name, version));
+    if (v == entry.versions.end())
+      throw Error(ErrorKind::kNotFound, "model '" + name + "' has no version " + version)
+          .with("model", name).with("field", "version");
+    found = v->second;
+  }
+  const std::string broken = found->broken();
+  if (!broken.empty())
+    throw Error(ErrorKind::kFailedPrecondition, "model '" + name + "' is not ready: " + broken).with("model", name);
+  return found;
 }
 
 std::vector<IndexEntry> Repository::index(bool ready_only) const {
@@ -200,15 +286,23 @@ std::vector<IndexEntry> Repository::index(bool ready_only) const {
     std::lock_guard<std::mutex> lock(mutex_);
     known = models_;
   }
-  // Models added to the folder since start are listed too: the load API may load them.
-  for (const std::string& name : model_folders())
-    if (!known.count(name)) known[name].reason = "not loaded";
+  // Models added to the folder since start are listed too when the load API may load them
+  // (with model control off the folder is not read again after start).
+  if (control_mode_ != ModelControlMode::kNone)
+    for (const std::string& name : model_folders())
+      if (!known.count(name)) known[name].reason = "not loaded";
   for (const auto& kv : known) {
     if (kv.second.versions.empty()) {
       if (!ready_only) out.push_back(IndexEntry{kv.first, "", kv.second.state, kv.second.reason});
       continue;
     }
-    for (const auto& v : kv.second.versions) out.push_back(IndexEntry{kv.first, v.second->version(), "READY", ""});
+    for (const auto& v : kv.second.versions) {
+      const std::string broken = v.second->broken();  // its params cache changed under the server
+      if (broken.empty())
+        out.push_back(IndexEntry{kv.first, v.second->version(), "READY", ""});
+      else if (!ready_only)
+        out.push_back(IndexEntry{kv.first, v.second->version(), "UNAVAILABLE", broken});
+    }
   }
   return out;
 }
@@ -223,11 +317,51 @@ std::vector<std::string> Repository::versions(const std::string& name) const {
 }
 
 bool Repository::all_ready() const {
-  if (draining_) return false;
+  if (draining_ || loading_) return false;
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& kv : models_)
+  for (const auto& kv : models_) {
     if (kv.second.versions.empty() && kv.second.reason != "unloaded") return false;
+    for (const auto& v : kv.second.versions)
+      if (!v.second->broken().empty()) return false;
+  }
   return true;
+}
+
+std::vector<std::string> Repository::poll() {
+  // polled_state_ is poll()'s own (and load_all's, which runs before any poll).
+  std::vector<std::string> changed;
+  const std::vector<std::string> folders = model_folders();
+  for (const std::string& name : folders) {
+    const std::string state = folder_state(name);
+    auto it = polled_state_.find(name);
+    if (it != polled_state_.end() && it->second == state) continue;
+    polled_state_[name] = state;
+    changed.push_back(name);
+    try {
+      load(name);
+    } catch (const std::exception& e) {
+      // A new folder that fails is listed with its reason; a model that serves keeps serving.
+      std::lock_guard<std::mutex> lock(mutex_);
+      Entry& entry = models_[name];
+      if (entry.versions.empty()) entry.reason = e.what();
+    }
+  }
+  std::vector<std::string> gone;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& kv : models_)
+      if (std::find(folders.begin(), folders.end(), kv.first) == folders.end() && !kv.second.versions.empty())
+        gone.push_back(kv.first);
+  }
+  for (const std::string& name : gone) {
+    polled_state_.erase(name);
+    changed.push_back(name);
+    try {
+      unload(name);
+    } catch (const std::exception&) {
+    }
+  }
+  return changed;
 }
 
 bool Repository::model_ready(const std::string& name, const std::string& version) const {

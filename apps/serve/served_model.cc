@@ -9,11 +9,14 @@
 
 #include "batch_exports.h"
 #include "batcher.h"
+#include "private_copy.h"
+#include "common/args.h"
 #include "common/model.h"
 #include "common/relax_model.h"
 #include "graphrt/error.h"
 #include "graphrt/graph_executor.h"
 #include "graphrt/regular_file.h"
+#include "graphrt/run_deadline.h"
 #include "graphrt/runtime.h"
 #include "version_folder.h"
 
@@ -78,8 +81,8 @@ class GraphInstance : public Instance {
 // A Relax VM over the executable (its constants shared by every VM of it).
 class RelaxInstance : public Instance {
  public:
-  explicit RelaxInstance(graphrt_apps::RelaxFunction fn)
-      : fn_(std::move(fn)), entry_(fn_.vm->require_function(fn_.name)) {}
+  RelaxInstance(graphrt_apps::RelaxFunction fn, DLDevice device)
+      : fn_(std::move(fn)), entry_(fn_.vm->require_function(fn_.name)), device_(device) {}
 
   void run(const std::vector<const InputTensor*>& inputs, std::vector<OutputTensor>* outputs,
            InferTimings* timings) override {
@@ -93,7 +96,7 @@ class RelaxInstance : public Instance {
       datatype_to_dl(in->datatype, &dl);
       graphrt::NDArray a = graphrt::NDArray::empty(in->shape, dl, DLDevice{kDLCPU, 0});
       a.copy_from_bytes(in->data(), in->size());
-      arrays.push_back(a);
+      arrays.push_back(device_.device_type == kDLCPU ? a : a.copy_to_device(device_));
     }
     for (const auto& a : arrays) args.add_ndarray(a);
     timings->input_ns = ns_since(t0);
@@ -111,6 +114,7 @@ class RelaxInstance : public Instance {
  private:
   graphrt_apps::RelaxFunction fn_;
   graphrt::PackedFunc entry_;
+  DLDevice device_;  // where the VM runs: its inputs are copied there, its outputs read back
 };
 
 struct ModelFiles {
@@ -163,13 +167,36 @@ void apply_config(const TensorConfig& c, TensorMetadata* m, const char* what) {
     m->known_type = true;
   }
   if (c.has_shape) {
-    if (m->known_shape && c.shape != m->shape)
+    // The config may fix a dimension the model leaves variable (-1), not contradict one it fixes.
+    bool fits = c.shape.size() == m->shape.size();
+    for (size_t d = 0; fits && d < c.shape.size(); ++d) fits = m->shape[d] < 0 || c.shape[d] == m->shape[d];
+    if (m->known_shape && !fits)
       throw Error(std::string("config.json gives ") + what + " '" + m->name + "' shape " + shape_text(c.shape) +
                   ", the model has " + shape_text(m->shape))
           .with("field", "shape");
     m->shape = c.shape;
     m->known_shape = true;
   }
+}
+
+// config.json's "device": the CPU, or a CUDA device that this host has (else one error saying
+// why, with graphrt's reason: no driver, no such device).
+DLDevice model_device(const ModelConfig& config) {
+  DLDevice dev{kDLCPU, 0};
+  try {
+    dev = graphrt_apps::parse_device(config.device);
+  } catch (const std::exception&) {
+    throw Error("device '" + config.device + "' is not one of cpu, cpu:0, cuda, cuda:N").with("field", "device");
+  }
+  if (dev.device_type == kDLCPU) return dev;
+  try {
+    graphrt_apps::require_device(dev);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::kUnsupported, "config.json asks for device '" + config.device +
+                                             "', which this host cannot use: " + graphrt_apps::one_line(e.what()))
+        .with("field", "device");
+  }
+  return dev;
 }
 
 std::string join_names(const std::vector<TensorMetadata>& v) {
@@ -231,16 +258,34 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   m->version_ = version;
   m->config_ = config;
   m->metrics_ = std::move(metrics);
+  const DLDevice device = model_device(config);  // refused here when unusable
+  const auto cpu_only = [&](const char* what) {
+    if (device.device_type != kDLCPU)
+      throw Error(ErrorKind::kUnsupported, std::string("device '") + config.device + "': " + what +
+                                               " are served on the CPU only (a single graph export or a Relax "
+                                               "executable may name a CUDA device)")
+          .with("field", "device");
+  };
   const std::vector<BatchExport> batch_exports = find_batch_exports(version_dir);
   if (!batch_exports.empty()) {
+    cpu_only("batch exports");
     m->serve_batch_exports(batch_exports);
     return m;
   }
   const ModelFiles files = find_model_files(version_dir);
   // Three-file form with a params cache: the params file is read only when the cache is written.
   const bool cached_params_file = !params_cache.empty() && !files.params.empty();
-  const graphrt_apps::Model model = graphrt_apps::load_model(files.model, graphrt::LoadOptions{}, files.graph_json,
-                                                             cached_params_file ? "" : files.params);
+  // Loaded from a private copy (private_copy.h): a later write to the repository's file cannot
+  // reach the loaded code, and a reload of a replaced file loads the new one.
+  const graphrt_apps::Model model = [&] {
+    const PrivateCopy copy(files.model);
+    try {
+      return graphrt_apps::load_model(copy.path(), graphrt::LoadOptions{}, files.graph_json,
+                                      cached_params_file ? "" : files.params);
+    } catch (const Error& e) {
+      throw copy.original(e);
+    }
+  }();
   if (model.is_relax) {
     m->platform_ = "tvm_relax";
     if (!params_cache.empty()) {
@@ -253,10 +298,20 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
       }
     }
     for (int i = 0; i < config.instance_count; ++i) {
-      graphrt_apps::RelaxFunction fn = graphrt_apps::open_relax_function(model.root, config.function);
+      graphrt_apps::RelaxFunction fn = graphrt_apps::open_relax_function(model.root, config.function, device);
       if (i == 0)
-        for (const std::string& p : fn.param_names) m->inputs_.push_back(TensorMetadata{p, false, {}, false, {}});
-      m->pool_.add(std::make_unique<RelaxInstance>(std::move(fn)));
+        for (size_t k = 0; k < fn.param_names.size(); ++k) {
+          // What the function's code checks of the parameter (its dtype and rank, symbolic
+          // dimensions as -1); a parameter it does not check stays unknown.
+          TensorMetadata t{fn.param_names[k], false, {}, false, {}};
+          if (k < fn.params.size() && fn.params[k].known) {
+            t.known_type = datatype_from_dl(fn.params[k].dtype, &t.datatype);
+            t.known_shape = true;
+            t.shape = fn.params[k].dims;
+          }
+          m->inputs_.push_back(t);
+        }
+      m->pool_.add(std::make_unique<RelaxInstance>(std::move(fn), device));
     }
     if (!config.inputs.empty() && config.inputs.size() != m->inputs_.size())
       throw Error("config.json lists " + std::to_string(config.inputs.size()) + " inputs, the function takes " +
@@ -289,6 +344,7 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
                                               std::chrono::microseconds(config.max_queue_delay_us),
                                               config.max_queue_size, &m->pool_, m->metrics_.get());
     }
+    if (!params_cache.empty()) m->watch_cache(params_cache);
     return m;
   }
   m->platform_ = "tvm_graph";
@@ -314,11 +370,23 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   }
   std::vector<int> input_indices;
   std::vector<std::string> output_names;
+  if (device.device_type != kDLCPU && config.max_batch_size > 0) cpu_only("batched models");
   for (int i = 0; i < config.instance_count; ++i) {
-    auto executor = cached_params_file
-                        ? graphrt::GraphExecutor::create_with_params(model.graph_json, model.root, {DLDevice{kDLCPU, 0}},
-                                                                     graphrt::GraphExecutorOptions(), cached)
-                        : graphrt_apps::make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+    std::shared_ptr<graphrt::GraphExecutor> executor;
+    try {
+      executor = cached_params_file
+                     ? graphrt::GraphExecutor::create_with_params(model.graph_json, model.root, {device},
+                                                                  graphrt::GraphExecutorOptions(), cached)
+                     : graphrt_apps::make_executor(model, device, "", false);
+    } catch (const Error& e) {
+      // The library's advice is for its API; a server's operator sets the device in config.json.
+      const std::string wants = e.context_value("option");
+      if (wants.compare(0, 7, "device=") != 0 || wants == "device=" + config.device) throw;
+      throw Error(e.kind(), "the graph places its tensors on " + wants.substr(7) + ", the model's device is '" +
+                                config.device + "': set \"device\": \"" + wants.substr(7) +
+                                "\" in the model's config.json")
+          .with("field", "device");
+    }
     if (i == 0) {
       // input_info() lists the inputs a client sets: the graph's arguments less its params.
       for (const graphrt::TensorInfo& info : executor->input_info()) {
@@ -347,7 +415,31 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
     }
     m->pool_.add(std::make_unique<GraphInstance>(executor, input_indices, output_names));
   }
+  if (!params_cache.empty()) m->watch_cache(params_cache);
   return m;
+}
+
+void ServedModel::watch_cache(const std::string& path) {
+  auto guard = std::make_unique<CacheGuard>(path);
+  if (guard->watching()) cache_guard_ = std::move(guard);
+}
+
+std::string ServedModel::broken() const {
+  std::lock_guard<std::mutex> lock(broken_mutex_);
+  return broken_;
+}
+
+void ServedModel::check_cache() {
+  if (!cache_guard_) return;
+  const std::string why = cache_guard_->changed();
+  if (why.empty()) return;
+  const std::string line = "its params cache changed under the server: " + why + "; load the model again";
+  {
+    std::lock_guard<std::mutex> lock(broken_mutex_);
+    if (broken_.empty()) broken_ = line;
+  }
+  throw Error(ErrorKind::kFailedPrecondition, "model '" + name_ + "' is not ready: " + line)
+      .with("params cache", cache_guard_->path());
 }
 
 void ServedModel::serve_batch_exports(const std::vector<BatchExport>& exports) {
@@ -371,6 +463,7 @@ void ServedModel::serve_batch_exports(const std::vector<BatchExport>& exports) {
 }
 
 std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferTimings* timings) {
+  check_cache();  // a model whose cache changed answers nothing
   // Inputs in the model's order, each checked against the metadata before any instance is taken.
   std::vector<const InputTensor*> ordered(inputs_.size(), nullptr);
   for (const InputTensor& in : request.inputs) {
@@ -425,8 +518,16 @@ std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferT
   } else {
     InstancePool::Lease instance = pool_.acquire(config_.max_queue_size, deadline, metrics_.get());
     timings->queue_ns = ns_since(start);
-    instance->run(ordered, &all, timings);
+    // The same deadline stops the run: a graph between nodes, a Relax VM before its next call.
+    graphrt::RunDeadlineScope run_deadline(deadline);
+    try {
+      instance->run(ordered, &all, timings);
+    } catch (Error& e) {
+      if (e.kind() == ErrorKind::kInterrupted) throw e.with("field", "timeout");
+      throw;
+    }
   }
+  check_cache();  // the run read the cache: its answer stands only if the file did not change
   if (!config_.outputs.empty())
     for (size_t i = 0; i < all.size() && i < outputs_.size(); ++i) all[i].name = outputs_[i].name;
   if (request.outputs.empty()) return all;

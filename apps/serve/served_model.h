@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_guard.h"
 #include "datatype.h"
 #include "infer_request.h"
 #include "metrics.h"
@@ -109,10 +110,18 @@ class ServedModel {
   // (false before the first run). Lets a front end run short inferences on its I/O thread.
   bool runs_at_once(std::chrono::nanoseconds limit);
 
+  // Why the model may no longer answer ("" while it may): its params cache changed under the
+  // server (cache_guard.h). It stays so until loaded again.
+  std::string broken() const;
+
  private:
   std::string name_, version_;
   const char* platform_ = "";
 
+  // Watches the params cache the model mapped (cache_guard.h); check_cache() throws (and
+  // marks the model broken) when it changed.
+  void watch_cache(const std::string& path);
+  void check_cache();
   // A version folder of batch_<N> graph exports (batch_exports.h): always batched.
   void serve_batch_exports(const std::vector<BatchExport>& exports);
 
@@ -121,6 +130,10 @@ class ServedModel {
   std::shared_ptr<ModelMetrics> metrics_;
   InstancePool pool_;
   std::unique_ptr<Batcher> batcher_;  // set when config.json asks for dynamic batching
+  // Last: goes first, so the SIGBUS registry forgets the mapping before the executors unmap it.
+  std::unique_ptr<CacheGuard> cache_guard_;  // set when the model maps a params cache
+  mutable std::mutex broken_mutex_;
+  std::string broken_;
 };
 
 }  // namespace graphrt_serve

@@ -118,6 +118,7 @@ class VirtualMachine {
   void observed_dispatch(int32_t function, const Value* const* args, int num_args, Value* ret);
   Value callee_value(int32_t function) const;
   [[noreturn]] void budget_exhausted(const char* what) const;
+  [[noreturn]] void deadline_passed(const FunctionInfo& f, int64_t pc, const Instr& in) const;
   Frame& push_frame(size_t registers);
   void pop_frame();
 

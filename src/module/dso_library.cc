@@ -132,6 +132,7 @@ class DsoLibrary : public Library {
     }
     void* link_map = nullptr;
     if (dlinfo(handle_, RTLD_DI_LINKMAP, &link_map) != 0) link_map = nullptr;  // then no range is known
+    link_map_ = link_map;
     facts_.mapping = LibraryFacts::Mapping::kDynamicLinker;
     facts_.blob_pages_releasable = true;
     facts_.ranges = dynamic_linker_ranges(link_map);
@@ -140,7 +141,19 @@ class DsoLibrary : public Library {
   ~DsoLibrary() override {
     if (handle_) dlclose(handle_);
   }
-  void* symbol(const std::string& name) const override { return dlsym(handle_, name.c_str()); }
+  // Only what the library's own image defines. dlsym on a dlopen handle also searches the
+  // libraries it depends on (libc, libm, ...), so a name read from data (a graph JSON's kernel,
+  // a Relax executable's function) would otherwise reach `exit` or `system`: an address whose
+  // object is not this library's is no symbol of it (the caller's "not found" names the node
+  // or instruction and the symbol).
+  void* symbol(const std::string& name) const override {
+    void* address = dlsym(handle_, name.c_str());
+    if (!address || !link_map_) return nullptr;
+    Dl_info info;
+    void* owner = nullptr;
+    if (!dladdr1(address, &info, &owner, RTLD_DL_LINKMAP) || owner != link_map_) return nullptr;
+    return address;
+  }
   std::string origin() const override { return path_; }
   std::vector<std::string> symbol_names() const override {
     std::call_once(symbols_once_, [this] {
@@ -152,6 +165,7 @@ class DsoLibrary : public Library {
  private:
   std::string path_;
   void* handle_ = nullptr;
+  void* link_map_ = nullptr;  // the image's own entry in the dynamic linker's list
 
   mutable std::once_flag symbols_once_;
   mutable elf::ElfSymbolTable symbols_;

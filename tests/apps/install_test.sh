@@ -21,6 +21,13 @@ lib=$(LD_DEBUG=libs "$bin/graphrt-run" --help 2>&1 | grep -o "calling init: [^ ]
 [[ "$lib" == *"$work/prefix/"* ]] || fail "graphrt-run loaded '$lib', not the prefix's libgraphrt"
 "$bin/graphrt-inspect" "$model" > /dev/null || fail "installed graphrt-inspect did not run"
 "$bin/graphrt-vm-asm" --help > /dev/null || fail "installed graphrt-vm-asm --help did not exit 0"
+# graphrt-serve and its .proto files, when the build has the server.
+if [[ -x "$build_dir/apps/serve/graphrt-serve" ]]; then
+  "$bin/graphrt-serve" --help > /dev/null || fail "installed graphrt-serve --help did not exit 0"
+  for proto in grpc_service.proto health.proto; do
+    [[ -f "$work/prefix/share/graphrt/proto/$proto" ]] || fail "cmake --install did not install share/graphrt/proto/$proto"
+  done
+fi
 # runtime_bench is installed with the apps when the build has it (GRAPHRT_BUILD_BENCH), and takes a model file.
 if [[ -x "$build_dir/bench/runtime_bench" ]]; then
   "$bin/runtime_bench" --help > /dev/null || fail "installed runtime_bench --help did not exit 0"

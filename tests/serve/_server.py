@@ -182,12 +182,15 @@ class Server:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
-            out, _ = self.proc.communicate(timeout=timeout)
+            out, err = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.communicate()
             raise AssertionError("graphrt-serve did not stop within %ds of SIGTERM" % timeout)
         self.stdout_lines = out.splitlines()
+        # communicate() read what the stderr thread had not yet: all of it is in stderr_text.
+        self._err_thread.join(10)
+        self.stderr_text.extend((err or "").splitlines(True))
         return self.proc.returncode
 
     def __enter__(self):

@@ -167,7 +167,7 @@ TEST(ServeEncode, JsonValuesRoundTripAndBinaryOutputs) {
   const std::string json = body.substr(0, json_size);
   EXPECT_EQ(json,
             R"({"model_name":"m","model_version":"2","id":"q\"1","outputs":[)"
-            R"({"name":"a","datatype":"FP32","shape":[3],"data":[0.1,-0,1e-45]},)"
+            R"({"name":"a","datatype":"FP32","shape":[3],"data":[0.1,-0.0,1e-45]},)"
             R"({"name":"b","datatype":"INT64","shape":[1],"parameters":{"binary_data_size":8}},)"
             R"({"name":"c","datatype":"BOOL","shape":[2],"data":[true,false]},)"
             R"({"name":"d","datatype":"FP32","shape":[3],"data":[NaN,Infinity,-Infinity]}]})");

@@ -113,6 +113,7 @@ def test_metadata_and_health(pb, stub, served):
     assert stub.ServerReady(pb[0].ServerReadyRequest()).ready
     meta = stub.ServerMetadata(pb[0].ServerMetadataRequest())
     assert meta.name == "graphrt-serve" and meta.version
+    assert list(meta.extensions) == ["binary_tensor_data", "model_repository"]
     assert stub.ModelReady(pb[0].ModelReadyRequest(name="mlp")).ready
     m = stub.ModelMetadata(pb[0].ModelMetadataRequest(name="multi_io", version="1"))
     assert m.name == "multi_io" and list(m.versions) == ["1"] and m.platform == "tvm_graph"
@@ -197,7 +198,7 @@ def test_unavailable_and_not_serving(pb, tmp_path):
     os.makedirs(os.path.join(repo, "broken", "1"))
     with open(os.path.join(repo, "broken", "1", "m.so"), "w") as f:
         f.write("junk")
-    with Server(repo) as s:
+    with Server(repo, "--model-control-mode", "explicit") as s:
         channel = grpc.insecure_channel("127.0.0.1:%d" % s.grpc_port)
         stub = pb[1].GRPCInferenceServiceStub(channel)
         health = pb[3].HealthStub(channel)

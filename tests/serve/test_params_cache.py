@@ -4,12 +4,13 @@ graphrt-run (which decodes its own params). A later start maps the files as they
 executable's tensor constants go through the same cache."""
 import json
 import os
+import time
 import threading
 
 import numpy as np
 import pytest
 
-from _client import assert_bit_identical, binary_request, decode_response, reference_outputs
+from _client import assert_bit_identical, binary_request, decode_response, json_request, reference_outputs
 from _server import Server, add_model, fixture_root, relax_config, require_module
 
 MODELS = {  # model name in the repository: (fixture, files linked into its version folder)
@@ -122,6 +123,25 @@ def test_damaged_cache_is_rewritten_with_a_warning(repo, tmp_path):
     assert (cache / "squeezenet-1.params-cache").stat().st_size > 1000000
 
 
+def test_stale_temporary_of_a_dead_writer_is_removed(repo, tmp_path):
+    """A writer killed mid-write leaves "<cache>.tmp.XXXXXX": the next writer (under the folder's
+    lock) removes it when it is a minute old, and leaves a fresh one (a writer on a file system
+    without locks may still own it)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    old = cache / "squeezenet-1.params-cache.tmp.ab12CD"
+    old.write_bytes(b"\0" * 4096)
+    os.utime(str(old), (time.time() - 120, time.time() - 120))
+    fresh = cache / "mlp_tar-1.params-cache.tmp.ef34GH"
+    fresh.write_bytes(b"\0" * 10)
+    with Server(repo, "--threads", "1", "--params-cache", str(cache)) as s:
+        assert s.stop() == 0
+    warnings = "".join(s.stderr_text)
+    assert "removed '%s'" % old in warnings, warnings
+    assert not old.exists() and fresh.exists()
+    assert sorted(os.listdir(str(cache))) == sorted(CACHE_FILES + [fresh.name])
+
+
 def test_unusable_cache_folder_is_an_error(repo, tmp_path):
     not_a_folder = tmp_path / "file"
     not_a_folder.write_text("x")
@@ -192,3 +212,84 @@ def test_two_replicas_share_a_relax_executables_constants(tmp_path):
     warnings = "".join(s.stderr_text)
     assert "warning: params cache" in warnings and "stale" in warnings, warnings
     assert os.stat(cache_file).st_ino != inode
+
+
+@pytest.mark.parametrize("change", ["truncate", "rewrite"])
+def test_cache_changed_under_the_server(tmp_path, change):
+    """A params-cache file truncated (its mapped pages gone: SIGBUS killed the server) or rewritten
+    in place (200s from other bytes) under a running server: the server survives, refuses the
+    model's answers (503, readiness false, the index says why) while other models serve, and a
+    load of the model rewrites the cache and serves again."""
+    import requests
+    root = fixture_root()
+    repo = str(tmp_path / "repo")
+    add_model(repo, "squeezenet", {"deploy_factory.so": os.path.join(root, "squeezenet1.1", "deploy_factory.so")})
+    add_model(repo, "mlp", {"deploy_factory.so": os.path.join(root, "mlp", "deploy_factory.so")})
+    cache = tmp_path / "cache"
+    x = np.load(os.path.join(root, "squeezenet1.1", "input_data.npy"))
+    mx = np.load(os.path.join(root, "mlp", "input_data.npy"))
+    with Server(repo, "--threads", "1", "--params-cache", str(cache), "--model-control-mode", "explicit") as s:
+        want = infer(s, "squeezenet", {"data": x})
+        path = cache / "squeezenet-1.params-cache"
+        inode = path.stat().st_ino
+        if change == "truncate":
+            os.truncate(str(path), 4096)
+        else:
+            with open(str(path), "r+b") as f:  # same size, same inode, other bytes past the header
+                f.seek(1 << 20)
+                f.write(os.urandom(1 << 20))
+        assert path.stat().st_ino == inode
+        r = requests.post(s.url + "/v2/models/squeezenet/infer", data=json_request({"data": x}), timeout=60)
+        assert r.status_code == 503 and "params cache changed under the server" in r.json()["error"], r.text
+        assert s.proc.poll() is None
+        assert requests.get(s.url + "/v2/health/ready", timeout=30).status_code == 503
+        index = {e["name"]: e for e in requests.post(s.url + "/v2/repository/index", timeout=30).json()}
+        assert index["squeezenet"]["state"] == "UNAVAILABLE" and "params cache" in index["squeezenet"]["reason"]
+        infer(s, "mlp", {"data": mx})  # the other model serves
+        assert requests.post(s.url + "/v2/repository/models/squeezenet/load", timeout=120).status_code == 200
+        got = infer(s, "squeezenet", {"data": x})
+        assert len(got) == len(want) and all(np.array_equal(g, w) for g, w in zip(got, want))
+        assert requests.get(s.url + "/v2/health/ready", timeout=30).status_code == 200
+        assert s.stop() == 0
+
+
+def test_cache_truncated_during_runs(tmp_path):
+    """Truncated while runs read it: the runs that fault on its pages go on over zero pages (the
+    SIGBUS handler) and are refused; the server lives. Rounds repeat until a run was caught in
+    the middle (the refusal then says the pages were gone)."""
+    import requests
+    root = fixture_root()
+    x = np.load(os.path.join(root, "squeezenet1.1", "input_data.npy"))
+    body = json_request({"data": x})
+    reasons = set()
+    for attempt in range(5):
+        repo = str(tmp_path / ("repo%d" % attempt))
+        add_model(repo, "squeezenet", {"deploy_factory.so": os.path.join(root, "squeezenet1.1",
+                                                                          "deploy_factory.so")},
+                  config={"instance_count": 2})
+        cache = tmp_path / ("cache%d" % attempt)
+        with Server(repo, "--threads", "1", "--params-cache", str(cache)) as s:
+            statuses = []
+            stop = threading.Event()
+
+            def client():
+                while not stop.is_set():
+                    r = requests.post(s.url + "/v2/models/squeezenet/infer", data=body, timeout=60)
+                    statuses.append(r.status_code)
+                    if r.status_code == 503:
+                        reasons.add(r.json()["error"])
+            threads = [threading.Thread(target=client) for _ in range(2)]
+            for t in threads:
+                t.start()
+            time.sleep(0.3 + 0.05 * attempt)
+            os.truncate(str(cache / "squeezenet-1.params-cache"), 0)
+            time.sleep(0.5)
+            stop.set()
+            for t in threads:
+                t.join(60)
+            assert s.proc.poll() is None, "the server died"
+            assert set(statuses) <= {200, 503} and 503 in statuses, statuses
+            assert s.stop() == 0
+        if any("pages are gone" in r for r in reasons):
+            break
+    assert any("pages are gone" in r for r in reasons), reasons

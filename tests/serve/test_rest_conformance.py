@@ -37,6 +37,8 @@ def served(tmp_path_factory):
             info = json.load(f)
         add_model(repo, name, {"deploy_relax.so": os.path.join(d, "deploy_relax.so")}, config=relax_config(info))
     add_model(repo, "relax_mlp_bare", {"model": os.path.join(root, "relax", "relax_mlp", "deploy_relax.so")})
+    add_model(repo, "relax_dynamic_bare",
+              {"model": os.path.join(root, "relax", "relax_dynamic_batch", "deploy_relax.so")})
     server = Server(repo, "--threads", "2")
     yield server
     assert server.stop() == 0, "graphrt-serve did not exit 0 on SIGTERM"
@@ -132,9 +134,12 @@ def test_metadata(served):
     assert meta["platform"] == "tvm_relax"
     assert meta["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [2, 3]},
                               {"name": "y", "datatype": "INT32", "shape": [2, 3]}]
-    # Without config.json a Relax executable's parameter types are unknown, and said so.
+    # Without config.json a Relax executable's parameters are what its code checks (dtype and
+    # shape); its outputs are known only after a run.
     meta = requests.get(served.url + "/v2/models/relax_mlp_bare").json()
-    assert meta["inputs"] == [{"name": "x", "datatype": "", "shape": [-1]}] and meta["outputs"] == []
+    assert meta["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [1, 784]}] and meta["outputs"] == []
+    meta = requests.get(served.url + "/v2/models/relax_dynamic_bare").json()  # a symbolic batch: -1
+    assert [(t["datatype"], t["shape"][0]) for t in meta["inputs"]] == [("FP32", -1)], meta
     server = requests.get(served.url + "/v2").json()
     assert server["name"] == "graphrt-serve" and "binary_tensor_data" in server["extensions"]
     assert requests.get(served.url + "/v2/health/live").json() == {"live": True}

@@ -1,7 +1,7 @@
 """Execution: each model's bounded queue (full: 429 / RESOURCE_EXHAUSTED), several instances
-running at once, and the per-request timeout on the wait for an instance (503 /
-DEADLINE_EXCEEDED). squeezenet1.1 on one kernel thread runs long enough (tens of ms) for
-requests sent together to overlap; rounds repeat until they did."""
+running at once, and the per-request timeout on the wait for an instance and on the run, which
+stops between nodes (503 / DEADLINE_EXCEEDED). squeezenet1.1 on one kernel thread runs long
+enough (tens of ms) for requests sent together to overlap; rounds repeat until they did."""
 import json
 import os
 import threading
@@ -78,19 +78,48 @@ def test_two_instances_run_at_once(served, body):
         assert [s for s, _ in results] == [200, 200], results
 
 
-def test_timeout_waiting_is_503(served, body):
+def one_run_us(served, body):
+    """A timeout that one run alone meets but four queued ones do not: twice one run's time
+    (the server's own figure, graphrt_inference_compute_infer_duration_seconds_total)."""
+    import requests
+
+    def infer_seconds():
+        page = requests.get("http://127.0.0.1:%d/metrics" % served.metrics_port, timeout=30).text
+        for line in page.splitlines():
+            if line.startswith('graphrt_inference_compute_infer_duration_seconds_total{model="timed"'):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+    before = infer_seconds()
+    assert rest(served, "timed", body[0])[0] == 200
+    return max(1000, int(2e6 * (infer_seconds() - before)))
+
+
+def test_timeout_is_503(served, body):
+    # The timeout covers the wait for an instance and the run: four requests at once, the
+    # first answers, later ones time out waiting or have their run interrupted.
     x = body[1]
-    data = json_request({"data": x}, parameters={"timeout": 1000})
     seen = set()
     for _ in range(20):
+        data = json_request({"data": x}, parameters={"timeout": one_run_us(served, body)})
         for status, js in together(4, lambda i: rest(served, "timed", data)):
             seen.add(status)
             assert status in (200, 503), (status, js)
             if status == 503:
-                assert "timed out" in js["error"] and "field: timeout" in js["error"], js
+                assert "field: timeout" in js["error"], js
+                assert "timed out waiting" in js["error"] or "run interrupted" in js["error"], js
         if seen == {200, 503}:
             break
     assert seen == {200, 503}, seen
+
+
+def test_deadline_interrupts_the_run(served, body):
+    # Alone, with a timeout far below one run (tens of ms on one thread): the run stops
+    # between nodes, and the next request is served as usual.
+    data = json_request({"data": body[1]}, parameters={"timeout": 1000})
+    status, js = rest(served, "timed", data)
+    assert status == 503, (status, js)
+    assert "run interrupted: its deadline passed before node" in js["error"] and "field: timeout" in js["error"], js
+    assert rest(served, "timed", body[0])[0] == 200
 
 
 def test_grpc_codes(served, body, tmp_path_factory):
@@ -113,9 +142,11 @@ def test_grpc_codes(served, body, tmp_path_factory):
             return e.code()
 
     for model, timeout_us, code in (("q0", 0, grpc.StatusCode.RESOURCE_EXHAUSTED),
-                                    ("timed", 1000, grpc.StatusCode.DEADLINE_EXCEEDED)):
+                                    ("timed", -1, grpc.StatusCode.DEADLINE_EXCEEDED)):
         seen = set()
         for _ in range(20):
+            if timeout_us < 0 or model == "timed":
+                timeout_us = one_run_us(served, body)
             seen.update(together(4, lambda i: call(model, timeout_us)))
             if seen == {grpc.StatusCode.OK, code}:
                 break
