@@ -349,22 +349,23 @@ void save_inputs(const std::string& path, const std::vector<std::pair<std::strin
 void fill_relax_inputs(const RelaxFunction& fn, std::vector<graphrt::NDArray>& inputs, long long seed, bool quiet) {
   std::map<int64_t, int64_t> symbols;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const graphrt::TensorSpec& s = fn.params[i];
-    if (!inputs[i].defined() || !s.known || inputs[i].shape().size() != s.shape.size()) continue;
-    for (size_t d = 0; d < s.shape.size(); ++d)
+    const RelaxParamSignature& s = fn.params[i];
+    if (!inputs[i].defined() || !s.known || inputs[i].shape().size() != s.dims.size()) continue;
+    for (size_t d = 0; d < s.dims.size(); ++d)
       if (s.symbols[d] >= 0) symbols.emplace(s.symbols[d], inputs[i].shape()[d]);
   }
   std::mt19937_64 rng(static_cast<uint64_t>(seed));
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].defined()) continue;
-    const graphrt::TensorSpec& s = fn.params[i];
+    const RelaxParamSignature& s = fn.params[i];
+    const std::string& name = fn.param_names[i];
     if (!s.known)
-      throw Error("input '" + s.name + "' of " + fn.name + " has no dtype and shape in the executable (its code checks " +
-                  fn.checks[i] + "): give it with --input " + s.name + "=FILE.npy");
+      throw Error("input '" + name + "' of " + fn.name + " has no dtype and shape in the executable (its code checks " +
+                  s.text + "): give it with --input " + name + "=FILE.npy");
     std::vector<int64_t> shape;
-    for (size_t d = 0; d < s.shape.size(); ++d) {
-      if (s.shape[d] >= 0) {
-        shape.push_back(s.shape[d]);
+    for (size_t d = 0; d < s.dims.size(); ++d) {
+      if (s.dims[d] >= 0) {
+        shape.push_back(s.dims[d]);
       } else {
         auto it = symbols.find(s.symbols[d]);
         shape.push_back(it != symbols.end() ? it->second : 1);
@@ -373,8 +374,8 @@ void fill_relax_inputs(const RelaxFunction& fn, std::vector<graphrt::NDArray>& i
     inputs[i] = graphrt::NDArray::empty(shape, s.dtype, DLDevice{kDLCPU, 0});
     fill_random(inputs[i], rng);
     if (!quiet)
-      human() << "input " << s.name << ": random " << graphrt::shape_to_string(shape) << " "
-              << graphrt::dtype_to_string(s.dtype) << " (seed " << seed << "; the code checks " << fn.checks[i] << ")\n";
+      human() << "input " << name << ": random " << graphrt::shape_to_string(shape) << " "
+              << graphrt::dtype_to_string(s.dtype) << " (seed " << seed << "; the code checks " << s.text << ")\n";
   }
 }
 

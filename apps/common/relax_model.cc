@@ -111,10 +111,11 @@ RelaxFunction open_relax_function(const graphrt::Module& root, const std::string
   f.relax = std::make_shared<graphrt::RelaxVM>(root, dev);
   f.vm = f.relax->module();
   f.name = spec.name;
-  f.params = spec.inputs;
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    f.param_names.push_back(spec.inputs[i].name);
-    f.checks.push_back(f.relax->param_signature(f.name, static_cast<int64_t>(i)));
+    const graphrt::TensorSpec& t = spec.inputs[i];
+    f.param_names.push_back(t.name);
+    f.params.push_back(RelaxParamSignature{f.relax->param_signature(f.name, static_cast<int64_t>(i)), t.known,
+                                           t.known ? t.dtype : DLDataType{0, 0, 0}, t.shape, t.symbols});
   }
   return f;
 }

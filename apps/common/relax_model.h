@@ -17,16 +17,23 @@ namespace graphrt_apps {
 // True when `root` is a Relax executable module (relax.Executable / relax.VMExecutable).
 bool is_relax_executable(const graphrt::Module& root);
 
+// A parameter as the function's code checks it: the session layer's TensorSpec
+// (graphrt/session.h, from the executable's checks; no text is parsed here) in
+// the fields the apps and the server read, with the VM's text for messages.
+struct RelaxParamSignature {
+  std::string text;                // "float32[n0, 784]", "float32[...]", "?"
+  bool known = false;              // a tensor of known dtype and rank
+  DLDataType dtype{0, 0, 0};
+  std::vector<int64_t> dims;       // -1 where not fixed
+  std::vector<int64_t> symbols;    // the symbolic variable of a -1 dimension, else -1
+};
+
 struct RelaxFunction {
-  graphrt::Module vm;                   // the VM module (relax.module()), for its TVM face
+  graphrt::Module vm;                   // the VM module (relax->module()), for its TVM face
   std::shared_ptr<graphrt::RelaxVM> relax;  // the VM, typed (graphrt/relax_vm.h)
   std::string name;
   std::vector<std::string> param_names; // in argument order
-  // Each parameter as its code checks it, from the session layer's Model
-  // (dtype, shape with -1 where not fixed, symbolic variables), and as text
-  // ("float32[n0, 784]", "float32[...]", "?") for messages.
-  std::vector<graphrt::TensorSpec> params;
-  std::vector<std::string> checks;
+  std::vector<RelaxParamSignature> params;
 };
 
 // The VM over `root` and its function `name`; "" picks "main", or the only
