@@ -4,6 +4,8 @@
 
 namespace graphrt {
 
+Runner::~Runner() = default;
+
 Session::Session(Runtime& runtime, DLDevice device, SessionOptions options)
     : runtime_(runtime), device_(device), options_(std::move(options)) {}
 

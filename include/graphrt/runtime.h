@@ -72,7 +72,7 @@ int num_threads();
 // `extern "C" int graphrt_plugin_init(void)`.
 void load_plugin(const std::string& path);
 
-inline DLDevice cpu(int id = 0) { return DLDevice{kDLCPU, id}; }
+GRAPHRT_HEADER_ONLY inline DLDevice cpu(int id = 0) { return DLDevice{kDLCPU, id}; }
 inline DLDevice cuda(int id = 0) { return DLDevice{kDLCUDA, id}; }
 
 }  // namespace graphrt

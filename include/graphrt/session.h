@@ -77,7 +77,7 @@ class Model {
 
 class Runner {
  public:
-  virtual ~Runner() = default;
+  virtual ~Runner();  // out of line: the vtable is emitted once, in libgraphrt
   virtual const FunctionSpec& function() const = 0;
   virtual void set_input(const std::string& name, const DLTensor* value) = 0;  // a copy
   virtual void set_input_zero_copy(const std::string& name, const DLTensor* value) = 0;
