@@ -83,8 +83,8 @@ class GraphInstance : public Instance {
 // A Relax VM over the executable (its constants shared by every VM of it).
 class RelaxInstance : public Instance {
  public:
-  explicit RelaxInstance(graphrt_apps::RelaxFunction fn)
-      : fn_(std::move(fn)), entry_(fn_.vm->require_function(fn_.name)) {}
+  RelaxInstance(graphrt_apps::RelaxFunction fn, DLDevice device)
+      : fn_(std::move(fn)), entry_(fn_.vm->require_function(fn_.name)), device_(device) {}
 
   void run(const std::vector<const InputTensor*>& inputs, std::vector<OutputTensor>* outputs,
            InferTimings* timings) override {
@@ -98,7 +98,7 @@ class RelaxInstance : public Instance {
       datatype_to_dl(in->datatype, &dl);
       graphrt::NDArray a = graphrt::NDArray::empty(in->shape, dl, DLDevice{kDLCPU, 0});
       a.copy_from_bytes(in->data(), in->size());
-      arrays.push_back(a);
+      arrays.push_back(device_.device_type == kDLCPU ? a : a.copy_to_device(device_));
     }
     for (const auto& a : arrays) args.add_ndarray(a);
     timings->input_ns = ns_since(t0);
@@ -116,6 +116,7 @@ class RelaxInstance : public Instance {
  private:
   graphrt_apps::RelaxFunction fn_;
   graphrt::PackedFunc entry_;
+  DLDevice device_;  // where the VM runs: its inputs are copied there, its outputs read back
 };
 
 struct ModelFiles {
@@ -259,11 +260,12 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   m->version_ = version;
   m->config_ = config;
   m->metrics_ = std::move(metrics);
-  const bool on_cpu = model_device(config).device_type == kDLCPU;  // refused here when unusable
+  const DLDevice device = model_device(config);  // refused here when unusable
   const auto cpu_only = [&](const char* what) {
-    if (!on_cpu)
+    if (device.device_type != kDLCPU)
       throw Error(ErrorKind::kUnsupported, std::string("device '") + config.device + "': " + what +
-                                               " are served on the CPU only (a single graph export may name a CUDA device)")
+                                               " are served on the CPU only (a single graph export or a Relax "
+                                               "executable may name a CUDA device)")
           .with("field", "device");
   };
   const std::vector<BatchExport> batch_exports = find_batch_exports(version_dir);
@@ -287,7 +289,6 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
     }
   }();
   if (model.is_relax) {
-    cpu_only("Relax executables");
     m->platform_ = "tvm_relax";
     if (!params_cache.empty()) {
       // Before any VM is made: the executable's tensor constants become the cache's mapping.
@@ -308,7 +309,7 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
       return m;
     }
     for (int i = 0; i < config.instance_count; ++i) {
-      graphrt_apps::RelaxFunction fn = graphrt_apps::open_relax_function(model.root, config.function);
+      graphrt_apps::RelaxFunction fn = graphrt_apps::open_relax_function(model.root, config.function, device);
       if (i == 0)
         for (size_t k = 0; k < fn.param_names.size(); ++k) {
           // What the function's code checks of the parameter (its dtype and rank, symbolic
@@ -321,7 +322,7 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
           }
           m->inputs_.push_back(t);
         }
-      m->pool_.add(std::make_unique<RelaxInstance>(std::move(fn)));
+      m->pool_.add(std::make_unique<RelaxInstance>(std::move(fn), device));
     }
     if (!config.inputs.empty() && config.inputs.size() != m->inputs_.size())
       throw Error("config.json lists " + std::to_string(config.inputs.size()) + " inputs, the function takes " +
@@ -384,7 +385,6 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   }
   std::vector<int> input_indices;
   std::vector<std::string> output_names;
-  const DLDevice device = model_device(config);
   if (device.device_type != kDLCPU && config.max_batch_size > 0) cpu_only("batched models");
   for (int i = 0; i < config.instance_count; ++i) {
     std::shared_ptr<graphrt::GraphExecutor> executor;

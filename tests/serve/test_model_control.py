@@ -109,9 +109,10 @@ def test_device_key(tmp_path):
     add_model(repo, "cuda_on_cpu", {"deploy_factory.so": os.path.join(d, "deploy_factory.so")})
     add_model(repo, "bad_device", {"deploy_factory.so": os.path.join(root, "mlp", "deploy_factory.so")},
               config={"device": "tpu"})
-    relax = os.path.join(root, "relax", "relax_mlp", "deploy_relax.so")
-    if os.path.isfile(relax):
-        add_model(repo, "relax_on_cuda", {"deploy_relax.so": relax}, config={"device": "cuda"})
+    relax_dir = os.path.join(root, "relax-ffi", "relax_mlp_cuda")  # a TVM v0.26 Relax export for CUDA
+    if os.path.isdir(relax_dir):
+        add_model(repo, "relax_on_cuda", {"deploy_relax.so": os.path.join(relax_dir, "deploy_relax.so")},
+                  config={"device": "cuda"})
     with Server(repo, "--model-control-mode", "explicit") as s:
         index = {e["name"]: e for e in requests.post(s.url + "/v2/repository/index", timeout=30).json()}
         assert "'tpu' is not one of cpu, cpu:0, cuda, cuda:N" in index["bad_device"]["reason"], index
@@ -124,12 +125,18 @@ def test_device_key(tmp_path):
             assert r.status_code == 200, r.text
             got = decode_response(r)[1]["output_0"]
             np.testing.assert_allclose(got, np.load(os.path.join(d, "output_0.npy")), rtol=1e-5, atol=1e-6)
-            if "relax_on_cuda" in index:
-                assert "Relax executables are served on the CPU only" in index["relax_on_cuda"]["reason"], index
+            if "relax_on_cuda" in index:  # a Relax VM on the GPU: TVM's outputs within the case's 1e-3
+                assert index["relax_on_cuda"]["state"] == "READY", index
+                x = np.load(os.path.join(relax_dir, "input_x.npy"))
+                r = requests.post(s.url + "/v2/models/relax_on_cuda/infer", data=json_request({"x": x}), timeout=60)
+                assert r.status_code == 200, r.text
+                np.testing.assert_allclose(decode_response(r)[1]["output_0"],
+                                           np.load(os.path.join(relax_dir, "output_0.npy")), rtol=1e-3, atol=1e-3)
         else:
-            reason = index["on_cuda"]["reason"]
-            assert "asks for device 'cuda', which this host cannot use: " in reason and "field: device" in reason, reason
-            assert "\n" not in reason
+            for name in ("on_cuda", "relax_on_cuda") if "relax_on_cuda" in index else ("on_cuda",):
+                reason = index[name]["reason"]
+                assert "asks for device 'cuda', which this host cannot use: " in reason and "field: device" in reason, reason
+                assert "\n" not in reason
         assert s.stop() == 0
 
 

@@ -27,10 +27,15 @@ void invoke(const PackedFunc& f, const char* role, std::vector<Value> args) {
   }
 }
 
-NDArray int32_tensor(const std::vector<int32_t>& values, DLDevice device) {
-  NDArray t = NDArray::empty({static_cast<int64_t>(values.size())}, kInt32, device);
-  if (!values.empty()) t.copy_from_bytes(values.data(), values.size() * sizeof(int32_t));
-  return t;
+// `values` in *slot: on the host, the tensor already there when it has their length and nobody
+// else holds it (a decode step's tables keep their lengths from step to step), else a new one. A
+// device's tables are always new: a kernel of the step before may still be reading the old ones.
+void refill_int32(NDArray* slot, const std::vector<int32_t>& values, DLDevice device) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  if (device.device_type != kDLCPU || !slot->defined() || slot->use_count() != 1 || slot->shape()[0] != n ||
+      slot->device().device_type != kDLCPU)
+    *slot = NDArray::empty({n}, kInt32, device);
+  if (n) slot->copy_from_bytes(values.data(), values.size() * sizeof(int32_t));
 }
 
 }  // namespace
@@ -106,21 +111,20 @@ void PagedKVCache::begin_forward(const std::vector<int64_t>& seq_ids, const std:
 
 void PagedKVCache::upload_plan() {
   const DLDevice dev = config_.device;
-  append_indptr_ = int32_tensor(plan_.append_indptr, dev);
-  k_ragged_rope_pos_offset_ = int32_tensor(plan_.k_ragged_rope_pos_offset, dev);
-  q_rope_position_map_ = int32_tensor(plan_.q_rope_position_map, dev);
-  append_position_map_ = int32_tensor(plan_.append_position_map, dev);
-  qo_indptr_.clear();
-  page_indptr_.clear();
-  page_indices_.clear();
-  last_page_len_.clear();
-  k_rope_pos_offset_.clear();
-  for (const DepthTables& t : plan_.depths) {
-    qo_indptr_.push_back(int32_tensor(t.qo_indptr, dev));
-    page_indptr_.push_back(int32_tensor(t.page_indptr, dev));
-    page_indices_.push_back(int32_tensor(t.page_indices, dev));
-    last_page_len_.push_back(int32_tensor(t.last_page_len, dev));
-    k_rope_pos_offset_.push_back(int32_tensor(t.k_rope_pos_offset, dev));
+  refill_int32(&append_indptr_, plan_.append_indptr, dev);
+  refill_int32(&k_ragged_rope_pos_offset_, plan_.k_ragged_rope_pos_offset, dev);
+  refill_int32(&q_rope_position_map_, plan_.q_rope_position_map, dev);
+  refill_int32(&append_position_map_, plan_.append_position_map, dev);
+  const size_t depths = plan_.depths.size();
+  for (std::vector<NDArray>* tables : {&qo_indptr_, &page_indptr_, &page_indices_, &last_page_len_, &k_rope_pos_offset_})
+    tables->resize(depths);
+  for (size_t d = 0; d < depths; ++d) {
+    const DepthTables& t = plan_.depths[d];
+    refill_int32(&qo_indptr_[d], t.qo_indptr, dev);
+    refill_int32(&page_indptr_[d], t.page_indptr, dev);
+    refill_int32(&page_indices_[d], t.page_indices, dev);
+    refill_int32(&last_page_len_[d], t.last_page_len, dev);
+    refill_int32(&k_rope_pos_offset_[d], t.k_rope_pos_offset, dev);
   }
 }
 
@@ -223,7 +227,8 @@ void PagedKVCache::debug_get_kv(int64_t seq_id, int64_t start, int64_t end, cons
                                            i % config_.page_size));
   }
   const std::vector<int32_t> wanted(slots.begin() + start, slots.begin() + end);
-  const NDArray positions = int32_tensor(wanted, config_.device);
+  NDArray positions;
+  refill_int32(&positions, wanted, config_.device);
   for (size_t l = 0; l < pages_.size(); ++l)
     invoke(kernels_.debug_get_kv, "debug_get_kv", {pages_[l], positions, k, v, static_cast<int64_t>(l)});
 }
