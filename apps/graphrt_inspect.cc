@@ -10,6 +10,7 @@
 #include "common/relax_model.h"
 #include "common/output_file.h"
 #include "graphrt/graph_json.h"
+#include "graphrt/relax_vm.h"
 #include "graphrt/ndarray.h"
 
 using namespace graphrt_apps;
@@ -110,8 +111,8 @@ int run(int argc, char** argv) {
       // own listing: constants (dtype and shape), functions, and the code.
       std::cout << "\nRelax functions (parameters as the code checks them; n<k>: a symbolic dimension):\n";
       for (const std::string& line : relax_function_signatures(root)) std::cout << "  " << line << "\n";
-      std::cout << "\n" << graphrt::call_function(root->require_function("stats"), {}).as_string() << "\n"
-                << graphrt::call_function(root->require_function("as_text"), {}).as_string();
+      const graphrt::RelaxVM vm(root);
+      std::cout << "\n" << vm.executable_stats() << "\n" << vm.executable_text();
       return 0;
     }
     if (root->type_key() != "GraphExecutorFactory" && root->type_key() != "GraphRuntimeFactory") {

@@ -375,7 +375,7 @@ void fill_relax_inputs(const RelaxFunction& fn, std::vector<graphrt::NDArray>& i
     fill_random(inputs[i], rng);
     if (!quiet)
       human() << "input " << name << ": random " << graphrt::shape_to_string(shape) << " "
-                << graphrt::dtype_to_string(s.dtype) << " (seed " << seed << "; the code checks " << s.text << ")\n";
+              << graphrt::dtype_to_string(s.dtype) << " (seed " << seed << "; the code checks " << s.text << ")\n";
   }
 }
 
@@ -416,7 +416,7 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
     call_args.add_ndarray(inputs[i]);
   }
   if (args.has("--save-inputs")) save_inputs(args.get("--save-inputs"), used);
-  graphrt::PackedFunc f = fn.vm->require_function(fn.name);
+  graphrt::PackedFunc f = fn.relax->function(fn.name);
   const int repeat = static_cast<int>(args.get_int("--repeat", 0, 0, 1000000));
   const int warmup = static_cast<int>(args.get_int("--warmup", repeat > 0 ? 1 : 0, 0, 1000000));
   for (int i = 0; i < warmup; ++i) graphrt::call_function(f, call_args);
@@ -433,15 +433,10 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
     if (o.device().device_type != kDLCPU) o = o.copy_to_device(DLDevice{kDLCPU, 0});
   if (!quiet) human() << fn.name << " returned " << structure << "\n";
   if (args.has("--profile") || args.has("--trace")) {
-    graphrt::ArgList profile_args;
-    profile_args.add_string(fn.name);
-    for (const auto& a : inputs) profile_args.add_ndarray(a);
-    if (args.has("--profile"))
-      requested() << graphrt::call_function(fn.vm->require_function("profile"), profile_args).as_string();
+    if (args.has("--profile")) requested() << fn.relax->profile(fn.name, inputs);
     if (args.has("--trace")) {
       const std::string path = args.get("--trace");
-      write_output_file(path, graphrt::call_function(fn.vm->require_function("trace"), profile_args).as_string(),
-                        "trace file");
+      write_output_file(path, fn.relax->trace(fn.name, inputs), "trace file");
       if (!quiet) human() << "wrote Chrome trace to " << path << "\n";
     }
   }

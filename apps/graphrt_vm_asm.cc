@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/args.h"
-#include "common/packed_args.h"
+#include "graphrt/vm.h"
 #include "common/output_file.h"
 #include "graphrt/regular_file.h"
 #include "graphrt/error.h"
@@ -33,23 +33,26 @@ const std::vector<graphrt_apps::FlagSpec> kFlags = {
     {"--dump", false, false, "", "verifies the bytecode IN and prints it as text (default: off; one of -o or --dump is needed)"},
 };
 
-// The runtime's VM functions (the VM back end's public API), errors naming `file`.
-graphrt::RetValue call_vm(const char* function, const std::string& argument, const std::string& file) {
+// The VM back end's typed API (graphrt/vm.h), errors naming `file`.
+template <typename F>
+std::string with_file(const std::string& file, F&& body) {
   try {
-    return graphrt_apps::call_packed(graphrt_apps::global_function(function), {graphrt_apps::bytes_arg(argument)});
+    return body();
   } catch (graphrt::Error& e) {
     throw e.with("file", file);
   }
 }
 
 int assemble_file(const std::string& in, const std::string& out) {
-  // graphrt.vm.assemble verifies: no bytecode that the runtime would reject at load is written.
-  graphrt_apps::write_output_file(out, call_vm("graphrt.vm.assemble", read_all(in), in).as_string(), "output");
+  // assemble verifies: no bytecode that the runtime would reject at load is written.
+  const std::string text = read_all(in);
+  graphrt_apps::write_output_file(out, with_file(in, [&] { return graphrt::VmApi().assemble(text); }), "output");
   return 0;
 }
 
 int dump_file(const std::string& in) {
-  std::cout << call_vm("graphrt.vm.disassemble", read_all(in), in).as_string();
+  const std::string bytecode = read_all(in);
+  std::cout << with_file(in, [&] { return graphrt::VmApi().disassemble(bytecode); });
   return 0;
 }
 

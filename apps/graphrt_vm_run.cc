@@ -36,6 +36,7 @@
 #include "graphrt/ndarray.h"
 #include "graphrt/object.h"
 #include "graphrt/packed_func.h"
+#include "graphrt/vm.h"
 
 namespace {
 
@@ -43,9 +44,6 @@ using graphrt::Error;
 using graphrt::RetValue;
 using graphrt_apps::UsageError;
 using graphrt_apps::call_packed;
-using graphrt_apps::global_function;
-using graphrt_apps::module_arg;
-using graphrt_apps::string_arg;
 
 const graphrt_apps::AppHelp kHelp = {
     "graphrt-vm-run", "--module=FILE [--module=...] --function=NAME [options]",
@@ -68,11 +66,6 @@ const std::vector<graphrt_apps::FlagSpec> kFlags = {
     {"--trace", false, false, "", "prints every executed instruction to stderr (default: off)"},
     {"--benchmark", true, false, "N", "runs the call N more times and prints timings (default: 0)"},
 };
-
-// The VM's global functions (registered by libgraphrt's VM back end) used here.
-std::string vm_string(const char* function, const graphrt::Module& module, const std::string& name) {
-  return call_packed(global_function(function), {module_arg(module), string_arg(name)}).as_string();
-}
 
 // ---- element types by IREE-style name.
 struct DTypeName {
@@ -221,7 +214,7 @@ graphrt::NDArray tensor_from_text(const std::string& input, const TypedText& typ
   return t;
 }
 
-// `type` is the argument's cconv letter (graphrt.vm.argument_types).
+// `type` is the argument's cconv letter (VmApi::argument_types).
 RetValue scalar_from_text(const std::string& input, char type) {
   std::string text = input;
   TypedText typed;
@@ -307,19 +300,17 @@ bool is_vm_list(const RetValue& v) {
   return key == "graphrt.vm.List" || key == "graphrt.vm.Results";
 }
 
-// A list's elements with their cconv letters (graphrt.vm.list_*).
-std::vector<std::pair<char, RetValue>> list_items(const RetValue& list) {
-  const std::string types = call_packed(global_function("graphrt.vm.list_types"), {list}).as_string();
-  const graphrt::PackedFunc get = global_function("graphrt.vm.list_get");
+// A list's elements with their cconv letters.
+std::vector<std::pair<char, RetValue>> list_items(const graphrt::VmApi& vm, const RetValue& value) {
+  const graphrt::Ref<graphrt::Object> list = value.as_args().as_object(0);
+  const std::string types = vm.list_types(list);
   std::vector<std::pair<char, RetValue>> items;
-  for (size_t i = 0; i < types.size(); ++i) {
-    items.emplace_back(types[i], call_packed(get, {list, graphrt_apps::int_arg(static_cast<int64_t>(i))}));
-  }
+  for (size_t i = 0; i < types.size(); ++i) items.emplace_back(types[i], vm.list_get(list, static_cast<int64_t>(i)));
   return items;
 }
 
 // One value of cconv type `type`, as the packed call returned it.
-std::string value_text(char type, const RetValue& v) {
+std::string value_text(const graphrt::VmApi& vm, char type, const RetValue& v) {
   switch (type) {
     case 'i': return "i32=" + std::to_string(v.as_int());
     case 'I': return "i64=" + std::to_string(v.as_int());
@@ -332,9 +323,9 @@ std::string value_text(char type, const RetValue& v) {
   if (is_vm_list(v)) {
     // As iree-run-module: the type, one "child_list[i]: " line per element, a blank line.
     std::string out = "vm.list";
-    const auto items = list_items(v);
+    const auto items = list_items(vm, v);
     for (size_t i = 0; i < items.size(); ++i) {
-      out += "\nchild_list[" + std::to_string(i) + "]: " + value_text(items[i].first, items[i].second);
+      out += "\nchild_list[" + std::to_string(i) + "]: " + value_text(vm, items[i].first, items[i].second);
     }
     return out + "\n";
   }
@@ -368,10 +359,11 @@ void write_output(const std::string& path, char type, const RetValue& v) {
 }
 
 // The results of one call with their cconv letters: several come back as one list.
-std::vector<std::pair<char, RetValue>> call_results(const std::string& types, const RetValue& ret) {
+std::vector<std::pair<char, RetValue>> call_results(const graphrt::VmApi& vm, const std::string& types,
+                                                    const RetValue& ret) {
   if (types.empty()) return {};
   if (types.size() == 1) return {{types[0], ret}};
-  return list_items(ret);
+  return list_items(vm, ret);
 }
 
 // ---- Ctrl-C: the handler only writes to a pipe (async-signal-safe); a
@@ -386,16 +378,15 @@ extern "C" void on_sigint(int) {
 
 class InterruptOnCtrlC {
  public:
-  explicit InterruptOnCtrlC(const graphrt::Module& module) {
+  InterruptOnCtrlC(const graphrt::VmApi& vm, const graphrt::Module& module) {
     if (pipe(g_signal_pipe) != 0) throw Error("cannot create the Ctrl-C pipe");
-    const graphrt::PackedFunc interrupt = global_function("graphrt.vm.interrupt");
-    watcher_ = std::thread([interrupt, module] {
+    watcher_ = std::thread([vm, module] {
       for (;;) {
         char byte = 0;
         const ssize_t n = read(g_signal_pipe[0], &byte, 1);
         if (n < 0 && errno == EINTR) continue;
         if (n != 1 || byte != 'i') return;
-        call_packed(interrupt, {module_arg(module)});
+        vm.interrupt(module);
       }
     });
     std::signal(SIGINT, on_sigint);
@@ -414,77 +405,66 @@ class InterruptOnCtrlC {
 };
 
 // ---- the run.
-graphrt::Module link_modules(const std::vector<std::string>& specs) {
+graphrt::Module link_modules(const graphrt::VmApi& vm, const std::vector<std::string>& specs) {
   if (specs.empty()) throw UsageError("no --module given");
-  std::vector<RetValue> args;
-  for (const std::string& spec : specs) args.push_back(string_arg(spec));
-  return call_packed(global_function("graphrt.vm.link"), args).as_module();
+  return vm.link(specs);
 }
 
-std::string exports_list(const graphrt::Module& module, const std::string& module_name) {
+std::string exports_list(const graphrt::VmApi& vm, const graphrt::Module& module, const std::string& module_name) {
   std::string out;
   for (const std::string& f : module->function_names()) {
-    out += " " + module_name + "." + f + "(" + vm_string("graphrt.vm.signature", module, f) + ")";
+    out += " " + module_name + "." + f + "(" + vm.signature(module, f) + ")";
   }
   return out;
 }
 
-void set_tracer(const graphrt::Module& module, bool on) {
-  RetValue tracer;
-  if (on) {
-    tracer = graphrt_apps::function_arg(graphrt::make_function([](const graphrt::TVMArgs& args, RetValue*) {
-      std::cerr << "[trace] " << args.as_string(0) << "\n";
-    }, "graphrt-vm-run trace"));
-  }
-  call_packed(global_function("graphrt.vm.set_tracer"), {module_arg(module), tracer});
+void set_tracer(const graphrt::VmApi& vm, const graphrt::Module& module, bool on) {
+  if (!on) return vm.set_tracer(module, nullptr);
+  vm.set_tracer(module, [](const std::string& line) { std::cerr << "[trace] " << line << "\n"; });
 }
 
-void set_budget(const std::string& text, const std::string& source) {
-  call_packed(global_function("graphrt.vm.set_instruction_budget"), {string_arg(text), string_arg(source)});
-}
-
-void set_memory_limit(const std::string& text, const std::string& source) {
-  call_packed(global_function("graphrt.vm.set_memory_limit"), {string_arg(text), string_arg(source)});
+// The limits of the modules linked next (the library reads the variables too, but cannot report them).
+void set_limits(const graphrt::VmApi& vm, const graphrt_apps::Args& args) {
+  if (const char* env = std::getenv("GRAPHRT_VM_BUDGET")) vm.set_instruction_budget(env, "GRAPHRT_VM_BUDGET");
+  if (args.has("--budget")) vm.set_instruction_budget(args.get("--budget"), "--budget");
+  if (const char* env = std::getenv("GRAPHRT_VM_MEMORY_LIMIT")) vm.set_memory_limit(env, "GRAPHRT_VM_MEMORY_LIMIT");
+  if (args.has("--memory-limit")) vm.set_memory_limit(args.get("--memory-limit"), "--memory-limit");
 }
 
 int run(int argc, char** argv) {
   graphrt_apps::Args args(kHelp, kFlags);
   if (!args.parse(argc, argv)) return 0;
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
-  // The budget of the modules linked next (the library reads the variable too, but cannot report it).
-  if (const char* env = std::getenv("GRAPHRT_VM_BUDGET")) set_budget(env, "GRAPHRT_VM_BUDGET");
-  if (args.has("--budget")) set_budget(args.get("--budget"), "--budget");
-  if (const char* env = std::getenv("GRAPHRT_VM_MEMORY_LIMIT")) set_memory_limit(env, "GRAPHRT_VM_MEMORY_LIMIT");
-  if (args.has("--memory-limit")) set_memory_limit(args.get("--memory-limit"), "--memory-limit");
-  const graphrt::Module linked = link_modules(args.all("--module"));
-  const std::string main_module =
-      call_packed(global_function("graphrt.vm.module_name"), {module_arg(linked)}).as_string();
+  const graphrt::VmApi vm;
+  set_limits(vm, args);
+  const graphrt::Module linked = link_modules(vm, args.all("--module"));
+  const std::string main_module = vm.module_name(linked);
 
   if (!args.has("--function")) {
-    throw UsageError("no --function given; exports of " + main_module + ":" + exports_list(linked, main_module));
+    throw UsageError("no --function given; exports of " + main_module + ":" + exports_list(vm, linked, main_module));
   }
   std::string name = args.get("--function");
   if (name.find('.') == std::string::npos) name = main_module + "." + name;
-  const std::string types = vm_string("graphrt.vm.argument_types", linked, name);
-  const std::string result_types = vm_string("graphrt.vm.result_types", linked, name);
+  const std::string types = vm.argument_types(linked, name);
+  const std::string result_types = vm.result_types(linked, name);
 
   const std::vector<std::string>& inputs = args.all("--input");
   if (inputs.size() != types.size()) {
     throw UsageError(name + " takes " + std::to_string(types.size()) + " inputs (" +
-                     vm_string("graphrt.vm.signature", linked, name) + "), got " + std::to_string(inputs.size()));
+                     vm.signature(linked, name) + "), got " + std::to_string(inputs.size()));
   }
   std::vector<RetValue> values;
   for (size_t i = 0; i < inputs.size(); ++i) values.push_back(parse_input(inputs[i], types[i]));
 
   const long long repeats = args.get_int("--benchmark", 0, 1, 1000000000);
   const std::vector<std::string>& outputs = args.all("--output");
-  const graphrt::PackedFunc function = linked->require_function(name);
+  const graphrt::PackedFunc function = vm.function(linked, name);
 
-  const InterruptOnCtrlC interrupt_on_ctrl_c(linked);
+  const InterruptOnCtrlC interrupt_on_ctrl_c(vm, linked);
   std::cout << "EXEC @" << name << "\n";
-  if (args.has("--trace")) set_tracer(linked, true);
-  const std::vector<std::pair<char, RetValue>> results = call_results(result_types, call_packed(function, values));
-  if (args.has("--trace")) set_tracer(linked, false);
+  if (args.has("--trace")) set_tracer(vm, linked, true);
+  const std::vector<std::pair<char, RetValue>> results = call_results(vm, result_types, call_packed(function, values));
+  if (args.has("--trace")) set_tracer(vm, linked, false);
   if (outputs.size() > results.size()) {
     throw UsageError(std::to_string(outputs.size()) + " --output flags for " + std::to_string(results.size()) +
                      " results");
@@ -497,7 +477,7 @@ int run(int argc, char** argv) {
       std::cout << "result[" << i << "]: written to " << out.substr(1) << "\n";
       continue;
     }
-    std::cout << "result[" << i << "]: " << value_text(results[i].first, results[i].second) << "\n";
+    std::cout << "result[" << i << "]: " << value_text(vm, results[i].first, results[i].second) << "\n";
   }
 
   if (repeats > 0) {

@@ -23,6 +23,11 @@ class GraphExecutorFactoryNode : public ModuleNode {
   explicit GraphExecutorFactoryNode(FactoryContents contents) : contents_(std::move(contents)) {}
   std::string type_key() const override { return "GraphExecutorFactory"; }
   const FactoryContents& contents() const { return contents_; }
+  GraphFactoryInfo info() const {
+    GraphFactoryInfo out{contents_.graph_json, {}};
+    for (const auto& p : params()) out.param_names.push_back(p.first);
+    return out;
+  }
 
   PackedFunc find_function(const std::string& name, const Module& self) override {
     Module keep = self;
@@ -163,6 +168,15 @@ GraphExecutorOptions executor_options_from_args(const TVMArgs& args, int first) 
 const FactoryContents* factory_contents(const Module& module) {
   auto* node = dynamic_cast<GraphExecutorFactoryNode*>(module.get());
   return node ? &node->contents() : nullptr;
+}
+
+GraphFactoryInfo graph_factory_info(const Module& factory) {
+  const auto* node = dynamic_cast<const GraphExecutorFactoryNode*>(factory.get());
+  if (!node) {
+    const std::string key = factory.get() ? factory->type_key() : std::string("(none)");
+    throw Error(ErrorKind::kTypeMismatch, "module '" + key + "' is not a graph executor factory").with("tkey", key);
+  }
+  return node->info();
 }
 
 void register_graph_executor_factory(Runtime& runtime) {

@@ -24,7 +24,7 @@ GraphExecutorOptions executor_options(const SessionOptions& o) {
   return options;
 }
 
-TensorSpec spec_of(const TensorInfo& info) { return TensorSpec{info.name, info.dtype, info.shape, true}; }
+TensorSpec spec_of(const TensorInfo& info) { return TensorSpec{info.name, info.dtype, info.shape, true, {}}; }
 
 void describe(Model::State& state, const GraphExecutor& executor) {
   FunctionSpec f;

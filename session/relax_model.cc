@@ -1,5 +1,6 @@
-// A Relax executable in the session layer: its functions and their parameter
-// names from the VM (through graphrt/relax_vm.h), runners over one VM each.
+// A Relax executable in the session layer: its functions, their parameters'
+// names, dtypes and shapes as the code checks them, from the VM (through
+// graphrt/relax_vm.h), runners over one VM each.
 #include "model_state.h"
 
 namespace graphrt {
@@ -9,6 +10,23 @@ bool is_relax_module(const Module& root) {
   return key == "relax.VMExecutable" || key == "relax.Executable";
 }
 
+namespace {
+
+// A parameter as the function's code checks it (graphrt/relax_vm.h's RelaxParamSpec).
+TensorSpec param_spec(const RelaxVM& vm, const std::string& function, int64_t index, const std::string& name) {
+  const RelaxParamSpec s = vm.param_spec(function, index);
+  TensorSpec t;
+  t.name = name;
+  t.known = s.known();
+  if (!t.known) return t;
+  t.dtype = s.dtype;
+  t.shape = s.dims;
+  t.symbols = s.symbols;
+  return t;
+}
+
+}  // namespace
+
 void load_relax_model(Model::State& state) {
   if (state.device.device_type != kDLCPU)
     throw Error(ErrorKind::kUnsupported, "a Relax executable runs on the CPU through a session").with("option", "device=cpu");
@@ -16,12 +34,9 @@ void load_relax_model(Model::State& state) {
   for (const std::string& name : vm.functions()) {
     FunctionSpec f;
     f.name = name;
-    for (const std::string& param : vm.param_names(name)) {
-      TensorSpec t;
-      t.name = param;
-      t.known = false;  // what the code checks of it: vm.param_signature (text)
-      f.inputs.push_back(t);
-    }
+    const std::vector<std::string> params = vm.param_names(name);
+    for (size_t i = 0; i < params.size(); ++i)
+      f.inputs.push_back(param_spec(vm, name, static_cast<int64_t>(i), params[i]));
     state.functions.push_back(std::move(f));
   }
 }

@@ -8,7 +8,9 @@ Session::Session(Runtime& runtime, DLDevice device, SessionOptions options)
     : runtime_(runtime), device_(device), options_(std::move(options)) {}
 
 std::shared_ptr<Model> Session::load(const ModelSource& source) const {
-  return open(load_module(source.path, options_.load), source);
+  LoadOptions load = options_.load;
+  load.runtime = &runtime_;  // the session's loaders read the file
+  return open(load_module(source.path, load), source);
 }
 
 std::shared_ptr<Model> Session::open(Module root, const ModelSource& source) const {
@@ -43,7 +45,8 @@ const FunctionSpec& Model::function(const std::string& name) const {
   throw Error(ErrorKind::kNotFound, (name.empty() ? std::string("the model has no entry function 'main'")
                                                   : "the model has no function '" + name + "'") +
                                         " (functions: " + list + ")")
-      .with("function", name);
+      .with("function", name)
+      .with("option", "function");
 }
 
 std::unique_ptr<Runner> Model::runner(const std::string& function_name) const {

@@ -63,8 +63,12 @@ void register_core_mistakes(Runtime& runtime) {
 }
 
 void check_model_library_head(const uint8_t* head, size_t size, const std::string& origin) {
+  check_model_library_head(runtime(), head, size, origin);
+}
+
+void check_model_library_head(Runtime& runtime, const uint8_t* head, size_t size, const std::string& origin) {
   if (has_elf_magic(head, size)) return;
-  auto& t = tables();
+  auto& t = RuntimeTables::of(runtime);
   std::lock_guard<std::mutex> lock(t.mistakes_mutex);
   const MisplacedFileKind* kind = find_kind(t.misplaced_files, head, size);
   if (!kind) return;

@@ -53,11 +53,10 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
     throw Error("model root is a '" + m.root->type_key() +
                 "' module, not a GraphExecutorFactory: pass --graph G.json [--params P.params] (three-file form)")
         .with("file", path);
-  m.graph_json = graphrt::call_function(m.root->require_function("get_graph_json"), {}).as_string();
   // The names only: the weights are never re-serialised to learn them.
-  const std::string names = graphrt::call_function(m.root->require_function("get_param_names"), {}).as_string();
-  for (size_t start = 0, end; (end = names.find('\n', start)) != std::string::npos; start = end + 1)
-    m.param_names.push_back(names.substr(start, end - start));
+  graphrt::GraphFactoryInfo info = graphrt::graph_factory_info(m.root);
+  m.graph_json = std::move(info.graph_json);
+  m.param_names = std::move(info.param_names);
   return m;
 }
 

@@ -1,7 +1,5 @@
 #include "relax_model.h"
 
-#include <algorithm>
-
 #include "graphrt/registry.h"
 #include "graphrt/relax_vm.h"
 
@@ -15,22 +13,6 @@ bool is_relax_executable(const graphrt::Module& root) {
 }
 
 namespace {
-
-std::vector<std::string> vm_functions(const graphrt::Module& vm) { return graphrt::RelaxVM::model_functions(vm); }
-
-std::string pick_function(const graphrt::Module& vm, const std::string& requested) {
-  const std::vector<std::string> names = vm_functions(vm);
-  if (!requested.empty() && std::find(names.begin(), names.end(), requested) != names.end()) return requested;
-  if (requested.empty() && std::find(names.begin(), names.end(), "main") != names.end()) return "main";
-  if (requested.empty() && names.size() == 1) return names.front();
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw Error(graphrt::ErrorKind::kNotFound,
-              (requested.empty() ? std::string("no 'main' function: choose one with --function")
-                                 : "no function '" + requested + "'") +
-                  " (functions: " + list + ")")
-      .with("function", requested.empty() ? "main" : requested);
-}
 
 graphrt::PackedFunc global(const char* name) {
   graphrt::PackedFunc f = graphrt::registry_get(name);
@@ -110,77 +92,42 @@ void flatten(const graphrt::RetValue& v, std::vector<graphrt::NDArray>* out, std
   *structure += "]";
 }
 
-// "float32[n0, 784]": dims fixed, n<slot> symbolic, ? free; "float32[...]"
-// (any rank) and "?" (nothing checked) are not known.
-RelaxParamSignature parse_signature(const std::string& text) {
-  RelaxParamSignature s;
-  s.text = text;
-  const size_t open = text.find('[');
-  if (open == std::string::npos || text.back() != ']' || text.compare(open, 5, "[...]") == 0) return s;
-  const std::string dtype = text.substr(0, open);
-  if (dtype == "?") return s;
-  s.dtype = graphrt::dtype_from_string(dtype);
-  std::string dims = text.substr(open + 1, text.size() - open - 2);
-  size_t pos = 0;
-  while (pos < dims.size()) {
-    size_t end = dims.find(',', pos);
-    if (end == std::string::npos) end = dims.size();
-    std::string d = dims.substr(pos, end - pos);
-    d.erase(0, d.find_first_not_of(' '));
-    if (!d.empty() && d[0] == 'n') {
-      s.dims.push_back(-1);
-      s.symbols.push_back(std::stoll(d.substr(1)));
-    } else {
-      s.dims.push_back(d == "?" ? -1 : std::stoll(d));
-      s.symbols.push_back(-1);
-    }
-    pos = end + 1;
-  }
-  s.known = true;
-  return s;
-}
-
 }  // namespace
 
 namespace {
 
-// A VM on `dev`, the host last (TVM's device list), pooled allocators.
-graphrt::Module make_vm(const graphrt::Module& root, DLDevice dev) {
-  graphrt::Module vm = graphrt::call_function(root->require_function("vm_load_executable"), graphrt::ArgList()).as_module();
-  graphrt::ArgList init;
-  if (dev.device_type != kDLCPU) init.add_int(dev.device_type).add_int(dev.device_id).add_int(2);
-  init.add_int(kDLCPU).add_int(0).add_int(2);
-  graphrt::call_function(vm->require_function("vm_initialization"), init);
-  return vm;
+// The session layer's view of `root` (metadata only: the Relax VM it makes runs on the CPU).
+std::shared_ptr<graphrt::Model> relax_model_of(const graphrt::Module& root) {
+  graphrt::Session session(graphrt::runtime(), graphrt::cpu());
+  return session.open(root, {});
 }
 
 }  // namespace
 
 RelaxFunction open_relax_function(const graphrt::Module& root, const std::string& name, DLDevice dev) {
+  const std::shared_ptr<graphrt::Model> model = relax_model_of(root);
+  const graphrt::FunctionSpec& spec = model->function(name);
   RelaxFunction f;
-  f.vm = make_vm(root, dev);
-  f.name = pick_function(f.vm, name);
-  graphrt::ArgList fn;
-  fn.add_string(f.name);
-  const int64_t arity = graphrt::call_function(f.vm->require_function("get_function_arity"), fn).as_int();
-  for (int64_t i = 0; i < arity; ++i) {
-    graphrt::ArgList q;
-    q.add_string(f.name).add_int(i);
-    f.param_names.push_back(graphrt::call_function(f.vm->require_function("get_function_param_name"), q).as_string());
-    f.params.push_back(parse_signature(
-        graphrt::call_function(f.vm->require_function("get_function_param_signature"), q).as_string()));
+  f.relax = std::make_shared<graphrt::RelaxVM>(root, dev);
+  f.vm = f.relax->module();
+  f.name = spec.name;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const graphrt::TensorSpec& t = spec.inputs[i];
+    f.param_names.push_back(t.name);
+    f.params.push_back(RelaxParamSignature{f.relax->param_signature(f.name, static_cast<int64_t>(i)), t.known,
+                                           t.known ? t.dtype : DLDataType{0, 0, 0}, t.shape, t.symbols});
   }
   return f;
 }
 
 std::vector<std::string> relax_function_signatures(const graphrt::Module& root) {
-  const graphrt::Module vm = make_vm(root, DLDevice{kDLCPU, 0});
+  const std::shared_ptr<graphrt::Model> model = relax_model_of(root);
+  const graphrt::RelaxVM vm(root);
   std::vector<std::string> out;
-  for (const std::string& name : vm_functions(vm)) {
-    const RelaxFunction f = open_relax_function(root, name);
-    std::string line = name + "(";
-    for (size_t i = 0; i < f.param_names.size(); ++i)
-      line += (i ? ", " : "") + f.param_names[i] + ": " + f.params[i].text;
+  for (const graphrt::FunctionSpec& f : model->functions()) {
+    std::string line = f.name + "(";
+    for (size_t i = 0; i < f.inputs.size(); ++i)
+      line += (i ? ", " : "") + f.inputs[i].name + ": " + vm.param_signature(f.name, static_cast<int64_t>(i));
     out.push_back(line + ")");
   }
   return out;

@@ -6,32 +6,38 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "graphrt/relax_vm.h"
 #include "graphrt/runtime.h"
+#include "graphrt/session.h"
 
 namespace graphrt_apps {
 
 // True when `root` is a Relax executable module (relax.Executable / relax.VMExecutable).
 bool is_relax_executable(const graphrt::Module& root);
 
-// What the function's code checks of a parameter (the VM's
-// get_function_param_signature): its dtype and dimensions where fixed.
+// A parameter as the function's code checks it: the session layer's TensorSpec
+// (graphrt/session.h, from the executable's checks; no text is parsed here) in
+// the fields the apps and the server read, with the VM's text for messages.
 struct RelaxParamSignature {
   std::string text;                // "float32[n0, 784]", "float32[...]", "?"
   bool known = false;              // a tensor of known dtype and rank
   DLDataType dtype{0, 0, 0};
   std::vector<int64_t> dims;       // -1 where not fixed
-  std::vector<int64_t> symbols;    // the shape-heap slot of a symbolic dimension, else -1
+  std::vector<int64_t> symbols;    // the symbolic variable of a -1 dimension, else -1
 };
 
 struct RelaxFunction {
-  graphrt::Module vm;                   // initialised for the CPU, pooled allocator
+  graphrt::Module vm;                   // the VM module (relax->module()), for its TVM face
+  std::shared_ptr<graphrt::RelaxVM> relax;  // the VM, typed (graphrt/relax_vm.h)
   std::string name;
   std::vector<std::string> param_names; // in argument order
   std::vector<RelaxParamSignature> params;
 };
 
 // The VM over `root` and its function `name`; "" picks "main", or the only
-// function when there is no main. An Error lists the functions otherwise.
+// function when there is no main (graphrt::Model::function: an Error lists the functions otherwise).
 // `dev`: where the VM runs (a device other than the CPU comes first, the host last, as TVM lists them).
 RelaxFunction open_relax_function(const graphrt::Module& root, const std::string& name,
                                   DLDevice dev = DLDevice{kDLCPU, 0});

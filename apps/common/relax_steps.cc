@@ -23,7 +23,7 @@ using graphrt::RetValue;
 
 struct StepsRun {
   std::string dir;
-  graphrt::Module vm;
+  std::shared_ptr<graphrt::RelaxVM> vm;
   std::map<std::string, RetValue> values;
   double tolerance = 0;
   std::vector<StepCheck> checks;
@@ -92,7 +92,7 @@ void run_step(StepsRun& run, size_t index, const json& step) {
   const bool is_call = step.contains("call");
   const std::string name = is_call ? step["call"].get<std::string>() : step.at("global").get<std::string>();
   const RetValue result =
-      call_packed(is_call ? run.vm->require_function(name) : global_function(name), args);
+      call_packed(is_call ? run.vm->function(name) : global_function(name), args);
   bind_results(run, step, result);
   const json expect = step.value("expect", json::object());  // kept: items() refers into it
   for (const auto& e : expect.items())
@@ -134,7 +134,7 @@ std::vector<StepCheck> run_relax_steps(const graphrt::Module& root, const std::s
   const size_t slash = case_path.find_last_of('/');
   run.dir = slash == std::string::npos ? "." : case_path.substr(0, slash);
   run.tolerance = tolerance;
-  run.vm = open_relax_function(root, first_call(c["steps"])).vm;
+  run.vm = open_relax_function(root, first_call(c["steps"])).relax;
   for (size_t i = 0; i < c["steps"].size(); ++i) {
     try {
       run_step(run, i, c["steps"][i]);

@@ -85,6 +85,78 @@ GRAPHRT_API void graphrt_free_handle_array(TVMArrayHandle* arrays);
 /* Serialises `count` named arrays; *out points at thread-local bytes. */
 GRAPHRT_API int graphrt_params_save(int count, const char** names, TVMArrayHandle* arrays, const char** out, size_t* out_size);
 
+/* ---- models (the session layer, graphrt/session.h) ----
+ * One typed way in for any artifact graphrt reads: a graph one-file export,
+ * .tar, tvmc package or three-file form, or a Relax executable, of any ABI.
+ *
+ *   graphrt_model_t model;
+ *   graphrt_model_load("deploy.so", NULL, &model);
+ *   graphrt_runner_t runner;
+ *   graphrt_runner_create(model, NULL, &runner);      (NULL: the entry, "default" / "main")
+ *   graphrt_runner_set_input(runner, "x", &x);        (a DLTensor, copied)
+ *   graphrt_runner_run(runner);
+ *   graphrt_runner_get_output(runner, 0, &y);         (free y with TVMArrayFree)
+ *   graphrt_runner_free(runner); graphrt_model_free(model);
+ *
+ * A model is used by any number of threads; a runner by one thread at a time
+ * (make one per thread). Models load through the process's default runtime. */
+typedef struct graphrt_model* graphrt_model_t;
+typedef struct graphrt_runner* graphrt_runner_t;
+
+/* How to load; NULL options (or all fields zero) load a one-file export or a
+ * Relax executable on the CPU with the dlopen loader. */
+typedef struct {
+  const char* graph_json_path; /* three-file form: the graph JSON (the path is then the kernels library) */
+  const char* params_path;     /* three-file form: the params file (optional) */
+  const char* loader;          /* NULL or "": dlopen; "elf": loaded without dlopen */
+  int trust_exports;           /* 1: call exported functions of a library that is not TVM's */
+  int device_type;             /* 0: the CPU (kDLCPU) */
+  int device_id;
+  const char* memory_plan;     /* graph: NULL or "" (the default), "tvm", "liveness", "auto" */
+} graphrt_model_options;
+
+/* An input or output as the model says it: the pointers stay valid as long as
+ * the model. `known` 0: the artifact gives no dtype and shape (a Relax
+ * parameter its code does not check); `shape` has -1 for a symbolic dimension,
+ * and `symbols` (NULL for graphs) the symbolic variable of each dimension
+ * (equal values, equal sizes; -1 for a fixed one). */
+typedef struct {
+  const char* name;
+  int known;
+  DLDataType dtype;
+  int ndim;
+  const int64_t* shape;
+  const int64_t* symbols;
+} graphrt_tensor_info;
+
+GRAPHRT_API int graphrt_model_load(const char* path, const graphrt_model_options* options, graphrt_model_t* out);
+GRAPHRT_API void graphrt_model_free(graphrt_model_t model);
+/* 0: a graph (one function, "default"), 1: a Relax executable. */
+GRAPHRT_API int graphrt_model_kind(graphrt_model_t model, int* out);
+GRAPHRT_API int graphrt_model_num_functions(graphrt_model_t model, int* out);
+GRAPHRT_API int graphrt_model_function_name(graphrt_model_t model, int index, const char** out);
+/* `function` NULL or "": the entry. Params bound at load are not inputs. A
+ * Relax function's outputs are known after a run only (num_outputs 0). */
+GRAPHRT_API int graphrt_model_num_inputs(graphrt_model_t model, const char* function, int* out);
+GRAPHRT_API int graphrt_model_input_info(graphrt_model_t model, const char* function, int index, graphrt_tensor_info* out);
+GRAPHRT_API int graphrt_model_num_outputs(graphrt_model_t model, const char* function, int* out);
+GRAPHRT_API int graphrt_model_output_info(graphrt_model_t model, const char* function, int index, graphrt_tensor_info* out);
+/* The names of the params bound at load, one a line (valid as long as the model). */
+GRAPHRT_API int graphrt_model_param_names(graphrt_model_t model, const char** out);
+
+/* A runner of `function` (NULL or "": the entry); it keeps the model alive. */
+GRAPHRT_API int graphrt_runner_create(graphrt_model_t model, const char* function, graphrt_runner_t* out);
+GRAPHRT_API void graphrt_runner_free(graphrt_runner_t runner);
+/* Input `name` from `value`: a copy, or (zero_copy) the caller's memory, which
+ * must stay valid and unchanged until the runs using it are done. */
+GRAPHRT_API int graphrt_runner_set_input(graphrt_runner_t runner, const char* name, const DLTensor* value);
+GRAPHRT_API int graphrt_runner_set_input_zero_copy(graphrt_runner_t runner, const char* name, const DLTensor* value);
+GRAPHRT_API int graphrt_runner_run(graphrt_runner_t runner);
+GRAPHRT_API int graphrt_runner_num_outputs(graphrt_runner_t runner, int* out);
+/* Output `index` of the last run: a new array handle on the runner's storage
+ * (free it with TVMArrayFree; the next run may overwrite what it holds). */
+GRAPHRT_API int graphrt_runner_get_output(graphrt_runner_t runner, int index, TVMArrayHandle* out);
+
 /* ---- warnings ---- */
 /* The library never prints: warnings (level 1) go to this callback, or nowhere
  * when it is NULL (the default). */

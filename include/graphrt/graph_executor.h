@@ -179,6 +179,15 @@ std::string save_param_dict(const ParamList& params);
 void write_graph_executor_factory(BlobWriter& writer, const std::string& graph_json, const ParamList& params,
                                   const std::string& module_name = "default");
 
+// What the root of a one-file graph export (TVM's GraphExecutorFactory module)
+// holds: its graph JSON and the names of the params it binds (no weight is
+// copied). An Error of kind type mismatch when `factory` is another module.
+struct GraphFactoryInfo {
+  std::string graph_json;
+  std::vector<std::string> param_names;
+};
+GraphFactoryInfo graph_factory_info(const Module& factory);
+
 // Wraps an executor as a TVM "GraphExecutor" module (set_input, run, ...).
 Module make_graph_executor_module(std::shared_ptr<GraphExecutor> executor);
 std::shared_ptr<GraphExecutor> graph_executor_of(const Module& module);  // null if not one

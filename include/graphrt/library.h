@@ -20,6 +20,8 @@
 #pragma GCC visibility push(default)  // exported: see graphrt/export.h
 namespace graphrt {
 
+class Runtime;
+
 // One run of a loaded image's readable memory, as its loader left it.
 struct LibraryRange {
   uintptr_t start = 0;
@@ -103,6 +105,8 @@ constexpr size_t kLibraryProbeBytes = 512;
 // registered with a probe takes over every file the probe claims.
 void register_library_loader(const std::string& name, LibraryLoader loader, LibraryProbe probe = nullptr);
 std::shared_ptr<Library> load_library(const std::string& loader, const LibrarySource& source);
+// The same through `runtime`'s loaders and probes (the one above uses the default runtime's).
+std::shared_ptr<Library> load_library(Runtime& runtime, const std::string& loader, const LibrarySource& source);
 std::vector<std::string> library_loader_names();
 
 // The runtime's implementation of a TVM C-ABI entry point by its name

@@ -65,6 +65,10 @@ struct LoadOptions {
   // loads it anyway and calls its exported functions as packed functions
   // (hand-written kernels that carry no TVM marker).
   bool trust_exports = false;
+  // Whose library loaders, probes and registered file kinds read the file (null: the
+  // process's default runtime). The blob's record loaders and the devices are still the
+  // default runtime's (docs/architecture.md, "Process-wide state").
+  Runtime* runtime = nullptr;
 };
 
 // Loads a TVM library (.so, or a .tar export) and returns its root module.

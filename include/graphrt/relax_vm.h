@@ -99,6 +99,41 @@ struct RelaxValue {
   }
 };
 
+// What a Relax function's code checks of a parameter (its prologue's
+// check_tensor_info and match_shape): the one typed form of it, read from the
+// VM module's get_function_param_spec record.
+struct RelaxParamSpec {
+  bool tensor = false;            // checked as a tensor
+  DLDataType dtype{0, 0, 0};      // bits 0: any dtype
+  int64_t ndim = -1;              // -1: any rank
+  std::vector<int64_t> dims;      // one per dimension when the rank is known: the size, -1 where not fixed
+  std::vector<int64_t> symbols;   // one per dimension: the symbolic variable's slot (same slot, same size), else -1
+
+  // A tensor of known dtype and rank: enough to make one.
+  bool known() const { return tensor && dtype.bits != 0 && ndim >= 0; }
+
+  // The record [tensor, dtype code, bits, lanes, ndim, dims[ndim], symbols[ndim]]
+  // (modules/relax/param_signature.h, signature_record, writes it).
+  static RelaxParamSpec from_record(const NDArray& record) {
+    const DLTensor* t = record.handle();
+    const int64_t n = t->ndim == 1 ? t->shape[0] : -1;
+    if (t->dtype.code != kDLInt || t->dtype.bits != 64 || n < 5)
+      throw Error(ErrorKind::kInternal, "RelaxParamSpec: get_function_param_spec returned no int64 record");
+    const int64_t* v = reinterpret_cast<const int64_t*>(static_cast<const char*>(t->data) + t->byte_offset);
+    RelaxParamSpec s;
+    s.tensor = v[0] != 0;
+    s.dtype = DLDataType{static_cast<uint8_t>(v[1]), static_cast<uint8_t>(v[2]), static_cast<uint16_t>(v[3])};
+    s.ndim = v[4];
+    const int64_t rank = s.ndim > 0 ? s.ndim : 0;
+    if (n != 5 + 2 * rank)
+      throw Error(ErrorKind::kInternal, "RelaxParamSpec: a record of " + std::to_string(n) + " values for rank " +
+                                            std::to_string(s.ndim));
+    s.dims.assign(v + 5, v + 5 + rank);
+    s.symbols.assign(v + 5 + rank, v + 5 + 2 * rank);
+    return s;
+  }
+};
+
 class RelaxVM {
  public:
   // TVM's allocator kinds (vm_initialization's third argument).
@@ -111,13 +146,20 @@ class RelaxVM {
   }
 
   // A VM over `executable`, the module load_module returned for a Relax export.
-  explicit RelaxVM(Module executable, Allocator allocator = Allocator::kPooled) : exe_(std::move(executable)) {
+  explicit RelaxVM(Module executable, Allocator allocator = Allocator::kPooled)
+      : RelaxVM(std::move(executable), cpu(), allocator) {}
+  // A VM whose tensors live on `device` (a device other than the CPU first, the host
+  // last, as TVM's VirtualMachine lists them); the arguments of call() must be there.
+  RelaxVM(Module executable, DLDevice device, Allocator allocator = Allocator::kPooled)
+      : exe_(std::move(executable)) {
     const std::string key = exe_.get() ? exe_->type_key() : std::string("(none)");
     if (key != "relax.VMExecutable" && key != "relax.Executable")
       throw Error(ErrorKind::kTypeMismatch, "RelaxVM: module '" + key + "' is not a Relax executable")
           .with("tkey", key);
     vm_ = call_function(exe_->require_function("vm_load_executable"), ArgList()).as_module();
     ArgList init;
+    if (device.device_type != kDLCPU)
+      init.add_int(device.device_type).add_int(device.device_id).add_int(static_cast<int>(allocator));
     init.add_int(kDLCPU).add_int(0).add_int(static_cast<int>(allocator));
     call_function(vm_->require_function("vm_initialization"), init);
   }
@@ -134,7 +176,8 @@ class RelaxVM {
     static const char* const kInterface[] = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
                                              "get_output_arity", "get_function_arity", "get_function_param_name",
                                              "save_function", "invoke_closure", "profile", "trace",
-                                             "get_function_param_signature", "set_instruction_budget",
+                                             "get_function_param_signature", "get_function_param_spec",
+                                             "set_instruction_budget",
                                              "set_instrument"};
     std::vector<std::string> out;
     for (const std::string& name : vm->function_names()) {
@@ -161,6 +204,20 @@ class RelaxVM {
                          ArgList().add_string(function).add_int(index))
         .as_string();
   }
+
+  // The same, typed.
+  RelaxParamSpec param_spec(const std::string& function, int64_t index) const {
+    return RelaxParamSpec::from_record(call_function(vm_->require_function("get_function_param_spec"),
+                                                     ArgList().add_string(function).add_int(index))
+                                           .as_ndarray());
+  }
+
+  // VM function `name` to call with any packed arguments (objects, shapes, ...); a
+  // kNotFound Error naming it when the executable has no such function.
+  PackedFunc function(const std::string& name) const { return vm_->require_function(name); }
+  // The executable's own listing: its counts and constants (dtype and shape), and its code.
+  std::string executable_stats() const { return call_function(exe_->require_function("stats"), ArgList()).as_string(); }
+  std::string executable_text() const { return call_function(exe_->require_function("as_text"), ArgList()).as_string(); }
 
   RelaxValue call(const std::string& function, const std::vector<NDArray>& args) {
     return RelaxValue::from(call_function(vm_->require_function(function), arrays(args)));

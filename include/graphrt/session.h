@@ -22,12 +22,16 @@
 namespace graphrt {
 
 // One input or output: name, dtype, shape (-1 where symbolic). `known` is
-// false where the artifact does not say (a Relax parameter the code never checks).
+// false where the artifact does not say a dtype and rank (a Relax parameter
+// its code does not check as a tensor of one dtype and rank).
 struct TensorSpec {
   std::string name;
   DLDataType dtype{kDLFloat, 32, 1};
   std::vector<int64_t> shape;
   bool known = true;
+  // Relax: one per dimension, the symbolic variable a -1 dimension is (dimensions with the
+  // same variable have the same size), else -1; empty where the artifact has none (graphs).
+  std::vector<int64_t> symbols;
 };
 
 struct FunctionSpec {

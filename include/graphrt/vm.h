@@ -32,7 +32,7 @@ class VmApi {
   // The VM of `runtime` (by default the process's); throws kNotFound when
   // that runtime has no VM back end (it was left out of the build, or not
   // registered into a runtime made empty).
-  explicit VmApi(Runtime& runtime = graphrt::runtime()) : runtime_(&runtime) { function("graphrt.vm.assemble"); }
+  explicit VmApi(Runtime& runtime = graphrt::runtime()) : runtime_(&runtime) { global("graphrt.vm.assemble"); }
 
   // Bytecode: VM assembly (.vmasm text) as a verified .vmbc image (syntax
   // errors name the line); what a load would refuse an image for; a
@@ -74,6 +74,10 @@ class VmApi {
   std::string result_types(const Module& module, const std::string& function) const {
     return call("graphrt.vm.result_types", {module_arg(module), text_arg(function)}).as_string();
   }
+  // The function itself, to call with its cconv arguments (a kNotFound Error naming it otherwise).
+  PackedFunc function(const Module& module, const std::string& name) const {
+    return module->require_function(name);
+  }
 
   // Later calls into `module` report every bytecode instruction to `tracer`
   // ("demo.add@1: add.i32 %i2, %i0, %i1"); an empty `tracer` stops tracing.
@@ -93,6 +97,14 @@ class VmApi {
     call("graphrt.vm.set_instruction_budget", {int_arg(static_cast<int64_t>(budget))});
   }
   void set_memory_limit(int64_t bytes) const { call("graphrt.vm.set_memory_limit", {int_arg(bytes)}); }
+  // The same from text a user gave (a positive decimal integer); an Error names `source`
+  // (where the text came from: an environment variable, a flag).
+  void set_instruction_budget(const std::string& text, const std::string& source) const {
+    call("graphrt.vm.set_instruction_budget", {text_arg(text), text_arg(source)});
+  }
+  void set_memory_limit(const std::string& text, const std::string& source) const {
+    call("graphrt.vm.set_memory_limit", {text_arg(text), text_arg(source)});
+  }
 
   // VM lists (object type key "graphrt.vm.List"): one cconv letter per item
   // in `types`, items converted as VM calls convert arguments; a list passed
@@ -111,7 +123,7 @@ class VmApi {
   }
 
  private:
-  PackedFunc function(const std::string& name) const {
+  PackedFunc global(const std::string& name) const {
     PackedFunc f = runtime_->function(name);
     if (!f) throw Error(ErrorKind::kNotFound, "this runtime has no VM back end").with("function", name);
     return f;
@@ -124,7 +136,7 @@ class VmApi {
       codes.push_back(a.code());
     }
     RetValue ret;
-    function(name)->call(TVMArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
+    global(name)->call(TVMArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
     return ret;
   }
   static RetValue text_arg(const std::string& s) {

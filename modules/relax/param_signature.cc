@@ -92,5 +92,12 @@ std::string signature_text(const ParamSignature& s) {
   return text + "]";
 }
 
+std::vector<int64_t> signature_record(const ParamSignature& s) {
+  std::vector<int64_t> out = {s.tensor ? 1 : 0, s.dtype.code, s.dtype.bits, s.dtype.lanes, s.ndim};
+  out.insert(out.end(), s.dims.begin(), s.dims.end());
+  out.insert(out.end(), s.symbols.begin(), s.symbols.end());
+  return out;
+}
+
 }  // namespace relax
 }  // namespace graphrt

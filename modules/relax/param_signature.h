@@ -33,5 +33,11 @@ std::vector<ParamSignature> param_signatures(const Executable& exe, int64_t func
 // "float32[...]" for a tensor of any rank, "?" when nothing is checked.
 std::string signature_text(const ParamSignature& s);
 
+// The signature as the VM module's get_function_param_spec hands it out (an
+// int64 array; graphrt/relax_vm.h's RelaxParamSpec is its one reader):
+//   [tensor (0/1), dtype code, dtype bits, dtype lanes, ndim (-1: any rank),
+//    dims[ndim] (-1: not fixed), symbols[ndim] (shape-heap slot, else -1)]
+std::vector<int64_t> signature_record(const ParamSignature& s);
+
 }  // namespace relax
 }  // namespace graphrt

@@ -59,6 +59,16 @@ int64_t VmModuleNode::vm_function_index(const std::string& name) const {
   return i;
 }
 
+ParamSignature VmModuleNode::param_signature(const TVMArgs& args) const {
+  const int64_t f = vm_function_index(args.as_string(0));
+  std::vector<ParamSignature> params = param_signatures(*linked_->exe, f);
+  const int64_t i = args.as_int(1);
+  if (i < 0 || i >= static_cast<int64_t>(params.size()))
+    throw Error(ErrorKind::kOutOfRange, "'" + args.as_string(0) + "' has no parameter " + std::to_string(i))
+        .with("function", args.as_string(0));
+  return std::move(params[static_cast<size_t>(i)]);
+}
+
 Value VmModuleNode::invoke(const std::string& name, const std::vector<Value>& args) {
   const int64_t f = vm_function_index(name);
   const std::vector<const Value*> argv = pointers(args);
@@ -207,13 +217,15 @@ PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module
   if (name == "get_function_param_signature")
     return make_function([this, self](const TVMArgs& args, RetValue* ret) {
       require(args, 2, "get_function_param_signature(function, index)");
-      const int64_t f = vm_function_index(args.as_string(0));
-      const std::vector<ParamSignature> params = param_signatures(*linked_->exe, f);
-      const int64_t i = args.as_int(1);
-      if (i < 0 || i >= static_cast<int64_t>(params.size()))
-        throw Error(ErrorKind::kOutOfRange, "'" + args.as_string(0) + "' has no parameter " + std::to_string(i))
-            .with("function", args.as_string(0));
-      ret->set_string(signature_text(params[static_cast<size_t>(i)]));
+      ret->set_string(signature_text(param_signature(args)));
+    }, name);
+  if (name == "get_function_param_spec")
+    return make_function([this, self](const TVMArgs& args, RetValue* ret) {
+      require(args, 2, "get_function_param_spec(function, index)");
+      const std::vector<int64_t> record = signature_record(param_signature(args));
+      NDArray out = NDArray::empty({static_cast<int64_t>(record.size())}, DLDataType{kDLInt, 64, 1}, DLDevice{kDLCPU, 0});
+      out.copy_from_bytes(record.data(), record.size() * sizeof(int64_t));
+      ret->set_ndarray(out);
     }, name);
   if (name == "set_instrument")
     return make_function([this, self](const TVMArgs& args, RetValue*) {
@@ -270,7 +282,8 @@ std::vector<std::string> VmModuleNode::function_names() const {
   std::vector<std::string> names = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
                                     "get_output_arity", "get_function_arity", "get_function_param_name",
                                     "save_function", "invoke_closure", "profile", "trace",
-                                    "get_function_param_signature", "set_instruction_budget", "set_instrument"};
+                                    "get_function_param_signature", "get_function_param_spec", "set_instruction_budget",
+                                    "set_instrument"};
   for (const FunctionInfo& f : linked_->exe->functions)
     if (f.kind == FunctionKind::kVMFunc) names.push_back(f.name);
   return names;

@@ -12,6 +12,7 @@
 
 #include "graphrt/module.h"
 #include "modules/relax/interpreter.h"
+#include "modules/relax/param_signature.h"
 
 namespace graphrt {
 namespace relax {
@@ -34,6 +35,8 @@ class VmModuleNode : public ModuleNode {
     bool include_return;
   };
   int64_t vm_function_index(const std::string& name) const;
+  // What the code of function args[0] checks of its parameter args[1].
+  ParamSignature param_signature(const TVMArgs& args) const;
   void initialize(const TVMArgs& args);
   void set_input(const TVMArgs& args);
   void get_output(const TVMArgs& args, RetValue* ret, bool arity);

@@ -21,6 +21,7 @@ from .device import Device, cpu, cuda, gpu, device, opencl, cl, vulkan, metal, m
 from .module import (Module, Function, Object, Array, load_module, load_module_from_memory, get_global_func,
                      list_global_func_names, load_plugin, BenchmarkResult)
 from .ndarray import NDArray, from_dlpack
+from .session import Session, Model, Runner, TensorInfo
 from .python_function import register_func, function_from_python
 from .shape_tuple import ShapeTuple
 from . import ndarray as nd

@@ -55,6 +55,29 @@ class TVMByteArray(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("size", ctypes.c_size_t)]
 
 
+class ModelOptions(ctypes.Structure):  # graphrt_model_options
+    _fields_ = [
+        ("graph_json_path", ctypes.c_char_p),
+        ("params_path", ctypes.c_char_p),
+        ("loader", ctypes.c_char_p),
+        ("trust_exports", ctypes.c_int),
+        ("device_type", ctypes.c_int),
+        ("device_id", ctypes.c_int),
+        ("memory_plan", ctypes.c_char_p),
+    ]
+
+
+class TensorInfoC(ctypes.Structure):  # graphrt_tensor_info
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("known", ctypes.c_int),
+        ("dtype", DLDataType),
+        ("ndim", ctypes.c_int),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("symbols", ctypes.POINTER(ctypes.c_int64)),
+    ]
+
+
 # ctypes takes tens of microseconds to make an array type the first time a length is
 # used: calls with few arguments and tensors of few dimensions use these, made at import.
 _SHORT = 8
@@ -147,6 +170,23 @@ _SIGNATURES = {
     "graphrt_params_load": (_int, [_vp, ctypes.c_size_t, _p(_int), _p(_cp), _p(_p(_vp))]),
     "graphrt_free_handle_array": (None, [_p(_vp)]),
     "graphrt_params_save": (_int, [_int, _p(_cp), _p(_vp), _p(_vp), _p(ctypes.c_size_t)]),
+    "graphrt_model_load": (_int, [_cp, _p(ModelOptions), _p(_vp)]),
+    "graphrt_model_free": (None, [_vp]),
+    "graphrt_model_kind": (_int, [_vp, _p(_int)]),
+    "graphrt_model_num_functions": (_int, [_vp, _p(_int)]),
+    "graphrt_model_function_name": (_int, [_vp, _int, _p(_cp)]),
+    "graphrt_model_num_inputs": (_int, [_vp, _cp, _p(_int)]),
+    "graphrt_model_input_info": (_int, [_vp, _cp, _int, _p(TensorInfoC)]),
+    "graphrt_model_num_outputs": (_int, [_vp, _cp, _p(_int)]),
+    "graphrt_model_output_info": (_int, [_vp, _cp, _int, _p(TensorInfoC)]),
+    "graphrt_model_param_names": (_int, [_vp, _p(_cp)]),
+    "graphrt_runner_create": (_int, [_vp, _cp, _p(_vp)]),
+    "graphrt_runner_free": (None, [_vp]),
+    "graphrt_runner_set_input": (_int, [_vp, _cp, _vp]),
+    "graphrt_runner_set_input_zero_copy": (_int, [_vp, _cp, _vp]),
+    "graphrt_runner_run": (_int, [_vp]),
+    "graphrt_runner_num_outputs": (_int, [_vp, _p(_int)]),
+    "graphrt_runner_get_output": (_int, [_vp, _int, _p(_vp)]),
     "graphrt_version": (_cp, []),
     "graphrt_init": (_int, []),
 }

@@ -26,6 +26,8 @@ void register_module_usage_hint(Runtime& runtime, const std::string& type_key, c
 
 // check_model_library_file for the first bytes of `origin`, already read.
 void check_model_library_head(const uint8_t* head, size_t size, const std::string& origin);
+// The same against the kinds registered in `runtime`.
+void check_model_library_head(Runtime& runtime, const uint8_t* head, size_t size, const std::string& origin);
 // The hint registered for `type_key` ("" when none).
 std::string module_usage_hint(const std::string& type_key);
 

@@ -171,7 +171,7 @@ class DsoLibrary : public Library {
   mutable elf::ElfSymbolTable symbols_;
 };
 
-auto& loader_table() { return RuntimeTables::of(runtime()); }
+auto& loader_table(Runtime& runtime) { return RuntimeTables::of(runtime); }
 
 std::shared_ptr<Library> dlopen_loader(const LibrarySource& source, const FileHead& file) {
   if (source.path.empty())
@@ -194,12 +194,18 @@ void register_library_loader(const std::string& name, LibraryLoader loader, Libr
   runtime().register_library_loader(name, std::move(loader), std::move(probe));
 }
 
-std::vector<std::string> library_loader_names() {
-  std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
+namespace {
+
+std::vector<std::string> loader_names(Runtime& runtime) {
+  std::lock_guard<std::mutex> lock(loader_table(runtime).library_loaders_mutex);
   std::vector<std::string> names{"dlopen"};
-  for (const auto& kv : loader_table().library_loaders) names.push_back(kv.first);
+  for (const auto& kv : loader_table(runtime).library_loaders) names.push_back(kv.first);
   return names;
 }
+
+}  // namespace
+
+std::vector<std::string> library_loader_names() { return loader_names(runtime()); }
 
 namespace {
 
@@ -235,44 +241,50 @@ FileHead source_head(const LibrarySource& source) {
 }
 
 // The loader whose probe claims this content, or "" when none does.
-std::string claiming_loader(const FileHead& file) {
+std::string claiming_loader(Runtime& runtime, const FileHead& file) {
   if (file.bytes.empty()) return "";
-  std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
-  for (const auto& kv : loader_table().library_probes) {
+  std::lock_guard<std::mutex> lock(loader_table(runtime).library_loaders_mutex);
+  for (const auto& kv : loader_table(runtime).library_probes) {
     if (kv.second(file.bytes.data(), file.bytes.size())) return kv.first;
   }
   return "";
 }
 
-bool has_probe(const std::string& loader) {
-  std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
-  return loader_table().library_probes.count(loader) != 0;
+bool has_probe(Runtime& runtime, const std::string& loader) {
+  std::lock_guard<std::mutex> lock(loader_table(runtime).library_loaders_mutex);
+  return loader_table(runtime).library_probes.count(loader) != 0;
 }
 
 }  // namespace
 
 std::shared_ptr<Library> load_library(const std::string& requested, const LibrarySource& source) {
+  return load_library(runtime(), requested, source);
+}
+
+std::shared_ptr<Library> load_library(Runtime& runtime, const std::string& requested, const LibrarySource& source) {
   std::string loader = requested;
   FileHead file;
   bool head_read = false;
-  if (!has_probe(requested)) {
+  if (!has_probe(runtime, requested)) {
     file = source_head(source);
     head_read = true;
-    const std::string claimed = claiming_loader(file);
+    const std::string claimed = claiming_loader(runtime, file);
     if (!claimed.empty()) loader = claimed;
     // A params file, a graph JSON, an input array handed over as the model: said as such.
-    if (claimed.empty()) check_model_library_head(file.bytes.data(), file.bytes.size(), source.path.empty() ? "the model bytes" : source.path);
+    if (claimed.empty())
+      check_model_library_head(runtime, file.bytes.data(), file.bytes.size(),
+                               source.path.empty() ? "the model bytes" : source.path);
   }
   if (loader.empty() || loader == "dlopen") return dlopen_loader(source, head_read ? file : source_head(source));
   LibraryLoader fn;
   {
-    std::lock_guard<std::mutex> lock(loader_table().library_loaders_mutex);
-    auto it = loader_table().library_loaders.find(loader);
-    if (it != loader_table().library_loaders.end()) fn = it->second;
+    std::lock_guard<std::mutex> lock(loader_table(runtime).library_loaders_mutex);
+    auto it = loader_table(runtime).library_loaders.find(loader);
+    if (it != loader_table(runtime).library_loaders.end()) fn = it->second;
   }
   if (!fn) {
     std::string names;
-    for (const std::string& n : library_loader_names()) names += (names.empty() ? "" : ", ") + n;
+    for (const std::string& n : loader_names(runtime)) names += (names.empty() ? "" : ", ") + n;
     throw Error(ErrorKind::kNotFound, "unknown library loader '" + loader + "' (available: " + names + ")");
   }
   return fn(source);

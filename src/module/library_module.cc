@@ -344,14 +344,16 @@ Module load_module_from_library(std::shared_ptr<Library> library, const LoadOpti
 Module load_module(const std::string& path, const LoadOptions& options) {
   LibrarySource source;
   source.path = path;
-  return load_module_from_library(load_library(options.loader, source), options);
+  return load_module_from_library(load_library(options.runtime ? *options.runtime : runtime(), options.loader, source),
+                                  options);
 }
 
 Module load_module_from_memory(const uint8_t* data, size_t size, const LoadOptions& options) {
   LibrarySource source;
   source.data = data;
   source.size = size;
-  return load_module_from_library(load_library(options.loader, source), options);
+  return load_module_from_library(load_library(options.runtime ? *options.runtime : runtime(), options.loader, source),
+                                  options);
 }
 
 std::string write_module_blob(const std::vector<ModuleBlobRecord>& records,

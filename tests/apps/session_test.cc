@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <string>
 
+#include "fixture_cases.h"
+#include "graphrt/graph_json.h"
 #include "graphrt/session.h"
 #include "test_support.h"
 
@@ -82,6 +85,113 @@ TEST(Session, RelaxExecutableListsItsFunctionsAndRuns) {
   expect_equal(runner->output(0), graphrt_test::read_npy(graphrt_test::fixture_path("relax/relax_mlp/output_0.npy")));
 }
 
+// The shape case.json gives input `name`, with -1 where another input set of
+// the case (input_<name>_<set>.npy) has another size: the dimensions TVM
+// left symbolic in these exports.
+std::vector<int64_t> expected_shape(const std::string& dir, const nlohmann::json& input, const std::string& name) {
+  std::vector<int64_t> shape = input["shape"].get<std::vector<int64_t>>();
+  for (const char* set : {"_n1", "_else"}) {
+    const std::string path = graphrt_test::fixture_path(dir + "/input_" + name + set + ".npy");
+    if (!std::ifstream(path)) continue;
+    const graphrt_apps::NpyArray other = graphrt_test::read_npy(path);
+    for (size_t d = 0; d < shape.size() && d < other.shape.size(); ++d)
+      if (other.shape[d] != shape[d]) shape[d] = -1;
+  }
+  return shape;
+}
+
+// Relax inputs carry what the executable's code checks: case.json's names,
+// dtypes and shapes (from TVM's export script), symbolic where the case runs
+// more than one size; for both ABIs.
+TEST(Session, RelaxInputsHaveTheDtypesAndShapesTheCodeChecks) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  Session session(graphrt::runtime(), graphrt::cpu());
+  int checked = 0;
+  for (const char* abi : {"relax/", "relax-ffi/"}) {
+    for (const char* name : {"relax_mlp", "relax_cnn", "relax_chain", "relax_control_flow", "relax_dynamic_batch",
+                             "relax_tuple_io", "relax_transformer_block", "relax_params_as_args"}) {
+      const std::string dir = std::string(abi) + name;
+      SCOPED_TRACE(dir);
+      const nlohmann::json c = graphrt_test::case_json(dir);
+      std::shared_ptr<graphrt::Model> model = session.load(source(dir + "/deploy_relax.so"));
+      const graphrt::FunctionSpec& f = model->function(c["entry"].get<std::string>());
+      ASSERT_EQ(c["inputs"].size(), f.inputs.size());
+      for (const graphrt::TensorSpec& t : f.inputs) {
+        ASSERT_TRUE(c["inputs"].contains(t.name)) << t.name;
+        const nlohmann::json& want = c["inputs"][t.name];
+        if (!t.known) {  // only weights passed as arguments go unchecked (nn.Module exports)
+          EXPECT_EQ("relax_params_as_args", std::string(name)) << t.name;
+          EXPECT_NE("x", t.name);
+          continue;
+        }
+        EXPECT_EQ(want["dtype"].get<std::string>(), graphrt::dtype_to_string(t.dtype)) << t.name;
+        EXPECT_EQ(expected_shape(dir, want, t.name), t.shape) << t.name;
+        ASSERT_EQ(t.shape.size(), t.symbols.size());
+        for (size_t d = 0; d < t.shape.size(); ++d) EXPECT_EQ(t.shape[d] < 0, t.symbols[d] >= 0) << t.name << " " << d;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 18);  // every case's x (and tuple_io's y), in both ABIs
+}
+
+// A one-file export's factory, typed: its graph JSON is the three-file form's
+// graph, its params the params file's names; another module is refused by kind.
+TEST(GraphFactoryInfo, GraphAndParamNamesOfTheFactory) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  const graphrt::GraphFactoryInfo info =
+      graphrt::graph_factory_info(graphrt::load_module(graphrt_test::fixture_path("mlp/deploy_factory.so")));
+  EXPECT_EQ(graphrt::parse_graph_json(graphrt_test::read_text(graphrt_test::fixture_path("mlp/deploy_graph.json")))
+                .nodes.size(),
+            graphrt::parse_graph_json(info.graph_json).nodes.size());
+  std::vector<std::string> want;
+  for (const auto& p : graphrt::load_param_dict(
+           graphrt_test::read_text(graphrt_test::fixture_path("mlp/deploy_params.params"))))
+    want.push_back(p.first);
+  std::vector<std::string> got = info.param_names;
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(want, got);
+  try {
+    graphrt::graph_factory_info(graphrt::load_module(graphrt_test::fixture_path("mlp/deploy_lib.so")));
+    FAIL() << "a kernels library read as a factory";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(graphrt::ErrorKind::kTypeMismatch, e.kind()) << e.what();
+  }
+}
+
+// A Session's loads reach its own runtime's library loaders, not the default's.
+TEST(Session, LoadsThroughItsOwnRuntime) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  graphrt::Runtime own;
+  own.register_library_loader("only-here", [](const graphrt::LibrarySource& source) -> std::shared_ptr<graphrt::Library> {
+    throw graphrt::Error(graphrt::ErrorKind::kUnsupported, "the session's own loader was asked").with("file", source.path);
+  });
+  graphrt::SessionOptions options;
+  options.load.loader = "only-here";
+  try {
+    Session(own, graphrt::cpu(), options).load(source("mlp/deploy_factory.so"));
+    FAIL() << "loaded past a loader that refuses everything";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(graphrt::ErrorKind::kUnsupported, e.kind()) << e.what();
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("own loader was asked")) << e.what();
+  }
+  try {
+    Session(graphrt::runtime(), graphrt::cpu(), options).load(source("mlp/deploy_factory.so"));
+    FAIL() << "the default runtime has a loader it was never given";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(graphrt::ErrorKind::kNotFound, e.kind()) << e.what();
+  }
+  // An empty runtime knows no params file: it is not named as one there.
+  graphrt::Runtime empty;
+  try {
+    Session(empty, graphrt::cpu()).load(source("mlp/deploy_params.params"));
+    FAIL() << "a params file loaded as a model";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(std::string::npos, std::string(e.what()).find("is a params file")) << e.what();
+  }
+}
+
 TEST(Session, MistakesAreNamed) {
   GRAPHRT_REQUIRE_FIXTURES();
   Session session(graphrt::runtime(), graphrt::cpu());
@@ -98,7 +208,13 @@ TEST(Session, MistakesAreNamed) {
     EXPECT_EQ("graph", e.context_value("option")) << e.what();
   }
   std::shared_ptr<graphrt::Model> model = session.load(source("mlp/deploy_factory.so"));
-  EXPECT_THROW(model->function("main"), graphrt::Error);
+  try {
+    model->function("main");
+    FAIL() << "a graph's function 'main' found";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ("function", e.context_value("option")) << e.what();
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("functions: default")) << e.what();
+  }
 }
 
 }  // namespace

@@ -20,6 +20,8 @@ including a layer's internals).
   modules/register_all.cc  public headers, src/layer_api/ and each layer's one
                        registration header (graph/register_graph_executor.h,
                        modules/<name>/register.h)
+  session/             public headers, its own files and src/layer_api/c_api_guard.h (the
+                       one C boundary guard, for its C functions)
   apps/                public headers and apps/common/ (and what protoc generates from an
                        app's own .proto, beside it)
 
@@ -86,6 +88,18 @@ def check_base_elf(path, kind, target):
         return None
     if is_repo_path(target) or kind == '"':
         return "the base's ELF reader includes public headers and its own files only"
+    return None
+
+
+def check_session(path, kind, target):
+    """The session layer stands on the public API; of the core's offer to the layers above it,
+    only the one C boundary guard, for its graphrt_model_* / graphrt_runner_* functions."""
+    if target.startswith(PUBLIC_PREFIXES) or target == "src/layer_api/c_api_guard.h":
+        return None
+    if kind == '"' and own_file(path, target) and "/" not in target:
+        return None
+    if is_repo_path(target) or kind == '"':
+        return "the session layer includes public headers, its own files and src/layer_api/c_api_guard.h only"
     return None
 
 
@@ -159,6 +173,8 @@ def rule_for(relpath):
         return lambda p, k, t: check_vm_side(p, k, t, parts[2])
     if parts[0] == "modules":
         return lambda p, k, t: check_upper_layer(p, k, t, "modules/%s/" % parts[1])
+    if parts[0] == "session":
+        return check_session
     if parts[0] == "apps":
         return check_app
     return None
@@ -198,7 +214,7 @@ def build_rule_violations():
 def main():
     violations = build_rule_violations()
     checked = 0
-    for folder in ("src", "graph", "modules", "apps"):
+    for folder in ("src", "graph", "modules", "session", "apps"):
         for path in sources(folder):
             rel = os.path.relpath(path, ROOT)
             rule = rule_for(rel)

@@ -123,6 +123,12 @@ TEST(RelaxCppApiDetails, NestedTupleSignaturesProfileAndErrors) {
   if (case_names().empty()) GTEST_SKIP() << "Relax fixtures not found";
   graphrt::RelaxVM vm = graphrt::RelaxVM::load(dir + "/deploy_relax.so");
   EXPECT_EQ(vm.param_signature("main", 0), "float32[2, 3]");
+  const graphrt::RelaxParamSpec y = vm.param_spec("main", 1);  // case.json: y int32 (2, 3)
+  EXPECT_TRUE(y.known());
+  EXPECT_EQ(graphrt::dtype_to_string(y.dtype), "int32");
+  EXPECT_EQ(y.dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(y.symbols, (std::vector<int64_t>{-1, -1}));
+  EXPECT_THROW(vm.param_spec("main", 2), graphrt::Error);  // main takes two
   const std::vector<graphrt::NDArray> args = {load_npy(dir + "/input_x.npy"), load_npy(dir + "/input_y.npy")};
   const graphrt::RelaxValue r = vm.call("main", args);
   ASSERT_TRUE(r.is_tuple());
