@@ -24,6 +24,9 @@
 #include <thread>
 #include <vector>
 
+#include "generation/generate_request.h"
+#include "generation/generate_response.h"
+#include "generation/generator.h"
 #include "graphrt/error.h"
 #include "infer_request.h"
 #include "infer_response.h"
@@ -86,6 +89,12 @@ void guarded(httplib::Response& res, F&& body) {
 // not read (too large, or in an encoding refused before the library would inflate it), so
 // what follows on the connection is not a request. Connections are served on one thread.
 thread_local bool close_after_response = false;
+
+// The connection whose request this worker thread is handling (set around each request):
+// a handler that runs for long (a generate request) asks the reactor to watch it for the
+// client going away.
+struct Connection;
+thread_local Connection* current_connection = nullptr;
 
 // The connection layer. cpp-httplib serves a connection on one thread of its pool for as long
 // as it is open, so a few clients that send slowly (or hold keep-alive connections idle) take
@@ -308,6 +317,22 @@ class PipelinedServer : public httplib::Server {
     for (int i = 0; i < workers; ++i) worker_threads_.emplace_back([this] { worker_loop(); });
   }
 
+  // While a handler runs: `on_close` is called once, on the reactor's thread, if the client of
+  // the request being handled on this thread closes its connection (or resets it). The watch
+  // ends when the returned guard is destroyed, before the connection serves anything else.
+  class CloseWatch {
+   public:
+    CloseWatch(PipelinedServer* server, int fd) : server_(server), fd_(fd) {}
+    CloseWatch(const CloseWatch&) = delete;
+    CloseWatch& operator=(const CloseWatch&) = delete;
+    ~CloseWatch() { server_->unwatch(fd_); }
+
+   private:
+    PipelinedServer* server_;
+    int fd_;
+  };
+  std::unique_ptr<CloseWatch> watch_close(std::function<void()> on_close);
+
   // After listen_after_bind() returned (stop() was called): waits until every connection is
   // answered or closed, then ends the threads.
   void finish() {
@@ -394,7 +419,10 @@ class PipelinedServer : public httplib::Server {
           continue;
         }
         auto it = conns.find(fd);
-        if (it == conns.end()) continue;
+        if (it == conns.end()) {
+          fire_watch(fd);
+          continue;
+        }
         Connection& c = *it->second;
         bool eof = false;
         for (size_t got = 0; got < sizeof chunk;) {  // at most one chunk per turn: fairness
@@ -489,7 +517,9 @@ class PipelinedServer : public httplib::Server {
       bool closed = false;
       close_after_response = false;
       const bool last = ++c->served >= max_requests_per_connection || stopping();
+      current_connection = c.get();
       const bool ok = process_request(stream, last, closed, nullptr);
+      current_connection = nullptr;
       if (!ok || closed || close_after_response || last) return close_connection(std::move(c));
       // The request's framing decides where the next begins (a handler may leave a body unread).
       c->in.erase(0, std::min(c->in.size(), std::max(stream.consumed(), c->need)));
@@ -509,6 +539,28 @@ class PipelinedServer : public httplib::Server {
     }
   }
 
+  // A connection being handled is out of the epoll set; a watch puts it back for its close
+  // alone (EPOLLRDHUP, one shot: no event for pipelined bytes, none repeated).
+  void unwatch(int fd) {
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+    std::lock_guard<std::mutex> lock(watch_mutex_);
+    watches_.erase(fd);
+  }
+
+  void fire_watch(int fd) {
+    std::function<void()> on_close;
+    {
+      std::lock_guard<std::mutex> lock(watch_mutex_);
+      auto it = watches_.find(fd);
+      if (it == watches_.end()) return;  // a watch that ended while its event was on the way
+      on_close = std::move(it->second);
+      watches_.erase(it);
+    }
+    on_close();
+  }
+
+  std::mutex watch_mutex_;
+  std::map<int, std::function<void()>> watches_;
   int epoll_ = -1, wake_ = -1;
   std::thread reactor_;
   std::vector<std::thread> worker_threads_;
@@ -519,6 +571,20 @@ class PipelinedServer : public httplib::Server {
   bool workers_done_ = false;
   std::atomic<size_t> open_{0};
 };
+
+std::unique_ptr<PipelinedServer::CloseWatch> PipelinedServer::watch_close(std::function<void()> on_close) {
+  Connection* c = current_connection;
+  if (!c) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(watch_mutex_);
+    watches_[c->fd] = std::move(on_close);
+  }
+  epoll_event ev{};
+  ev.events = EPOLLRDHUP | EPOLLONESHOT;
+  ev.data.fd = c->fd;
+  epoll_ctl(epoll_, EPOLL_CTL_ADD, c->fd, &ev);
+  return std::make_unique<CloseWatch>(this, c->fd);
+}
 
 int bind_server(httplib::Server& server, const std::string& host, int port, const char* what) {
   if (port == 0) {
@@ -534,6 +600,39 @@ int bind_server(httplib::Server& server, const std::string& host, int port, cons
 }
 
 }  // namespace
+
+// A generate_stream response in flight: the request's tokens, the watch that cancels them when
+// the client goes away, and the model they come from. Owned by the response's content provider,
+// which writes one event per token after the handler returned; when the response ends (done,
+// the client gone, the server stopping) the request is cancelled, a no-op once it finished.
+struct GenerateStreamState {
+  std::shared_ptr<ServedModel> model;
+  GenerateRequest request;
+  std::shared_ptr<TokenStream> tokens;
+  std::unique_ptr<PipelinedServer::CloseWatch> watch;
+  ~GenerateStreamState() {
+    watch.reset();
+    if (tokens) tokens->cancel();
+  }
+
+  // The next event as SSE text; `last` is set when no event follows.
+  std::string next_event(bool* last) {
+    const TokenEvent e = tokens->next();
+    *last = e.kind != TokenEvent::kToken || e.reason != FinishReason::kNone;
+    if (e.kind == TokenEvent::kFailed) return sse_event(error_json(e.error));
+    if (e.kind == TokenEvent::kCancelled) return std::string();
+    return sse_event(generate_response_json({model->name(), model->version(), {e.token}, e.reason}, request));
+  }
+};
+
+Generator& generator_of(const ServedModel& model) {
+  if (!model.generator())
+    throw Error(ErrorKind::kUnsupported, "'" + model.name() + "' is not a language model on a KV cache: generate "
+                                         "serves Relax executables with MLC's create_tir_paged_kv_cache, prefill and "
+                                         "decode functions, or those config.json's \"generation\" names")
+        .with("field", "generation");
+  return *model.generator();
+}
 
 struct HttpFrontend::Impl {
   Repository* repository = nullptr;
@@ -585,6 +684,54 @@ struct HttpFrontend::Impl {
     record_request(metrics, ok, timings, ns_since(start));
   }
 
+  // POST .../generate and .../generate_stream: the request goes to the model's generator
+  // (generation/); this only decodes, waits for tokens and writes them.
+  void generate(const httplib::Request& req, httplib::Response& res, bool stream) {
+    guarded(res, [&] {
+      const auto model = repository->find(match(req, 1), match(req, 2));
+      try {
+        Generator& generator = generator_of(*model);
+        auto state = std::make_shared<GenerateStreamState>();
+        state->model = model;
+        state->request = decode_generate_request(req.body);
+        state->tokens = generator.submit(state->request);
+        std::shared_ptr<TokenStream> tokens = state->tokens;
+        state->watch = server.watch_close([tokens] { tokens->cancel(); });
+        if (stream) return start_stream(res, std::move(state));
+        reply_json(res, 200, collect_tokens(*state));
+      } catch (Error& e) {
+        throw e.with("model", model->name());
+      }
+    });
+  }
+
+  // Waits for every token; the response, or the error that ended the request.
+  static std::string collect_tokens(GenerateStreamState& state) {
+    GenerateResult result{state.model->name(), state.model->version(), {}, FinishReason::kNone};
+    for (;;) {
+      const TokenEvent e = state.tokens->next();
+      if (e.kind == TokenEvent::kFailed) throw Error(e.error_kind, e.error);
+      if (e.kind == TokenEvent::kCancelled) throw Error(ErrorKind::kInterrupted, "the client went away");
+      result.output_ids.push_back(e.token);
+      if (e.reason == FinishReason::kNone) continue;
+      result.reason = e.reason;
+      return generate_response_json(result, state.request);
+    }
+  }
+
+  static void start_stream(httplib::Response& res, std::shared_ptr<GenerateStreamState> state) {
+    res.status = 200;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider("text/event-stream; charset=utf-8",
+                                     [state](size_t, httplib::DataSink& sink) {
+                                       bool last = false;
+                                       const std::string event = state->next_event(&last);
+                                       if (!event.empty() && !sink.write(event.data(), event.size())) return false;
+                                       if (last) sink.done();
+                                       return true;
+                                     });
+  }
+
   void model_metadata(const httplib::Request& req, httplib::Response& res) {
     guarded(res, [&] {
       const auto model = repository->find(match(req, 1), match(req, 2));
@@ -631,12 +778,18 @@ struct HttpFrontend::Impl {
     server.Get(model + "/ready",
                [this](const httplib::Request& req, httplib::Response& res) { model_ready(req, res); });
     server.Post(model + "/infer", [this](const httplib::Request& req, httplib::Response& res) { infer(req, res); });
+    server.Post(model + "/generate",
+                [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, false); });
+    server.Post(model + "/generate_stream",
+                [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, true); });
     // A route that exists for another verb: 405 with the verb it takes (RFC 9110 15.5.6).
     const auto post_only = [](const httplib::Request& req, httplib::Response& res) {
       res.set_header("Allow", "POST");
       reply_json(res, 405, error_json(req.method + " " + req.path + ": this endpoint takes POST"));
     };
     server.Get(model + "/infer", post_only);
+    server.Get(model + "/generate", post_only);
+    server.Get(model + "/generate_stream", post_only);
     server.Get("/v2/repository/index", post_only);
     server.Get(R"(/v2/repository/models/([^/]+)/(load|unload))", post_only);
     server.Post("/v2/repository/index", [this](const httplib::Request& req, httplib::Response& res) {
@@ -716,6 +869,7 @@ HttpFrontend::HttpFrontend(Repository* repository, const ServerInfo& info, const
     : impl_(std::make_unique<Impl>()) {
   impl_->repository = repository;
   impl_->info = info;
+  impl_->info.extensions.push_back("generate");  // Triton's generate extension is REST only
   impl_->options = options;
   PipelinedServer& s = impl_->server;
   s.workers = options.threads;

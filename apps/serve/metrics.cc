@@ -81,6 +81,30 @@ const Family kFamilies[] = {
      [](const ModelMetrics& m) { return load(m.compute_output_ns); }},
     {"graphrt_inference_pending_requests", "gauge", "Requests waiting for a model instance now", false,
      [](const ModelMetrics& m) { return load(m.pending); }},
+    {"graphrt_generate_request_success_total", "counter", "Generate requests that finished (stop token or max_tokens)",
+     false, [](const ModelMetrics& m) { return load(m.generate_success); }},
+    {"graphrt_generate_request_failure_total", "counter", "Generate requests that failed", false,
+     [](const ModelMetrics& m) { return load(m.generate_failure); }},
+    {"graphrt_generate_request_cancelled_total", "counter",
+     "Generate requests cancelled because their client went away (their sequence removed)", false,
+     [](const ModelMetrics& m) { return load(m.generate_cancelled); }},
+    {"graphrt_generate_tokens_total", "counter", "Tokens generated", false,
+     [](const ModelMetrics& m) { return load(m.generated_tokens); }},
+};
+
+struct HistogramFamily {
+  const char* name;
+  const char* help;
+  const LatencyHistogram& (*histogram)(const ModelMetrics&);
+};
+
+const HistogramFamily kHistograms[] = {
+    {"graphrt_generate_time_to_first_token_seconds",
+     "Time from a generate request's arrival to its first token (queue wait and prefill included)",
+     [](const ModelMetrics& m) -> const LatencyHistogram& { return m.first_token_latency; }},
+    {"graphrt_generate_token_latency_seconds",
+     "Time between consecutive tokens of a sequence (per-token latency, other sequences' steps included)",
+     [](const ModelMetrics& m) -> const LatencyHistogram& { return m.token_latency; }},
 };
 
 }  // namespace
@@ -99,6 +123,13 @@ std::string Metrics::render() const {
       out += std::string(f.name) + "{model=\"" + escape_label(kv.first.first) + "\",version=\"" +
              escape_label(kv.first.second) + "\"} " + number + "\n";
     }
+  }
+  for (const HistogramFamily& h : kHistograms) {
+    out += std::string("# HELP ") + h.name + " " + h.help + ".\n";
+    out += std::string("# TYPE ") + h.name + " histogram\n";
+    for (const auto& kv : models_)
+      out += h.histogram(*kv.second).render(h.name, "model=\"" + escape_label(kv.first.first) + "\",version=\"" +
+                                                        escape_label(kv.first.second) + "\"");
   }
   return out;
 }

@@ -13,6 +13,8 @@
 #include <string>
 #include <utility>
 
+#include "latency_histogram.h"
+
 namespace graphrt_serve {
 
 struct ModelMetrics {
@@ -26,6 +28,15 @@ struct ModelMetrics {
   std::atomic<uint64_t> compute_infer_ns{0};
   std::atomic<uint64_t> compute_output_ns{0};
   std::atomic<int64_t> pending{0};           // requests waiting for an instance now
+  // Generate requests (language models, generation/): outcomes, tokens, and the latency of
+  // each token as its sequence saw it (the first: from the request's arrival, with its wait
+  // and prefill; the others: from the sequence's previous token).
+  std::atomic<uint64_t> generate_success{0};
+  std::atomic<uint64_t> generate_failure{0};
+  std::atomic<uint64_t> generate_cancelled{0};  // the client went away
+  std::atomic<uint64_t> generated_tokens{0};
+  LatencyHistogram first_token_latency;
+  LatencyHistogram token_latency;
 };
 
 // The phases of one request, measured where they happen.

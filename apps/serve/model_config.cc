@@ -68,11 +68,12 @@ ModelConfig parse_model_config(const std::string& text) {
     else if (k == "device" && it->is_string()) c.device = it->get<std::string>();
     else if (k == "input") c.inputs = tensors(*it, "input");
     else if (k == "output") c.outputs = tensors(*it, "output");
+    else if (k == "generation") c.generation = parse_generation_config(*it);
     else if (k == "name" || k == "platform" || k == "backend") continue;  // Triton-style descriptive keys
     else
       throw Error("unknown or mistyped key '" + k +
                   "' (known: max_batch_size, max_queue_delay_us, instance_count, max_queue_size, timeout_us, "
-                  "function, device, input, output)")
+                  "function, device, input, output, generation)")
           .with("field", k);
   }
   return c;

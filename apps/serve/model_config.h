@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "generation/generation_config.h"
+
 namespace graphrt_serve {
 
 struct TensorConfig {
@@ -27,6 +29,8 @@ struct ModelConfig {
   // outputs (by position); Relax executables: declares datatype and shape, which the
   // executable does not record.
   std::vector<TensorConfig> inputs, outputs;
+  // Language models on TVM's paged KV cache: served on /generate (generation/).
+  GenerationConfig generation;
 };
 
 // Parses config.json text; throws graphrt::Error naming the field (unknown keys included, so

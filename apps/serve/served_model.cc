@@ -13,6 +13,8 @@
 #include "common/args.h"
 #include "common/model.h"
 #include "common/relax_model.h"
+#include "generation/generator.h"
+#include "generation/kv_cache_model.h"
 #include "graphrt/error.h"
 #include "graphrt/graph_executor.h"
 #include "graphrt/regular_file.h"
@@ -297,6 +299,15 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
         throw e.with("params cache", params_cache);
       }
     }
+    // A language model: named by config.json's "generation", or recognised by MLC's function names.
+    GenerationConfig generation = config.generation;
+    if (!generation.given && config.function.empty() && exports_kv_cache_functions(model.root, generation))
+      generation.given = true;
+    if (generation.given) {
+      m->serve_generation(model.root, generation);
+      if (!params_cache.empty()) m->watch_cache(params_cache);
+      return m;
+    }
     for (int i = 0; i < config.instance_count; ++i) {
       graphrt_apps::RelaxFunction fn = graphrt_apps::open_relax_function(model.root, config.function, device);
       if (i == 0)
@@ -348,6 +359,10 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
     return m;
   }
   m->platform_ = "tvm_graph";
+  if (config.generation.given)
+    throw Error(ErrorKind::kUnsupported, "generation needs a Relax executable with a KV cache (a language model "
+                                         "built on TVM's paged KV cache); this is a graph export")
+        .with("field", "generation");
   if (config.max_batch_size > 0)
     throw Error(ErrorKind::kUnsupported, "dynamic batching needs a model with a variable first dimension: a Relax "
                                          "executable with a symbolic batch, or graph exports at several batch sizes "
@@ -462,7 +477,25 @@ void ServedModel::serve_batch_exports(const std::vector<BatchExport>& exports) {
                                        config_.max_queue_size, &pool_, metrics_.get());
 }
 
+void ServedModel::serve_generation(const graphrt::Module& root, const GenerationConfig& generation) {
+  const auto refuse = [](const char* key) {
+    throw Error(ErrorKind::kUnsupported, std::string("does not apply to a language model served by generate"))
+        .with("field", key);
+  };
+  if (config_.max_batch_size > 0) refuse("max_batch_size");
+  if (!config_.function.empty()) refuse("function");
+  if (!config_.inputs.empty()) refuse("input");
+  if (!config_.outputs.empty()) refuse("output");
+  generator_ = std::make_unique<Generator>(root, generation, config_.instance_count, config_.max_queue_size, metrics_);
+  inputs_.push_back(TensorMetadata{"input_ids", true, Datatype::kInt32, true, {-1}});
+  outputs_.push_back(TensorMetadata{"output_ids", true, Datatype::kInt32, true, {-1}});
+}
+
 std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferTimings* timings) {
+  if (generator_)
+    throw Error(ErrorKind::kUnsupported, "this model is a language model on a KV cache: it answers POST "
+                                         "/v2/models/" + name_ + "/generate and /generate_stream, not infer")
+        .with("field", "inputs");
   check_cache();  // a model whose cache changed answers nothing
   // Inputs in the model's order, each checked against the metadata before any instance is taken.
   std::vector<const InputTensor*> ordered(inputs_.size(), nullptr);

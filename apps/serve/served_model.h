@@ -14,6 +14,7 @@
 
 #include "cache_guard.h"
 #include "datatype.h"
+#include "graphrt/module.h"
 #include "infer_request.h"
 #include "metrics.h"
 #include "model_config.h"
@@ -22,6 +23,7 @@ namespace graphrt_serve {
 
 struct BatchExport;
 class Batcher;
+class Generator;
 
 struct TensorMetadata {
   std::string name;
@@ -105,6 +107,10 @@ class ServedModel {
   // model's order, when none are named). Throws graphrt::Error naming tensor and field.
   std::vector<OutputTensor> infer(const InferRequest& request, InferTimings* timings);
 
+  // The generate side of a language model (config.json's "generation", or an executable that
+  // exports MLC's create_tir_paged_kv_cache / prefill / decode); null for other models.
+  Generator* generator() const { return generator_.get(); }
+
   // Whether infer() would most likely return within `limit` without waiting: the model does
   // not batch, an instance is free, and its runs so far took less than `limit` on average
   // (false before the first run). Lets a front end run short inferences on its I/O thread.
@@ -124,12 +130,15 @@ class ServedModel {
   void check_cache();
   // A version folder of batch_<N> graph exports (batch_exports.h): always batched.
   void serve_batch_exports(const std::vector<BatchExport>& exports);
+  // A language model on the paged KV cache: instances are generators, not VMs of one function.
+  void serve_generation(const graphrt::Module& root, const GenerationConfig& generation);
 
   ModelConfig config_;
   std::vector<TensorMetadata> inputs_, outputs_;
   std::shared_ptr<ModelMetrics> metrics_;
   InstancePool pool_;
   std::unique_ptr<Batcher> batcher_;  // set when config.json asks for dynamic batching
+  std::unique_ptr<Generator> generator_;  // set for language models (generate only)
   // Last: goes first, so the SIGBUS registry forgets the mapping before the executors unmap it.
   std::unique_ptr<CacheGuard> cache_guard_;  // set when the model maps a params cache
   mutable std::mutex broken_mutex_;
