@@ -147,10 +147,21 @@ def generated_from_own_proto(path, target):
     return False
 
 
+def own_app_file(path, target):
+    """True when the quoted `target` is a file of the app `path` belongs to (apps/<app>/...: an app
+    split into sub-folders includes its own files by their path from the app's folder)."""
+    parts = os.path.relpath(path, ROOT).split(os.sep)
+    if len(parts) < 3 or parts[0] != "apps":
+        return False
+    return os.path.isfile(os.path.join(ROOT, "apps", parts[1], target))
+
+
 def check_app(path, kind, target):
     if target.startswith(PUBLIC_PREFIXES):
         return None
     if kind == '"' and (target.startswith("common/") or (own_file(path, target) and "/" not in target)):
+        return None
+    if kind == '"' and own_app_file(path, target):
         return None
     if kind == '"' and generated_from_own_proto(path, target):
         return None
