@@ -12,21 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_CALL(call)                                                        \
-  do {                                                                          \
-    if ((call) != 0) {                                                          \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,      \
-              TVMGetLastError());                                               \
-      exit(1);                                                                  \
-    }                                                                           \
-  } while (0)
-#define CHECK_TRUE(cond)                                                        \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);  \
-      exit(1);                                                                  \
-    }                                                                           \
-  } while (0)
+#include "c_test_support.h"
+
+
 
 /* Every function of c_runtime_api.h and c_backend_api.h (TVM v0.18). */
 static void* const kAllFunctions[] = {
@@ -47,31 +35,6 @@ static void* const kAllFunctions[] = {
     (void*)TVMBackendGetFuncFromEnv, (void*)TVMBackendRegisterSystemLibSymbol, (void*)TVMBackendAllocWorkspace,
     (void*)TVMBackendFreeWorkspace, (void*)TVMBackendRegisterEnvCAPI, (void*)TVMBackendParallelLaunch,
     (void*)TVMBackendParallelBarrier, (void*)TVMBackendRunOnce};
-
-/* Reads the payload of a float32 .npy file (format 1.0) into a new buffer. */
-static float* read_npy_float32(const char* path, size_t* count) {
-  FILE* f = fopen(path, "rb");
-  unsigned char prefix[10];
-  char* header;
-  long size;
-  size_t header_len;
-  float* values;
-  CHECK_TRUE(f != NULL);
-  CHECK_TRUE(fread(prefix, 1, 10, f) == 10);
-  header_len = (size_t)prefix[8] | ((size_t)prefix[9] << 8);
-  header = (char*)calloc(header_len + 1, 1);
-  CHECK_TRUE(header && fread(header, 1, header_len, f) == header_len);
-  CHECK_TRUE(strstr(header, "'<f4'") != NULL);
-  free(header);
-  fseek(f, 0, SEEK_END);
-  size = ftell(f);
-  *count = ((size_t)size - 10 - header_len) / sizeof(float);
-  fseek(f, (long)(10 + header_len), SEEK_SET);
-  values = (float*)malloc(*count * sizeof(float));
-  CHECK_TRUE(values && fread(values, sizeof(float), *count, f) == *count);
-  fclose(f);
-  return values;
-}
 
 static TVMFunctionHandle get_function(TVMModuleHandle mod, const char* name) {
   TVMFunctionHandle f = NULL;
@@ -97,6 +60,7 @@ int main(int argc, char** argv) {
   TVMArrayHandle x, y;
   int64_t in_shape[4] = {1, 1, 28, 28}, out_shape[2] = {1, 10};
   size_t n_in, n_out;
+  Npy in_npy, out_npy;
   float *input, *expected, got[10];
   unsigned tindex;
   char* type_key;
@@ -130,10 +94,12 @@ int main(int argc, char** argv) {
   run = get_function(gmod, "run");
   get_output = get_function(gmod, "get_output");
 
-  snprintf(path, sizeof(path), "%s/input_data.npy", argv[1]);
-  input = read_npy_float32(path, &n_in);
-  snprintf(path, sizeof(path), "%s/output_0.npy", argv[1]);
-  expected = read_npy_float32(path, &n_out);
+  in_npy = read_npy(argv[1], "input_data.npy");
+  out_npy = read_npy(argv[1], "output_0.npy");
+  input = in_npy.values;
+  n_in = in_npy.count;
+  expected = out_npy.values;
+  n_out = out_npy.count;
   CHECK_TRUE(n_in == 28 * 28 && n_out == 10);
   CHECK_CALL(TVMArrayAlloc(in_shape, 4, kDLFloat, 32, 1, kDLCPU, 0, &x));
   CHECK_CALL(TVMArrayAlloc(out_shape, 2, kDLFloat, 32, 1, kDLCPU, 0, &y));
