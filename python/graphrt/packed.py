@@ -110,8 +110,10 @@ class Array(Object):
         return Array._get_item(self, i)
 
     def __iter__(self):
+        # One size query, then the items (a VM result unpacked as `logits, cache = vm["decode"](...)`).
+        get = Array._get_item
         for i in range(len(self)):
-            yield self[i]
+            yield get(self, i)
 
     def __repr__(self):
         return "Array(%s)" % ", ".join(repr(x) for x in self)
