@@ -158,3 +158,21 @@ def test_corrupt_v026_files_end_in_one_error_naming_the_field(lib_ok, tmp_path, 
     assert str(path) in message, message
     assert {"magic": "magic", "version": "version", "constant tag": "constant tag",
             "import tree": "import tree"}[field] in message, message
+
+
+@pytest.mark.parametrize("loader", [None, "elf"])
+def test_a_tvm_v021_export_is_refused_by_name(lib_ok, tmp_path, loader):
+    # TVM v0.21's transitional in-tree FFI wrote __tvm_ffi_library_bin (one underscore), with an
+    # object layout of that release only: refused saying so, whichever loader reads it.
+    import shutil
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler (cc)")
+    src = tmp_path / "v021.c"
+    src.write_text("const char __tvm_ffi_library_bin[16] = {0};\n"
+                   "int __tvm_ffi_add(void* s, const void* a, int n, void* r) { return 0; }\n")
+    so = tmp_path / "v021.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(src)], check=True, capture_output=True)
+    with pytest.raises(graphrt.UnsupportedError) as e:
+        graphrt.load_module(str(so), loader=loader) if loader else graphrt.load_module(str(so))
+    message = str(e.value)
+    assert "TVM v0.21" in message and "__tvm_ffi_library_bin" in message and str(so) in message, message
