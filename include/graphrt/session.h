@@ -48,6 +48,11 @@ struct ModelSource {
   std::string path;
   std::string graph_json_path;  // three-file form
   std::string params_path;      // three-file form, optional
+  // A params cache file (graphrt/params_cache.h), "" for none: the model's params (a graph's,
+  // a Relax executable's tensor constants) are mapped from it, written first when missing or
+  // stale, so that processes serving one model share one copy. Valid for `path` (or
+  // `params_path` in the three-file form): name the file the cache stands for there.
+  std::string params_cache;
 };
 
 struct SessionOptions {
