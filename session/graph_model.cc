@@ -53,6 +53,12 @@ ParamList three_file_params(const ModelSource& source) {
 }  // namespace
 
 std::shared_ptr<GraphExecutor> new_graph_executor(const Model::State& state) {
+  if (state.shared_params) {
+    GraphExecutorOptions options = executor_options(state.options);
+    options.owner = state.root;  // the factory (without params): its library tree stays loaded
+    return GraphExecutor::create_with_params(state.graph_json, state.root->imports().at(0), {state.device}, options,
+                                             *state.shared_params);
+  }
   if (state.three_file)
     return GraphExecutor::create_with_params(state.graph_json, state.root, {state.device}, executor_options(state.options),
                                              state.three_file_params);

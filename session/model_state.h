@@ -30,6 +30,9 @@ struct Model::State {
   bool three_file = false;
   std::string graph_json;
   ParamList three_file_params;
+  // Graph factories of one model at several batch sizes (Model::share_params): the params
+  // they bind in common; `root` is then the factory without its own params.
+  std::shared_ptr<const ParamList> shared_params;
 };
 
 // A new executor of a graph model: over the three-file form's graph and params,

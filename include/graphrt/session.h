@@ -73,6 +73,11 @@ class Model {
   // `name` "" is the model's entry: a graph's "default", a Relax "main" (or its only function).
   const FunctionSpec& function(const std::string& name = "") const;
   const std::vector<std::string>& params() const;  // names of the weights bound at load
+  // Graph exports of one model at several batch sizes carry the same params. When this graph
+  // factory's params are `with`'s (names, dtypes, shapes and bytes), both bind one decoded copy
+  // from now on (each factory's own copy goes; runners made later bind the shared arrays):
+  // true then. False, nothing changed, for other params or models (Relax, three-file form).
+  bool share_params(Model& with);
   // A runner of `function`; the first runner of a graph uses the executor made at load.
   std::unique_ptr<Runner> runner(const std::string& function = "") const;
 
