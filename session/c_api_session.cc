@@ -43,7 +43,7 @@ Session session_of(const graphrt_model_options* o) {
 
 ModelSource source_of(const char* path, const graphrt_model_options* o) {
   if (!path) throw Error("graphrt_model_load: null path");
-  return ModelSource{path, o ? text(o->graph_json_path) : "", o ? text(o->params_path) : ""};
+  return ModelSource{path, o ? text(o->graph_json_path) : "", o ? text(o->params_path) : "", ""};
 }
 
 void fill_info(const TensorSpec& t, graphrt_tensor_info* out) {

@@ -3,6 +3,7 @@
 // metadata read from the executor made at load, never from re-serialised params.
 #include <algorithm>
 
+#include "graphrt/params_cache.h"
 #include "graphrt/regular_file.h"
 #include "model_state.h"
 
@@ -35,9 +36,29 @@ void describe(Model::State& state, const GraphExecutor& executor) {
   state.params = executor.param_names();
 }
 
+// The three-file form's params: decoded from the params file, or mapped from the params
+// cache (the params file read only when the cache is written).
+ParamList three_file_params(const ModelSource& source) {
+  const auto decode = [&] {
+    return load_param_dict(read_regular_file(source.params_path, "params file"), source.params_path);
+  };
+  if (source.params_cache.empty()) return decode();
+  try {
+    return map_params_cache(source.params_cache, source.params_path, decode);
+  } catch (Error& e) {
+    throw e.with("params cache", source.params_cache);
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<GraphExecutor> new_graph_executor(const Model::State& state) {
+  if (state.shared_params) {
+    GraphExecutorOptions options = executor_options(state.options);
+    options.owner = state.root;  // the factory (without params): its library tree stays loaded
+    return GraphExecutor::create_with_params(state.graph_json, state.root->imports().at(0), {state.device}, options,
+                                             *state.shared_params);
+  }
   if (state.three_file)
     return GraphExecutor::create_with_params(state.graph_json, state.root, {state.device}, executor_options(state.options),
                                              state.three_file_params);
@@ -55,14 +76,15 @@ void load_graph_model(Model::State& state, const ModelSource& source) {
   if (!source.graph_json_path.empty()) {
     state.three_file = true;
     state.graph_json = read_regular_file(source.graph_json_path, "graph JSON");
-    if (!source.params_path.empty())
-      state.three_file_params = load_param_dict(read_regular_file(source.params_path, "params file"), source.params_path);
+    if (!source.params_path.empty()) state.three_file_params = three_file_params(source);
   } else if (!is_factory(state.root)) {
     throw Error("the model's root is a '" + state.root->type_key() +
                 "' module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "
                 "for a kernels library")
         .with("file", source.path)
         .with("option", "graph");
+  } else {
+    use_root_params_cache(state.root, source);
   }
   state.first_executor = new_graph_executor(state);
   describe(state, *state.first_executor);

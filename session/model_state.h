@@ -30,6 +30,9 @@ struct Model::State {
   bool three_file = false;
   std::string graph_json;
   ParamList three_file_params;
+  // Graph factories of one model at several batch sizes (Model::share_params): the params
+  // they bind in common; `root` is then the factory without its own params.
+  std::shared_ptr<const ParamList> shared_params;
 };
 
 // A new executor of a graph model: over the three-file form's graph and params,
@@ -38,8 +41,11 @@ std::shared_ptr<GraphExecutor> new_graph_executor(const Model::State& state);
 
 // session/graph_model.cc and relax_model.cc: filling a State, making runners.
 void load_graph_model(Model::State& state, const ModelSource& source);
-void load_relax_model(Model::State& state);
+void load_relax_model(Model::State& state, const ModelSource& source);
 bool is_relax_module(const Module& root);
+// source.params_cache: the root's own params (a factory's, a Relax executable's constants)
+// mapped from the cache, before any executor or VM is made. Errors name the cache.
+void use_root_params_cache(const Module& root, const ModelSource& source);
 std::unique_ptr<Runner> make_graph_runner(std::shared_ptr<Model::State> state, std::shared_ptr<GraphExecutor> executor);
 std::unique_ptr<Runner> make_relax_runner(std::shared_ptr<Model::State> state, const FunctionSpec& function);
 

@@ -27,10 +27,9 @@ TensorSpec param_spec(const RelaxVM& vm, const std::string& function, int64_t in
 
 }  // namespace
 
-void load_relax_model(Model::State& state) {
-  if (state.device.device_type != kDLCPU)
-    throw Error(ErrorKind::kUnsupported, "a Relax executable runs on the CPU through a session").with("option", "device=cpu");
-  RelaxVM vm(state.root);
+void load_relax_model(Model::State& state, const ModelSource& source) {
+  use_root_params_cache(state.root, source);  // before any VM is made over the executable
+  RelaxVM vm(state.root);  // the metadata only: the runners' VMs run on the model's device
   for (const std::string& name : vm.functions()) {
     FunctionSpec f;
     f.name = name;
@@ -46,10 +45,13 @@ namespace {
 class RelaxRunner final : public Runner {
  public:
   RelaxRunner(std::shared_ptr<Model::State> state, const FunctionSpec& function)
-      : state_(std::move(state)), function_(function), vm_(state_->root), inputs_(function.inputs.size()) {}
+      : state_(std::move(state)), function_(function), vm_(state_->root, state_->device),
+        inputs_(function.inputs.size()) {}
   const FunctionSpec& function() const override { return function_; }
+  // A copy on the model's device: kernels may rely on the allocator's alignment.
   void set_input(const std::string& name, const DLTensor* value) override {
-    NDArray copy = NDArray::empty(std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype, cpu());
+    NDArray copy = NDArray::empty(std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype,
+                                  state_->device);
     copy_tensor(value, copy.handle());
     inputs_[index_of(name)] = copy;
   }

@@ -24,7 +24,7 @@ std::shared_ptr<Model> Session::open(Module root, const ModelSource& source) con
   state->root = std::move(root);
   if (source.graph_json_path.empty() && is_relax_module(state->root)) {
     state->kind = ModelKind::kRelax;
-    load_relax_model(*state);
+    load_relax_model(*state, source);
   } else {
     load_graph_model(*state, source);
   }

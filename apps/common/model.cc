@@ -115,7 +115,7 @@ std::shared_ptr<graphrt::GraphExecutor> make_executor(Model& model, DLDevice dev
   options.memory_plan = plan;
   options.device_graph = device_graph;
   graphrt::Session session(graphrt::runtime(), dev, options);
-  model.session_model = session.open(model.root, {model.path, model.graph_path, model.params_path});
+  model.session_model = session.open(model.root, {model.path, model.graph_path, model.params_path, ""});
   model.param_names = model.session_model->params();
   return model.session_model->runner()->graph_executor();
 }

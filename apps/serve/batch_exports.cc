@@ -8,9 +8,9 @@
 #include <chrono>
 #include <set>
 
-#include "common/model.h"
 #include "graphrt/error.h"
-#include "graphrt/graph_executor.h"
+#include "graphrt/session.h"
+#include "runner_instance.h"
 #include "version_folder.h"
 
 namespace graphrt_serve {
@@ -43,21 +43,18 @@ std::string tensor_text(const TensorMetadata& t) {
   return "'" + t.name + "' " + datatype_name(t.datatype) + " " + shape_text(t.shape);
 }
 
-// One export's data inputs and outputs, and where its executor takes each input.
+// One export's data inputs and outputs (its Model's; params are not inputs).
 struct Signature {
   std::vector<TensorMetadata> inputs, outputs;
-  std::vector<int> input_indices;
 };
 
-Signature signature_of(const graphrt_apps::Model& model, const graphrt::GraphExecutor& executor,
-                       const BatchExport& e) {
-  const std::set<std::string> params(model.param_names.begin(), model.param_names.end());
+Signature signature_of(const graphrt::FunctionSpec& fn, const BatchExport& e) {
   Signature s;
-  auto add = [&](const graphrt::TensorInfo& info, const std::string& name, const char* what,
+  auto add = [&](const graphrt::TensorSpec& spec, const std::string& name, const char* what,
                  std::vector<TensorMetadata>* to) {
-    TensorMetadata t{name, true, {}, true, info.shape};
-    if (!datatype_from_dl(info.dtype, &t.datatype))
-      throw Error(ErrorKind::kUnsupported, e.file + ": " + what + " type " + dl_type_name(info.dtype) +
+    TensorMetadata t{name, true, {}, true, spec.shape};
+    if (!datatype_from_dl(spec.dtype, &t.datatype))
+      throw Error(ErrorKind::kUnsupported, e.file + ": " + what + " type " + dl_type_name(spec.dtype) +
                                                " has no protocol datatype")
           .with("file", e.path).with("tensor", name);
     if (t.shape.empty() || t.shape[0] != e.batch)
@@ -67,14 +64,8 @@ Signature signature_of(const graphrt_apps::Model& model, const graphrt::GraphExe
           .with("file", e.path).with("tensor", name);
     to->push_back(t);
   };
-  for (const graphrt::TensorInfo& info : executor.input_info()) {
-    if (params.count(info.name)) continue;
-    add(info, info.name, "input", &s.inputs);
-    s.input_indices.push_back(executor.input_index(info.name));
-  }
-  int o = 0;
-  for (const graphrt::TensorInfo& info : executor.output_info())
-    add(info, "output_" + std::to_string(o++), "output", &s.outputs);
+  for (const graphrt::TensorSpec& spec : fn.inputs) add(spec, spec.name, "input", &s.inputs);
+  for (size_t o = 0; o < fn.outputs.size(); ++o) add(fn.outputs[o], "output_" + std::to_string(o), "output", &s.outputs);
   return s;
 }
 
@@ -98,13 +89,12 @@ void check_agrees(const std::vector<TensorMetadata>& got, const std::vector<Tens
           .with("file", e.path).with("tensor", got[i].name);
 }
 
-// One executor per export; a batch runs on the smallest that holds its rows.
+// One runner per export; a batch runs on the smallest that holds its rows.
 class PaddedGraphInstance : public Instance {
  public:
   struct Sized {
     int64_t batch;
-    std::shared_ptr<graphrt::GraphExecutor> executor;
-    std::vector<int> input_indices;
+    std::unique_ptr<graphrt::Runner> runner;
   };
   explicit PaddedGraphInstance(std::vector<Sized> sized) : sized_(std::move(sized)) {}
 
@@ -117,42 +107,16 @@ class PaddedGraphInstance : public Instance {
       throw Error("batch of " + std::to_string(rows) + " rows; the largest export takes " +
                   std::to_string(sized_.back().batch))
           .with("field", "shape");
-    scratch_.resize(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const InputTensor& in = *inputs[i];
-      std::vector<int64_t> shape = in.shape;
-      shape[0] = fit->batch;
-      const char* data = in.data();
-      if (rows < fit->batch) {
-        // Zero rows after the real ones; their outputs are dropped below. Sound for models
-        // that compute each row on its own (no reduction across the batch).
-        scratch_[i].assign(in.data(), in.size());
-        scratch_[i].resize(in.size() / static_cast<size_t>(rows) * static_cast<size_t>(fit->batch), '\0');
-        data = scratch_[i].data();
-      }
-      DLTensor t{};
-      t.data = const_cast<char*>(data);  // set_input only reads it
-      t.device = DLDevice{kDLCPU, 0};
-      t.ndim = static_cast<int>(shape.size());
-      datatype_to_dl(in.datatype, &t.dtype);
-      t.shape = shape.data();
-      fit->executor->set_input(fit->input_indices[i], &t);
-    }
+    set_inputs(inputs, rows, *fit);
     timings->input_ns = ns_since(t0);
     t0 = Clock::now();
-    fit->executor->run();
+    fit->runner->run();
     timings->infer_ns = ns_since(t0);
     t0 = Clock::now();
     outputs->clear();
-    for (int o = 0; o < fit->executor->num_outputs(); ++o) {
-      const graphrt::NDArray array = fit->executor->get_output(o);
-      OutputTensor out;
-      out.name = "output_" + std::to_string(o);
-      datatype_from_dl(array.dtype(), &out.datatype);  // checked at load
-      out.shape = array.shape();
-      out.shape[0] = rows;
-      out.data.resize(array.nbytes());
-      array.copy_to_bytes(&out.data[0], out.data.size());
+    for (int o = 0; o < fit->runner->num_outputs(); ++o) {
+      OutputTensor out = output_from(fit->runner->output(o), "output_" + std::to_string(o));
+      out.shape[0] = rows;  // the padding rows' outputs dropped
       out.data.resize(out.data.size() / static_cast<size_t>(fit->batch) * static_cast<size_t>(rows));
       outputs->push_back(std::move(out));
     }
@@ -160,6 +124,30 @@ class PaddedGraphInstance : public Instance {
   }
 
  private:
+  void set_inputs(const std::vector<const InputTensor*>& inputs, int64_t rows, const Sized& fit) {
+    scratch_.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const InputTensor& in = *inputs[i];
+      std::vector<int64_t> shape = in.shape;
+      shape[0] = fit.batch;
+      const char* data = in.data();
+      if (rows < fit.batch) {
+        // Zero rows after the real ones; their outputs are dropped. Sound for models
+        // that compute each row on its own (no reduction across the batch).
+        scratch_[i].assign(in.data(), in.size());
+        scratch_[i].resize(in.size() / static_cast<size_t>(rows) * static_cast<size_t>(fit.batch), '\0');
+        data = scratch_[i].data();
+      }
+      DLTensor t{};
+      t.data = const_cast<char*>(data);  // set_input copies it
+      t.device = DLDevice{kDLCPU, 0};
+      t.ndim = static_cast<int>(shape.size());
+      datatype_to_dl(in.datatype, &t.dtype);
+      t.shape = shape.data();
+      fit.runner->set_input(fit.runner->function().inputs[i].name, &t);
+    }
+  }
+
   std::vector<Sized> sized_;           // smallest batch first
   std::vector<std::string> scratch_;   // padded inputs, reused between runs
 };
@@ -189,73 +177,49 @@ std::vector<BatchExport> find_batch_exports(const std::string& dir) {
 
 namespace {
 
-// The params that exports of one folder bind in common: exports of one model at several batch
-// sizes carry the same params, and each export's factory would hold its own decoded copy. Every
-// export whose params are byte for byte the first one's binds one decoded copy instead, and its
-// factory is replaced by one without params (remove_params), so that its own copy goes.
-struct SharedParams {
-  std::string bytes;        // the first export's params, in save_param_dict form
-  graphrt::ParamList params;  // decoded once
-};
-
-// Replaces `model`'s factory with one without params when its params are `shared`'s; true then.
-bool share_params(graphrt_apps::Model& model, SharedParams* shared, const BatchExport& e) {
-  if (!model.is_factory) return false;
-  std::string bytes = graphrt::call_function(model.root->require_function("get_params_bytes"), graphrt::ArgList())
-                          .as_string();
-  if (shared->bytes.empty() && shared->params.empty()) {
-    shared->params = graphrt::load_param_dict(bytes, e.path);
-    shared->bytes = std::move(bytes);
-  } else if (bytes != shared->bytes) {
-    return false;
+// Export `e` through the session layer (on the CPU), from a private copy: a later write to the
+// file cannot reach the loaded code. Throws naming the file; a Relax executable is refused.
+std::shared_ptr<graphrt::Model> open_export(const BatchExport& e) {
+  std::shared_ptr<graphrt::Model> model;
+  try {
+    graphrt::Module root;
+    {
+      const PrivateCopy copy(e.path);
+      try {
+        root = graphrt::load_module(copy.path(), graphrt::LoadOptions{});
+      } catch (const Error& err) {
+        throw copy.original(err);
+      }
+    }
+    model = graphrt::Session(graphrt::runtime(), DLDevice{kDLCPU, 0}).open(root, graphrt::ModelSource{e.path, "", "", ""});
+  } catch (Error& err) {
+    throw err.with("file", e.path);
   }
-  model.root = graphrt::call_function(model.root->require_function("remove_params"), graphrt::ArgList()).as_module();
-  return true;
-}
-
-std::shared_ptr<graphrt::GraphExecutor> make_batch_executor(const graphrt_apps::Model& model, bool shared_params,
-                                                            const SharedParams& shared) {
-  if (!shared_params) return graphrt_apps::make_executor(model, DLDevice{kDLCPU, 0}, "", false);
-  graphrt::GraphExecutorOptions options;
-  options.owner = model.root;  // the factory (without params): its library tree stays loaded
-  return graphrt::GraphExecutor::create_with_params(model.graph_json, model.root->imports().at(0),
-                                                    {DLDevice{kDLCPU, 0}}, options, shared.params);
+  if (model->kind() == graphrt::ModelKind::kRelax)
+    throw Error(ErrorKind::kUnsupported, e.file + " is a Relax executable; batch_<N> files are graph exports "
+                                                  "(a Relax model batches through a symbolic dimension)")
+        .with("file", e.path);
+  return model;
 }
 
 }  // namespace
 
+// Exports of one model at several batch sizes carry the same params: every export whose params
+// are the first one's binds one decoded copy with it (graphrt::Model::share_params).
 LoadedBatchExports load_batch_exports(const std::vector<BatchExport>& exports, int instance_count) {
-  std::vector<graphrt_apps::Model> models;
+  std::vector<std::shared_ptr<graphrt::Model>> models;
   std::vector<Signature> signatures;
-  std::vector<std::shared_ptr<graphrt::GraphExecutor>> first_executors;
-  std::vector<bool> shares;
-  SharedParams shared;
   for (const BatchExport& e : exports) {
+    models.push_back(open_export(e));
     try {
-      const PrivateCopy copy(e.path);  // a later write to the file cannot reach the loaded code
-      try {
-        models.push_back(graphrt_apps::load_model(copy.path(), graphrt::LoadOptions{}, "", ""));
-      } catch (const Error& err) {
-        throw copy.original(err);
-      }
+      models.back()->share_params(*models.front());
     } catch (Error& err) {
       throw err.with("file", e.path);
     }
-    if (models.back().is_relax)
-      throw Error(ErrorKind::kUnsupported, e.file + " is a Relax executable; batch_<N> files are graph exports "
-                                                    "(a Relax model batches through a symbolic dimension)")
-          .with("file", e.path);
-    try {
-      shares.push_back(share_params(models.back(), &shared, e));
-    } catch (Error& err) {
-      throw err.with("file", e.path);
-    }
-    first_executors.push_back(make_batch_executor(models.back(), shares.back(), shared));
-    signatures.push_back(signature_of(models.back(), *first_executors.back(), e));
+    signatures.push_back(signature_of(models.back()->function(), e));
     check_agrees(signatures.back().inputs, signatures[0].inputs, "input", e, exports[0]);
     check_agrees(signatures.back().outputs, signatures[0].outputs, "output", e, exports[0]);
   }
-  std::string().swap(shared.bytes);
   LoadedBatchExports loaded;
   loaded.inputs = signatures[0].inputs;
   loaded.outputs = signatures[0].outputs;
@@ -264,10 +228,7 @@ LoadedBatchExports load_batch_exports(const std::vector<BatchExport>& exports, i
   loaded.largest_batch = exports.back().batch;
   for (int i = 0; i < instance_count; ++i) {
     std::vector<PaddedGraphInstance::Sized> sized;
-    for (size_t k = 0; k < exports.size(); ++k)
-      sized.push_back({exports[k].batch,
-                       i == 0 ? first_executors[k] : make_batch_executor(models[k], shares[k], shared),
-                       signatures[k].input_indices});
+    for (size_t k = 0; k < exports.size(); ++k) sized.push_back({exports[k].batch, models[k]->runner()});
     loaded.instances.push_back(std::make_unique<PaddedGraphInstance>(std::move(sized)));
   }
   return loaded;

@@ -10,14 +10,13 @@
 #include "batch_exports.h"
 #include "batcher.h"
 #include "private_copy.h"
+#include "runner_instance.h"
 #include "common/args.h"
-#include "common/model.h"
-#include "common/relax_model.h"
+#include "common/model.h"  // parse_device, require_device
 #include "generation/generator.h"
 #include "generation/kv_cache_model.h"
 #include "graphrt/error.h"
-#include "graphrt/graph_executor.h"
-#include "graphrt/regular_file.h"
+#include "graphrt/session.h"
 #include "graphrt/run_deadline.h"
 #include "graphrt/runtime.h"
 #include "version_folder.h"
@@ -29,95 +28,6 @@ using graphrt::ErrorKind;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-OutputTensor output_from(const graphrt::NDArray& array, const std::string& name) {
-  OutputTensor out;
-  out.name = name;
-  if (!datatype_from_dl(array.dtype(), &out.datatype))
-    throw Error(ErrorKind::kUnsupported, "output type " + dl_type_name(array.dtype()) + " has no protocol datatype")
-        .with("tensor", name);
-  out.shape = array.shape();
-  out.data.resize(array.nbytes());
-  array.copy_to_bytes(&out.data[0], out.data.size());
-  return out;
-}
-
-// A graph executor over the model's (shared) params.
-class GraphInstance : public Instance {
- public:
-  GraphInstance(std::shared_ptr<graphrt::GraphExecutor> executor, std::vector<int> input_indices,
-                std::vector<std::string> output_names)
-      : executor_(std::move(executor)), input_indices_(std::move(input_indices)), output_names_(std::move(output_names)) {}
-
-  void run(const std::vector<const InputTensor*>& inputs, std::vector<OutputTensor>* outputs,
-           InferTimings* timings) override {
-    auto t0 = Clock::now();
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const InputTensor& in = *inputs[i];
-      std::vector<int64_t> shape = in.shape;
-      DLTensor t{};
-      t.data = const_cast<char*>(in.data());  // set_input only reads it
-      t.device = DLDevice{kDLCPU, 0};
-      t.ndim = static_cast<int>(shape.size());
-      datatype_to_dl(in.datatype, &t.dtype);
-      t.shape = shape.data();
-      executor_->set_input(input_indices_[i], &t);
-    }
-    timings->input_ns = ns_since(t0);
-    t0 = Clock::now();
-    executor_->run();
-    timings->infer_ns = ns_since(t0);
-    t0 = Clock::now();
-    outputs->clear();
-    for (size_t i = 0; i < output_names_.size(); ++i)
-      outputs->push_back(output_from(executor_->get_output(static_cast<int>(i)), output_names_[i]));
-    timings->output_ns = ns_since(t0);
-  }
-
- private:
-  std::shared_ptr<graphrt::GraphExecutor> executor_;
-  std::vector<int> input_indices_;
-  std::vector<std::string> output_names_;
-};
-
-// A Relax VM over the executable (its constants shared by every VM of it).
-class RelaxInstance : public Instance {
- public:
-  RelaxInstance(graphrt_apps::RelaxFunction fn, DLDevice device)
-      : fn_(std::move(fn)), entry_(fn_.vm->require_function(fn_.name)), device_(device) {}
-
-  void run(const std::vector<const InputTensor*>& inputs, std::vector<OutputTensor>* outputs,
-           InferTimings* timings) override {
-    auto t0 = Clock::now();
-    // Copies, not views: kernels may rely on the allocator's alignment, which request
-    // bytes do not have.
-    std::vector<graphrt::NDArray> arrays;
-    graphrt::ArgList args;
-    for (const InputTensor* in : inputs) {
-      DLDataType dl;
-      datatype_to_dl(in->datatype, &dl);
-      graphrt::NDArray a = graphrt::NDArray::empty(in->shape, dl, DLDevice{kDLCPU, 0});
-      a.copy_from_bytes(in->data(), in->size());
-      arrays.push_back(device_.device_type == kDLCPU ? a : a.copy_to_device(device_));
-    }
-    for (const auto& a : arrays) args.add_ndarray(a);
-    timings->input_ns = ns_since(t0);
-    t0 = Clock::now();
-    graphrt::RetValue result = graphrt::call_function(entry_, args);
-    timings->infer_ns = ns_since(t0);
-    t0 = Clock::now();
-    std::string structure;
-    const std::vector<graphrt::NDArray> flat = graphrt_apps::flatten_relax_result(result, &structure);
-    outputs->clear();
-    for (size_t i = 0; i < flat.size(); ++i) outputs->push_back(output_from(flat[i], "output_" + std::to_string(i)));
-    timings->output_ns = ns_since(t0);
-  }
-
- private:
-  graphrt_apps::RelaxFunction fn_;
-  graphrt::PackedFunc entry_;
-  DLDevice device_;  // where the VM runs: its inputs are copied there, its outputs read back
-};
 
 struct ModelFiles {
   std::string model;                  // the one model file, or the kernels of the three-file form
@@ -207,6 +117,106 @@ std::string join_names(const std::vector<TensorMetadata>& v) {
   return s;
 }
 
+// A tensor of the model's metadata as the protocol names it. A Relax parameter its code does
+// not check has neither type nor shape.
+TensorMetadata metadata_of(const graphrt::TensorSpec& spec, const std::string& name, const char* what) {
+  TensorMetadata t{name, false, {}, false, {}};
+  if (!spec.known) return t;
+  if (!datatype_from_dl(spec.dtype, &t.datatype))
+    throw Error(ErrorKind::kUnsupported, std::string(what) + " type " + dl_type_name(spec.dtype) +
+                                             " has no protocol datatype")
+        .with("tensor", name);
+  t.known_type = true;
+  t.known_shape = true;
+  t.shape = spec.shape;
+  return t;
+}
+
+// A Relax function's parameters are named by its code: config.json lists all or none, by the same names.
+void check_config_inputs(const ModelConfig& config, const std::vector<TensorMetadata>& inputs) {
+  if (!config.inputs.empty() && config.inputs.size() != inputs.size())
+    throw Error("config.json lists " + std::to_string(config.inputs.size()) + " inputs, the function takes " +
+                std::to_string(inputs.size()) + " (" + join_names(inputs) + ")")
+        .with("field", "input");
+  for (size_t i = 0; i < config.inputs.size(); ++i)
+    if (!config.inputs[i].name.empty() && config.inputs[i].name != inputs[i].name)
+      throw Error("config.json input " + std::to_string(i) + " is '" + config.inputs[i].name +
+                  "', the function's parameter is '" + inputs[i].name + "'")
+          .with("field", "input");
+}
+
+// config.json's outputs: applied to the outputs the model records, or (a Relax function's,
+// known only after a run) the outputs' metadata.
+void apply_output_config(const ModelConfig& config, std::vector<TensorMetadata>* outputs) {
+  const bool known = !outputs->empty();
+  for (size_t i = 0; i < config.outputs.size(); ++i) {
+    if (!known) outputs->push_back(TensorMetadata{"output_" + std::to_string(i), false, {}, false, {}});
+    apply_config(config.outputs[i], &(*outputs)[i], "output");
+  }
+}
+
+// Batching concatenates requests along the first dimension: every input must declare it
+// variable (-1) and every other dimension fixed, so that any requests fit together.
+void check_batchable(const std::vector<TensorMetadata>& inputs) {
+  for (const TensorMetadata& t : inputs) {
+    bool ok = t.known_shape && !t.shape.empty() && t.shape[0] == -1;
+    for (size_t d = 1; ok && d < t.shape.size(); ++d) ok = t.shape[d] >= 0;
+    if (!ok)
+      throw Error("max_batch_size needs every input declared in config.json with shape [-1, fixed dims...]; '" +
+                  t.name + "' is " + (t.known_shape ? shape_text(t.shape) : std::string("undeclared")))
+          .with("field", "max_batch_size");
+  }
+}
+
+// What a single graph export cannot do: generate, or batch (its shapes are fixed).
+void refuse_for_graph(const ModelConfig& config) {
+  if (config.generation.given)
+    throw Error(ErrorKind::kUnsupported, "generation needs a Relax executable with a KV cache (a language model "
+                                         "built on TVM's paged KV cache); this is a graph export")
+        .with("field", "generation");
+  if (config.max_batch_size > 0)
+    throw Error(ErrorKind::kUnsupported, "dynamic batching needs a model with a variable first dimension: a Relax "
+                                         "executable with a symbolic batch, or graph exports at several batch sizes "
+                                         "(version folder of batch_<N>.so files); this graph export has fixed shapes")
+        .with("field", "max_batch_size");
+}
+
+// `make()`, with the library's device advice (for its API) put as a server's operator acts on
+// it: the device is config.json's.
+template <typename Make>
+auto device_hint(const ModelConfig& config, Make make) -> decltype(make()) {
+  try {
+    return make();
+  } catch (const Error& e) {
+    const std::string wants = e.context_value("option");
+    if (wants.compare(0, 7, "device=") != 0 || wants == "device=" + config.device) throw;
+    throw Error(e.kind(), "the graph places its tensors on " + wants.substr(7) + ", the model's device is '" +
+                              config.device + "': set \"device\": \"" + wants.substr(7) + "\" in the model's config.json")
+        .with("field", "device");
+  }
+}
+
+// The version's model through the session layer, on `device`, its params from `params_cache`
+// ("" for none). Loaded from a private copy (private_copy.h): a later write to the repository's
+// file cannot reach the loaded code, and a reload of a replaced file loads the new one.
+std::shared_ptr<graphrt::Model> open_model(const ModelFiles& files, DLDevice device, const ModelConfig& config,
+                                           const std::string& params_cache) {
+  graphrt::Module root;
+  {
+    const PrivateCopy copy(files.model);
+    try {
+      root = graphrt::load_module(copy.path(), graphrt::LoadOptions{});
+    } catch (const Error& e) {
+      throw copy.original(e);
+    }
+  }
+  const graphrt::Session session(graphrt::runtime(), device);
+  // The model's own file names the cache's source, not the private copy.
+  return device_hint(config, [&] {
+    return session.open(root, graphrt::ModelSource{files.model, files.graph_json, files.params, params_cache});
+  });
+}
+
 }  // namespace
 
 void InstancePool::add(std::unique_ptr<Instance> instance) {
@@ -261,177 +271,57 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   m->config_ = config;
   m->metrics_ = std::move(metrics);
   const DLDevice device = model_device(config);  // refused here when unusable
-  const auto cpu_only = [&](const char* what) {
-    if (device.device_type != kDLCPU)
-      throw Error(ErrorKind::kUnsupported, std::string("device '") + config.device + "': " + what +
-                                               " are served on the CPU only (a single graph export or a Relax "
-                                               "executable may name a CUDA device)")
-          .with("field", "device");
-  };
   const std::vector<BatchExport> batch_exports = find_batch_exports(version_dir);
   if (!batch_exports.empty()) {
-    cpu_only("batch exports");
+    if (device.device_type != kDLCPU)
+      throw Error(ErrorKind::kUnsupported, "device '" + config.device + "': batch exports are served on the CPU only "
+                                           "(a single graph export or a Relax executable may name a CUDA device)")
+          .with("field", "device");
     m->serve_batch_exports(batch_exports);
     return m;
   }
   const ModelFiles files = find_model_files(version_dir);
-  // Three-file form with a params cache: the params file is read only when the cache is written.
-  const bool cached_params_file = !params_cache.empty() && !files.params.empty();
-  // Loaded from a private copy (private_copy.h): a later write to the repository's file cannot
-  // reach the loaded code, and a reload of a replaced file loads the new one.
-  const graphrt_apps::Model model = [&] {
-    const PrivateCopy copy(files.model);
-    try {
-      return graphrt_apps::load_model(copy.path(), graphrt::LoadOptions{}, files.graph_json,
-                                      cached_params_file ? "" : files.params);
-    } catch (const Error& e) {
-      throw copy.original(e);
-    }
-  }();
-  if (model.is_relax) {
-    m->platform_ = "tvm_relax";
-    if (!params_cache.empty()) {
-      // Before any VM is made: the executable's tensor constants become the cache's mapping.
-      try {
-        graphrt::call_function(model.root->require_function("use_params_cache"),
-                               graphrt::ArgList().add_string(params_cache).add_string(files.model));
-      } catch (Error& e) {
-        throw e.with("params cache", params_cache);
-      }
-    }
+  const std::shared_ptr<graphrt::Model> model = open_model(files, device, config, params_cache);
+  const bool relax = model->kind() == graphrt::ModelKind::kRelax;
+  m->platform_ = relax ? "tvm_relax" : "tvm_graph";
+  if (relax) {
     // A language model: named by config.json's "generation", or recognised by MLC's function names.
     GenerationConfig generation = config.generation;
-    if (!generation.given && config.function.empty() && exports_kv_cache_functions(model.root, generation))
+    if (!generation.given && config.function.empty() && exports_kv_cache_functions(model->root(), generation))
       generation.given = true;
-    if (generation.given) {
-      m->serve_generation(model.root, generation);
-      if (!params_cache.empty()) m->watch_cache(params_cache);
-      return m;
-    }
-    for (int i = 0; i < config.instance_count; ++i) {
-      graphrt_apps::RelaxFunction fn = graphrt_apps::open_relax_function(model.root, config.function, device);
-      if (i == 0)
-        for (size_t k = 0; k < fn.param_names.size(); ++k) {
-          // What the function's code checks of the parameter (its dtype and rank, symbolic
-          // dimensions as -1); a parameter it does not check stays unknown.
-          TensorMetadata t{fn.param_names[k], false, {}, false, {}};
-          if (k < fn.params.size() && fn.params[k].known) {
-            t.known_type = datatype_from_dl(fn.params[k].dtype, &t.datatype);
-            t.known_shape = true;
-            t.shape = fn.params[k].dims;
-          }
-          m->inputs_.push_back(t);
-        }
-      m->pool_.add(std::make_unique<RelaxInstance>(std::move(fn), device));
-    }
-    if (!config.inputs.empty() && config.inputs.size() != m->inputs_.size())
-      throw Error("config.json lists " + std::to_string(config.inputs.size()) + " inputs, the function takes " +
-                  std::to_string(m->inputs_.size()) + " (" + join_names(m->inputs_) + ")")
-          .with("field", "input");
-    for (size_t i = 0; i < config.inputs.size(); ++i) {
-      if (!config.inputs[i].name.empty() && config.inputs[i].name != m->inputs_[i].name)
-        throw Error("config.json input " + std::to_string(i) + " is '" + config.inputs[i].name +
-                    "', the function's parameter is '" + m->inputs_[i].name + "'")
-            .with("field", "input");
-      apply_config(config.inputs[i], &m->inputs_[i], "input");
-    }
-    for (size_t i = 0; i < config.outputs.size(); ++i) {
-      TensorMetadata t{"output_" + std::to_string(i), false, {}, false, {}};
-      apply_config(config.outputs[i], &t, "output");
-      m->outputs_.push_back(t);
-    }
-    if (config.max_batch_size > 0) {
-      // Batching concatenates requests along the first dimension: every input must declare
-      // it variable (-1) and every other dimension fixed, so that any requests fit together.
-      for (const TensorMetadata& t : m->inputs_) {
-        bool ok = t.known_shape && !t.shape.empty() && t.shape[0] == -1;
-        for (size_t d = 1; ok && d < t.shape.size(); ++d) ok = t.shape[d] >= 0;
-        if (!ok)
-          throw Error("max_batch_size needs every input declared in config.json with shape [-1, fixed dims...]; '" +
-                      t.name + "' is " + (t.known_shape ? shape_text(t.shape) : std::string("undeclared")))
-              .with("field", "max_batch_size");
-      }
-      m->batcher_ = std::make_unique<Batcher>(config.max_batch_size,
-                                              std::chrono::microseconds(config.max_queue_delay_us),
-                                              config.max_queue_size, &m->pool_, m->metrics_.get());
-    }
-    if (!params_cache.empty()) m->watch_cache(params_cache);
-    return m;
-  }
-  m->platform_ = "tvm_graph";
-  if (config.generation.given)
-    throw Error(ErrorKind::kUnsupported, "generation needs a Relax executable with a KV cache (a language model "
-                                         "built on TVM's paged KV cache); this is a graph export")
-        .with("field", "generation");
-  if (config.max_batch_size > 0)
-    throw Error(ErrorKind::kUnsupported, "dynamic batching needs a model with a variable first dimension: a Relax "
-                                         "executable with a symbolic batch, or graph exports at several batch sizes "
-                                         "(version folder of batch_<N>.so files); this graph export has fixed shapes")
-        .with("field", "max_batch_size");
-  graphrt::ParamList cached;  // the three-file form's params, mapped from the cache
-  if (!params_cache.empty()) {
-    try {
-      if (model.is_factory) {
-        graphrt::call_function(model.root->require_function("use_params_cache"),
-                               graphrt::ArgList().add_string(params_cache).add_string(files.model));
-      } else if (cached_params_file) {
-        cached = graphrt::map_params_cache(params_cache, files.params, [&] {
-          return graphrt::load_param_dict(graphrt::read_regular_file(files.params, "params file"), files.params);
-        });
-      }
-    } catch (Error& e) {
-      throw e.with("params cache", params_cache);
-    }
-  }
-  std::vector<int> input_indices;
-  std::vector<std::string> output_names;
-  if (device.device_type != kDLCPU && config.max_batch_size > 0) cpu_only("batched models");
-  for (int i = 0; i < config.instance_count; ++i) {
-    std::shared_ptr<graphrt::GraphExecutor> executor;
-    try {
-      executor = cached_params_file
-                     ? graphrt::GraphExecutor::create_with_params(model.graph_json, model.root, {device},
-                                                                  graphrt::GraphExecutorOptions(), cached)
-                     : graphrt_apps::make_executor(model, device, "", false);
-    } catch (const Error& e) {
-      // The library's advice is for its API; a server's operator sets the device in config.json.
-      const std::string wants = e.context_value("option");
-      if (wants.compare(0, 7, "device=") != 0 || wants == "device=" + config.device) throw;
-      throw Error(e.kind(), "the graph places its tensors on " + wants.substr(7) + ", the model's device is '" +
-                                config.device + "': set \"device\": \"" + wants.substr(7) +
-                                "\" in the model's config.json")
-          .with("field", "device");
-    }
-    if (i == 0) {
-      // input_info() lists the inputs a client sets: the graph's arguments less its params.
-      for (const graphrt::TensorInfo& info : executor->input_info()) {
-        TensorMetadata t{info.name, true, {}, true, info.shape};
-        if (!datatype_from_dl(info.dtype, &t.datatype))
-          throw Error(ErrorKind::kUnsupported, "input type " + dl_type_name(info.dtype) + " has no protocol datatype")
-              .with("tensor", info.name);
-        m->inputs_.push_back(t);
-        input_indices.push_back(executor->input_index(info.name));
-      }
-      int o = 0;
-      for (const graphrt::TensorInfo& info : executor->output_info()) {
-        // Graph outputs are node entries, not names a client could know: output_<i>.
-        TensorMetadata t{"output_" + std::to_string(o++), true, {}, true, info.shape};
-        if (!datatype_from_dl(info.dtype, &t.datatype))
-          throw Error(ErrorKind::kUnsupported, "output type " + dl_type_name(info.dtype) + " has no protocol datatype")
-              .with("tensor", t.name);
-        m->outputs_.push_back(t);
-      }
-      if (config.inputs.size() > m->inputs_.size() || config.outputs.size() > m->outputs_.size())
-        throw Error("config.json lists more inputs or outputs than the graph has (inputs: " + join_names(m->inputs_) +
-                    "; outputs: " + std::to_string(m->outputs_.size()) + ")");
-      for (size_t k = 0; k < config.inputs.size(); ++k) apply_config(config.inputs[k], &m->inputs_[k], "input");
-      for (size_t k = 0; k < config.outputs.size(); ++k) apply_config(config.outputs[k], &m->outputs_[k], "output");
-      for (const auto& t : m->outputs_) output_names.push_back(t.name);
-    }
-    m->pool_.add(std::make_unique<GraphInstance>(executor, input_indices, output_names));
+    if (generation.given) m->serve_generation(model->root(), generation);
+    else m->serve_function(*model);
+  } else {
+    refuse_for_graph(config);
+    m->serve_function(*model);
   }
   if (!params_cache.empty()) m->watch_cache(params_cache);
   return m;
+}
+
+void ServedModel::serve_function(const graphrt::Model& model) {
+  const bool relax = model.kind() == graphrt::ModelKind::kRelax;
+  const graphrt::FunctionSpec& fn = model.function(relax ? config_.function : "");
+  for (const graphrt::TensorSpec& t : fn.inputs) inputs_.push_back(metadata_of(t, t.name, "input"));
+  for (size_t i = 0; i < fn.outputs.size(); ++i)
+    // Graph outputs are node entries, not names a client could know: output_<i>.
+    outputs_.push_back(metadata_of(fn.outputs[i], "output_" + std::to_string(i), "output"));
+  if (relax) check_config_inputs(config_, inputs_);
+  if (config_.inputs.size() > inputs_.size() || (!outputs_.empty() && config_.outputs.size() > outputs_.size()))
+    throw Error("config.json lists more inputs or outputs than the graph has (inputs: " + join_names(inputs_) +
+                "; outputs: " + std::to_string(outputs_.size()) + ")");
+  for (size_t k = 0; k < config_.inputs.size(); ++k) apply_config(config_.inputs[k], &inputs_[k], "input");
+  apply_output_config(config_, &outputs_);
+  std::vector<std::string> output_names;
+  for (const TensorMetadata& t : outputs_) output_names.push_back(t.name);
+  for (int i = 0; i < config_.instance_count; ++i)
+    pool_.add(std::make_unique<RunnerInstance>(device_hint(config_, [&] { return model.runner(fn.name); }),
+                                               output_names));
+  if (config_.max_batch_size > 0) {
+    check_batchable(inputs_);
+    batcher_ = std::make_unique<Batcher>(config_.max_batch_size, std::chrono::microseconds(config_.max_queue_delay_us),
+                                         config_.max_queue_size, &pool_, metrics_.get());
+  }
 }
 
 void ServedModel::watch_cache(const std::string& path) {

@@ -15,6 +15,7 @@
 #include "cache_guard.h"
 #include "datatype.h"
 #include "graphrt/module.h"
+#include "graphrt/session.h"
 #include "infer_request.h"
 #include "metrics.h"
 #include "model_config.h"
@@ -130,6 +131,9 @@ class ServedModel {
   void check_cache();
   // A version folder of batch_<N> graph exports (batch_exports.h): always batched.
   void serve_batch_exports(const std::vector<BatchExport>& exports);
+  // One function of a graph or Relax model (config.json's "function"; a graph's only one): its
+  // metadata as config.json completes it, an instance (a graphrt::Runner) per instance_count.
+  void serve_function(const graphrt::Model& model);
   // A language model on the paged KV cache: instances are generators, not VMs of one function.
   void serve_generation(const graphrt::Module& root, const GenerationConfig& generation);
 

@@ -48,6 +48,11 @@ struct ModelSource {
   std::string path;
   std::string graph_json_path;  // three-file form
   std::string params_path;      // three-file form, optional
+  // A params cache file (graphrt/params_cache.h), "" for none: the model's params (a graph's,
+  // a Relax executable's tensor constants) are mapped from it, written first when missing or
+  // stale, so that processes serving one model share one copy. Valid for `path` (or
+  // `params_path` in the three-file form): name the file the cache stands for there.
+  std::string params_cache;
 };
 
 struct SessionOptions {
@@ -68,6 +73,11 @@ class Model {
   // `name` "" is the model's entry: a graph's "default", a Relax "main" (or its only function).
   const FunctionSpec& function(const std::string& name = "") const;
   const std::vector<std::string>& params() const;  // names of the weights bound at load
+  // Graph exports of one model at several batch sizes carry the same params. When this graph
+  // factory's params are `with`'s (names, dtypes, shapes and bytes), both bind one decoded copy
+  // from now on (each factory's own copy goes; runners made later bind the shared arrays):
+  // true then. False, nothing changed, for other params or models (Relax, three-file form).
+  bool share_params(Model& with);
   // A runner of `function`; the first runner of a graph uses the executor made at load.
   std::unique_ptr<Runner> runner(const std::string& function = "") const;
 

@@ -30,7 +30,7 @@ void expect_equal(const graphrt::NDArray& got, const graphrt_apps::NpyArray& wan
 
 graphrt::ModelSource source(const std::string& path, const std::string& graph = "", const std::string& params = "") {
   return graphrt::ModelSource{graphrt_test::fixture_path(path), graph.empty() ? "" : graphrt_test::fixture_path(graph),
-                              params.empty() ? "" : graphrt_test::fixture_path(params)};
+                              params.empty() ? "" : graphrt_test::fixture_path(params), ""};
 }
 
 TEST(Session, GraphModelsOneAndThreeFileGiveTheSameMetadataAndOutputs) {
