@@ -61,22 +61,15 @@ double read_float_constant(BlobReader& r) {
   return v;
 }
 
-// A V2 constant: its tag is a tvm-ffi type index.
-Value read_ffi_constant(BlobReader& r, size_t index) {
-  const int32_t tag = r.read_i32("constant tag");
+// A V2 constant's tag (a tvm-ffi type index) as the older format's tag for the same value.
+ConstantTag tag_of_ffi_type_index(BlobReader& r, int32_t tag) {
   switch (static_cast<FfiConstantTag>(tag)) {
-    case FfiConstantTag::kTensor:
-      return read_ndarray_records(r, {"c[" + std::to_string(index) + "]"}, "constant").front();
-    case FfiConstantTag::kDataType:
-      return read_dtype(r);
-    case FfiConstantTag::kShape:
-      return read_shape_constant(r);
-    case FfiConstantTag::kString:
-      return std::make_shared<const std::string>(r.read_string("constant string"));
-    case FfiConstantTag::kInt:
-      return r.read_i64("constant int");
-    case FfiConstantTag::kFloat:
-      return read_float_constant(r);
+    case FfiConstantTag::kTensor: return ConstantTag::kNDArray;
+    case FfiConstantTag::kDataType: return ConstantTag::kDLDataType;
+    case FfiConstantTag::kShape: return ConstantTag::kShapeTuple;
+    case FfiConstantTag::kString: return ConstantTag::kString;
+    case FfiConstantTag::kInt: return ConstantTag::kInt;
+    case FfiConstantTag::kFloat: return ConstantTag::kFloat;
   }
   throw r.error("constant tag " + std::to_string(tag) +
                 " is not a tvm-ffi type index a constant may have (1 Int, 3 Float, 5 DataType, 65 Str, 69 Shape, "
@@ -84,9 +77,10 @@ Value read_ffi_constant(BlobReader& r, size_t index) {
       .with("field", "constant tag");
 }
 
-Value read_constant(BlobReader& r, size_t index) {
-  const int32_t tag = r.read_i32("constant tag");
-  switch (static_cast<ConstantTag>(tag)) {
+Value read_constant(BlobReader& r, size_t index, bool format_v2) {
+  const int32_t raw = r.read_i32("constant tag");
+  const ConstantTag tag = format_v2 ? tag_of_ffi_type_index(r, raw) : static_cast<ConstantTag>(raw);
+  switch (tag) {
     case ConstantTag::kNDArray:
       return read_ndarray_records(r, {"c[" + std::to_string(index) + "]"}, "constant").front();
     case ConstantTag::kDLDataType:
@@ -100,7 +94,7 @@ Value read_constant(BlobReader& r, size_t index) {
     case ConstantTag::kFloat:
       return read_float_constant(r);
   }
-  throw r.error("constant tag " + std::to_string(tag) + " is not one of 0..5").with("field", "constant tag");
+  throw r.error("constant tag " + std::to_string(raw) + " is not one of 0..5").with("field", "constant tag");
 }
 
 void read_functions(BlobReader& r, Executable& exe) {
@@ -125,7 +119,7 @@ void read_constants(BlobReader& r, Executable& exe) {
   exe.constants.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
     try {
-      exe.constants.push_back(exe.format_v2 ? read_ffi_constant(r, i) : read_constant(r, i));
+      exe.constants.push_back(read_constant(r, i, exe.format_v2));
     } catch (Error& e) {
       throw e.with("constant", std::to_string(i));
     }
