@@ -49,7 +49,7 @@ std::string dtype_to_string(DLDataType t) {
     case kDLFloat: base = "float"; break;
     case kDLOpaqueHandle: return "handle";
     case kDLBfloat: base = "bfloat"; break;
-    case kDLBoolCode: return "e4m3_float8";
+    case 6: return "e4m3_float8";  // TVM up to v0.20 (8-bit single-lane code 6 is bool, above)
     case 7: return "e5m2_float8";
     default: base = "code" + std::to_string(t.code) + "_"; break;
   }

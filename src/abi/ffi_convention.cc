@@ -41,20 +41,29 @@ std::string ffi_type_name(int32_t index) {
   }
 }
 
-// Packed argument `i` as a tvm-ffi argument. A runtime may always pass a tensor as DLTensor*.
-void packed_to_ffi(const TVMArgs& args, int i, TVMFFIAny* out) {
+// A packed POD value (no pointer into storage the value owns) as a tvm-ffi value; false for
+// any other type code.
+bool pod_to_ffi(const TVMValue& v, int code, TVMFFIAny* out) {
   out->zero_padding = 0;
   out->v_int64 = 0;
-  const TVMValue& v = args.value(i);
-  switch (args.code(i)) {
+  switch (code) {
     case kDLInt:
-    case kDLUInt: out->type_index = kFfiInt; out->v_int64 = v.v_int64; return;
-    case kTVMArgBool: out->type_index = kFfiBool; out->v_int64 = v.v_int64 != 0; return;
-    case kDLFloat: out->type_index = kFfiFloat; out->v_float64 = v.v_float64; return;
-    case kTVMOpaqueHandle: out->type_index = kFfiOpaquePtr; out->v_ptr = v.v_handle; return;
-    case kTVMNullptr: out->type_index = kFfiNone; return;
-    case kTVMDataType: out->type_index = kFfiDataType; out->v_dtype = v.v_type; return;
-    case kDLDevice: out->type_index = kFfiDevice; out->v_device = v.v_device; return;
+    case kDLUInt: out->type_index = kFfiInt; out->v_int64 = v.v_int64; return true;
+    case kTVMArgBool: out->type_index = kFfiBool; out->v_int64 = v.v_int64 != 0; return true;
+    case kDLFloat: out->type_index = kFfiFloat; out->v_float64 = v.v_float64; return true;
+    case kTVMOpaqueHandle: out->type_index = kFfiOpaquePtr; out->v_ptr = v.v_handle; return true;
+    case kTVMNullptr: out->type_index = kFfiNone; return true;
+    case kTVMDataType: out->type_index = kFfiDataType; out->v_dtype = v.v_type; return true;
+    case kDLDevice: out->type_index = kFfiDevice; out->v_device = v.v_device; return true;
+    default: return false;
+  }
+}
+
+// Packed argument `i` as a tvm-ffi argument. A runtime may always pass a tensor as DLTensor*.
+void packed_to_ffi(const TVMArgs& args, int i, TVMFFIAny* out) {
+  const TVMValue& v = args.value(i);
+  if (pod_to_ffi(v, args.code(i), out)) return;
+  switch (args.code(i)) {
     case kTVMDLTensorHandle:
     case kTVMNDArrayHandle:
       out->type_index = v.v_handle ? kFfiDLTensorPtr : kFfiNone;
@@ -112,14 +121,8 @@ void ffi_object_dec_ref(TVMFFIObject* object) {
 }
 
 void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMArgs& args, RetValue* ret) {
-  constexpr int kOnStack = 16;
-  TVMFFIAny on_stack[kOnStack];
-  std::vector<TVMFFIAny> on_heap;
-  TVMFFIAny* ffi_args = on_stack;
-  if (args.size() > kOnStack) {
-    on_heap.resize(static_cast<size_t>(args.size()));
-    ffi_args = on_heap.data();
-  }
+  CallBuffer<TVMFFIAny> buffer(args.size());
+  TVMFFIAny* ffi_args = buffer.data();
   for (int i = 0; i < args.size(); ++i) {
     try {
       packed_to_ffi(args, i, &ffi_args[i]);
@@ -146,17 +149,13 @@ void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMAr
 
 FfiArgsAsPacked::FfiArgsAsPacked(const TVMFFIAny* args, int32_t num_args) {
   if (num_args < 0) throw Error("a tvm-ffi call with a negative argument count (" + std::to_string(num_args) + ")");
-  if (num_args > kOnStack) {
-    heap_values_.resize(static_cast<size_t>(num_args));
-    heap_codes_.resize(static_cast<size_t>(num_args));
-    values_ = heap_values_.data();
-    codes_ = heap_codes_.data();
-  }
+  values_.reserve(num_args);
+  codes_.reserve(num_args);
   size_ = num_args;
   for (int32_t i = 0; i < num_args; ++i) {
     const TVMFFIAny& a = args[i];
-    TVMValue& v = values_[i];
-    int& code = codes_[i];
+    TVMValue& v = values_.data()[i];
+    int& code = codes_.data()[i];
     v.v_int64 = 0;
     switch (a.type_index) {
       case kFfiNone: code = kTVMNullptr; v.v_handle = nullptr; break;
@@ -194,22 +193,9 @@ FfiArgsAsPacked::FfiArgsAsPacked(const TVMFFIAny* args, int32_t num_args) {
 }
 
 void ret_value_to_ffi(const RetValue& value, TVMFFIAny* out) {
-  out->zero_padding = 0;
-  out->v_int64 = 0;
-  const TVMValue& v = value.value();
-  switch (value.code()) {
-    case kTVMNullptr: out->type_index = kFfiNone; return;
-    case kDLInt:
-    case kDLUInt: out->type_index = kFfiInt; out->v_int64 = v.v_int64; return;
-    case kTVMArgBool: out->type_index = kFfiBool; out->v_int64 = v.v_int64; return;
-    case kDLFloat: out->type_index = kFfiFloat; out->v_float64 = v.v_float64; return;
-    case kTVMOpaqueHandle: out->type_index = kFfiOpaquePtr; out->v_ptr = v.v_handle; return;
-    case kTVMDataType: out->type_index = kFfiDataType; out->v_dtype = v.v_type; return;
-    case kDLDevice: out->type_index = kFfiDevice; out->v_device = v.v_device; return;
-    default:
-      throw Error(ErrorKind::kUnsupported, std::string("a ") + type_code_name(value.code()) +
-                                               " result cannot be returned to code of the tvm-ffi ABI");
-  }
+  if (pod_to_ffi(value.value(), value.code(), out)) return;
+  throw Error(ErrorKind::kUnsupported, std::string("a ") + type_code_name(value.code()) +
+                                           " result cannot be returned to code of the tvm-ffi ABI");
 }
 
 }  // namespace graphrt

@@ -18,22 +18,38 @@ namespace graphrt {
 // raised (TVMFFIErrorSetRaised*), naming the function.
 void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMArgs& args, RetValue* ret);
 
+// Storage for one call's arguments: on the stack for up to 16 (every kernel launch), else on
+// the heap.
+template <typename T>
+class CallBuffer {
+ public:
+  explicit CallBuffer(int n = 0) { reserve(n); }
+  CallBuffer(const CallBuffer&) = delete;
+  CallBuffer& operator=(const CallBuffer&) = delete;
+  void reserve(int n) {
+    if (n <= kOnStack) return;
+    heap_.resize(static_cast<size_t>(n));
+    data_ = heap_.data();
+  }
+  T* data() const { return data_; }
+
+ private:
+  static constexpr int kOnStack = 16;
+  T stack_[kOnStack];
+  std::vector<T> heap_;
+  T* data_ = stack_;
+};
+
 // tvm-ffi arguments seen as packed ones, for graphrt functions that generated
 // v0.22+ code calls (TVMFFIFunctionCall). Borrowed: valid while `args` is.
 class FfiArgsAsPacked {
  public:
   FfiArgsAsPacked(const TVMFFIAny* args, int32_t num_args);
-  TVMArgs args() const { return TVMArgs(values_, codes_, size_); }
+  TVMArgs args() const { return TVMArgs(values_.data(), codes_.data(), size_); }
 
  private:
-  // A kernel launch (every call host code makes to a device kernel) converts on the stack.
-  static constexpr int kOnStack = 16;
-  TVMValue stack_values_[kOnStack];
-  int stack_codes_[kOnStack];
-  std::vector<TVMValue> heap_values_;
-  std::vector<int> heap_codes_;
-  TVMValue* values_ = stack_values_;
-  int* codes_ = stack_codes_;
+  CallBuffer<TVMValue> values_;
+  CallBuffer<int> codes_;
   int size_ = 0;
   std::vector<std::unique_ptr<std::string>> strings_;  // small strings, copied out of their Any
 };
