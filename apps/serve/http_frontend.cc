@@ -349,8 +349,9 @@ class PipelinedServer : public httplib::Server {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       workers_done_ = true;
+      for (IdleWorker* w : idle_) w->wake.notify_one();
+      idle_.clear();
     }
-    ready_cv_.notify_all();
     for (std::thread& t : worker_threads_) t.join();
     worker_threads_.clear();
     if (epoll_ >= 0) ::close(epoll_);
@@ -493,23 +494,39 @@ class PipelinedServer : public httplib::Server {
     }
   }
 
+  // The worker that went idle last takes the request (a stack, not a queue): a light load
+  // keeps running on the same few threads, so the per-thread state a request leaves behind
+  // (malloc arenas, kernels' workspace pools, warm caches) exists for those few, not for every
+  // --http-threads worker in turn.
   void dispatch(std::unique_ptr<Connection> c) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (idle_.empty()) {
       ready_.push_back(std::move(c));
+      return;
     }
-    ready_cv_.notify_one();
+    IdleWorker* w = idle_.back();
+    idle_.pop_back();
+    w->conn = std::move(c);
+    w->wake.notify_one();  // under the lock: the worker cannot end while it is being woken
   }
 
   void worker_loop() {
+    IdleWorker self;
     for (;;) {
       std::unique_ptr<Connection> c;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        ready_cv_.wait(lock, [&] { return !ready_.empty() || workers_done_; });
-        if (ready_.empty()) return;
-        c = std::move(ready_.front());
-        ready_.pop_front();
+        if (!ready_.empty()) {
+          c = std::move(ready_.front());
+          ready_.pop_front();
+        } else if (workers_done_) {
+          return;
+        } else {
+          idle_.push_back(&self);
+          self.wake.wait(lock, [&] { return self.conn != nullptr || workers_done_; });
+          if (!self.conn) return;  // finish() took this worker off the stack
+          c = std::move(self.conn);
+        }
       }
       serve_connection(std::move(c));
     }
@@ -570,8 +587,12 @@ class PipelinedServer : public httplib::Server {
   int epoll_ = -1, wake_ = -1;
   std::thread reactor_;
   std::vector<std::thread> worker_threads_;
-  std::mutex mutex_;  // guards to_reactor_, ready_, workers_done_
-  std::condition_variable ready_cv_;
+  struct IdleWorker {
+    std::condition_variable wake;
+    std::unique_ptr<Connection> conn;  // handed over by dispatch()
+  };
+  std::mutex mutex_;  // guards to_reactor_, ready_, idle_, IdleWorker::conn, workers_done_
+  std::vector<IdleWorker*> idle_;  // waiting workers, the last one to go idle at the back
   std::vector<std::unique_ptr<Connection>> to_reactor_;
   std::deque<std::unique_ptr<Connection>> ready_;
   bool workers_done_ = false;
