@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 
 #include "graphrt/graph_json.h"
 #include "graphrt/device_api.h"
@@ -290,6 +291,8 @@ struct GraphExecutor::Impl {
     for (auto& v : flat_views) v.clear();
     flat_storage.clear();
     flat_shapes.clear();
+    // Graphs call few kernels many times (a layer repeated): each name is looked up once.
+    std::unordered_map<std::string, PackedFunc> resolved;
     for (uint32_t nid = 0; nid < graph.nodes.size(); ++nid) {
       const GraphNode& node = graph.nodes[nid];
       if (node.op != "tvm_op" || node.func_name == "__nop") continue;
@@ -301,7 +304,11 @@ struct GraphExecutor::Impl {
       for (uint32_t e : arg_entries) args.push_back(argument_tensor(e, node.flatten_data));
       op_entries.push_back(std::move(arg_entries));
       PackedFunc fn;
-      if (node.func_name != "__copy") fn = resolve(nid, node);
+      if (node.func_name != "__copy") {
+        PackedFunc& known = resolved[node.func_name];
+        if (!known) known = resolve(nid, node);
+        fn = known;
+      }
       ops.push_back(OpCall::make(nid, node.name, node.func_name, std::move(fn), std::move(args)));
     }
     direct_calls.clear();
