@@ -8,10 +8,10 @@
 
 #include "graphrt/error.h"
 #include "graphrt/float16.h"
-#include "infer_request.h"
-#include "infer_response.h"
-#include "metrics.h"
-#include "model_config.h"
+#include "metrics/metrics.h"
+#include "models/model_config.h"
+#include "protocol/infer_request.h"
+#include "protocol/infer_response.h"
 
 using namespace graphrt_serve;
 

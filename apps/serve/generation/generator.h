@@ -11,7 +11,7 @@
 #include "generation/generation_engine.h"
 #include "generation/token_stream.h"
 #include "graphrt/module.h"
-#include "metrics.h"
+#include "metrics/metrics.h"
 
 namespace graphrt_serve {
 
