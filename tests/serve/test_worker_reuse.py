@@ -52,6 +52,7 @@ def test_sequential_requests_wake_few_workers(tmp_path):
     got = np.array(json.loads(payload)["outputs"][0]["data"], dtype=np.float32).reshape(want.shape)
     np.testing.assert_array_equal(got, want)
     woken = sorted(after[t] - before[t] for t in before if t in after and after[t] > before[t])
-    # The reactor and one worker run for every request; a woken-in-turn pool would add
-    # HTTP_THREADS threads that ran a few times each.
-    assert len(woken) <= 4, "threads that ran during %d sequential requests: %s" % (REQUESTS, woken)
+    # The reactor and one or two workers run for every request (a worker that has not yet gone
+    # idle when the next request arrives leaves it to another), the gRPC and metrics threads now
+    # and then; workers woken in turn would add all HTTP_THREADS of them.
+    assert len(woken) <= 8, "threads that ran during %d sequential requests: %s" % (REQUESTS, woken)
