@@ -160,7 +160,11 @@ NDArray LanguageModel::Impl::forward(const PackedFunc& fn, int64_t id, const int
   try {
     result = RelaxValue::from(call(fn, {input, cache}));
   } catch (...) {
-    call(end, {cache});  // no pass stays open after a failure
+    try {
+      call(end, {cache});  // no pass stays open after a failure
+    } catch (const Error&) {
+      // The function's own error says more; it is the one thrown.
+    }
     throw;
   }
   call(end, {cache});
