@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     const graphrt_apps::Model model = graphrt_apps::load_model(argv[1], graphrt::LoadOptions{}, "", "");
     graphrt_serve::GenerationConfig config;
     config.max_total_seq_len = 4096;
-    graphrt_serve::KvCacheModel m(model.root, config);
+    graphrt_serve::KvCacheModel m(*graphrt_serve::open_generation_model(model.root), config);
     using Clock = std::chrono::steady_clock;
     std::vector<int32_t> prompt;
     for (int i = 0; i < prompt_len; ++i) prompt.push_back((i * 37 + 24) % static_cast<int32_t>(m.vocab_size()));

@@ -82,6 +82,7 @@ class Model {
   std::unique_ptr<Runner> runner(const std::string& function = "") const;
 
  private:
+  friend class LanguageModel;  // graphrt/language_model.h: a VM on the model's device
   std::shared_ptr<State> state_;
 };
 
