@@ -617,6 +617,18 @@ void GraphExecutor::set_input(int index, const DLTensor* value) {
   impl_->mark_input_set(index);
 }
 
+void GraphExecutor::set_checked_input(int index, const DLTensor* value) {
+  uint32_t entry = impl_->input_entry(index);
+  impl_->unshare(entry);
+  DLTensor* mine = impl_->entries[entry].handle();
+  if (mine->device.device_type == kDLCPU && value->device.device_type == kDLCPU)
+    std::memcpy(static_cast<char*>(mine->data) + mine->byte_offset,
+                static_cast<const char*>(value->data) + value->byte_offset, tensor_nbytes(mine));
+  else
+    copy_tensor(value, mine);  // to or from a device: the device API's copy
+  impl_->mark_input_set(index);
+}
+
 void GraphExecutor::set_input(const std::string& name, const DLTensor* value) {
   int index = input_index(name);
   if (index < 0) {

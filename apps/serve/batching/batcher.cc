@@ -116,17 +116,23 @@ void Batcher::execute(const std::vector<Pending*>& batch, int64_t total, const I
     InferTimings t;
     instance->run(pointers, &all, &t);
     for (const OutputTensor& o : all)
-      if (o.shape.empty() || o.shape[0] != total || o.data.size() % static_cast<size_t>(total) != 0)
+      if (o.shape.empty() || o.shape[0] != total || o.size() % static_cast<size_t>(total) != 0)
         throw Error(ErrorKind::kFailedPrecondition, "output " + shape_text(o.shape) + " of a batch of " +
                                                         std::to_string(total) + " is not batched along its first "
                                                         "dimension: this model cannot batch")
             .with("tensor", o.name).with("field", "max_batch_size");
+    // Each request's rows are copied out of the run's outputs (views of the instance's memory,
+    // which goes back to the pool when this batch is done, not when its requests are answered).
     size_t row = 0;
     for (Pending* p : batch) {
       for (const OutputTensor& o : all) {
-        const size_t row_bytes = o.data.size() / static_cast<size_t>(total);
-        OutputTensor part{o.name, o.datatype, o.shape, o.data.substr(row * row_bytes, p->rows * row_bytes)};
+        const size_t row_bytes = o.size() / static_cast<size_t>(total);
+        OutputTensor part;
+        part.name = o.name;
+        part.datatype = o.datatype;
+        part.shape = o.shape;
         part.shape[0] = p->rows;
+        part.owned.assign(o.data() + row * row_bytes, static_cast<size_t>(p->rows) * row_bytes);
         p->outputs.push_back(std::move(part));
       }
       row += static_cast<size_t>(p->rows);

@@ -23,7 +23,7 @@ class Batcher {
       : max_rows_(max_rows), delay_(delay), max_queue_size_(max_queue_size), pool_(pool), metrics_(metrics) {}
 
   // Runs `inputs` (model order, `rows` rows each) in a batch; returns this request's rows of
-  // every output. Throws graphrt::Error: resource exhausted when the queue is full,
+  // every output (copies: the instance is back in the pool by then). Throws graphrt::Error: resource exhausted when the queue is full,
   // interrupted when `deadline` passes before the request is in a batch, failed
   // precondition when an output is not batched along its first dimension.
   std::vector<OutputTensor> run(const std::vector<const InputTensor*>& inputs, int64_t rows,

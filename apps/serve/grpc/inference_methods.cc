@@ -130,16 +130,19 @@ grpc::Status InferenceMethods::model_infer(const inference::ModelInferRequest& i
   status = guarded([&] {
     try {
       const InferRequest request = decode_grpc_request(in);
-      std::vector<OutputTensor> outputs = model->infer(request, &timings);
+      InferResult result = model->infer(request, &timings);  // holds the instance until encoded
       out->set_model_name(model->name());
       out->set_model_version(model->version());
       out->set_id(in.id());
-      for (OutputTensor& t : outputs) {
+      for (OutputTensor& t : result.outputs) {
         auto* o = out->add_outputs();
         o->set_name(t.name);
         o->set_datatype(datatype_name(t.datatype));
         for (int64_t d : t.shape) o->add_shape(d);
-        out->add_raw_output_contents(std::move(t.data));
+        if (t.view)
+          out->add_raw_output_contents(t.view, t.view_size);
+        else
+          out->add_raw_output_contents(std::move(t.owned));
       }
     } catch (Error& e) {
       throw e.with("model", model->name());

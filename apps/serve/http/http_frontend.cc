@@ -688,8 +688,9 @@ struct HttpFrontend::Impl {
           header = &header_value;
         }
         const InferRequest request = decode_rest_request(req.body.data(), req.body.size(), header);
+        InferResult result = model->infer(request, &timings);  // holds the instance until encoded
         InferResponse response;
-        response.outputs = model->infer(request, &timings);
+        response.outputs = std::move(result.outputs);
         response.model_name = model->name();
         response.model_version = model->version();
         response.has_id = request.has_id;

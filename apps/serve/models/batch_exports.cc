@@ -114,10 +114,12 @@ class PaddedGraphInstance : public Instance {
     timings->infer_ns = ns_since(t0);
     t0 = Clock::now();
     outputs->clear();
+    host_copies_.resize(static_cast<size_t>(fit->runner->num_outputs()));
     for (int o = 0; o < fit->runner->num_outputs(); ++o) {
-      OutputTensor out = output_from(fit->runner->output(o), "output_" + std::to_string(o));
-      out.shape[0] = rows;  // the padding rows' outputs dropped
-      out.data.resize(out.data.size() / static_cast<size_t>(fit->batch) * static_cast<size_t>(rows));
+      OutputTensor out = output_view(fit->runner->output(o), "output_" + std::to_string(o),
+                                     &host_copies_[static_cast<size_t>(o)]);
+      out.shape[0] = rows;  // the padding rows' outputs dropped: the view ends before them
+      out.view_size = out.view_size / static_cast<size_t>(fit->batch) * static_cast<size_t>(rows);
       outputs->push_back(std::move(out));
     }
     timings->output_ns = ns_since(t0);
@@ -138,18 +140,13 @@ class PaddedGraphInstance : public Instance {
         scratch_[i].resize(in.size() / static_cast<size_t>(rows) * static_cast<size_t>(fit.batch), '\0');
         data = scratch_[i].data();
       }
-      DLTensor t{};
-      t.data = const_cast<char*>(data);  // set_input copies it
-      t.device = DLDevice{kDLCPU, 0};
-      t.ndim = static_cast<int>(shape.size());
-      datatype_to_dl(in.datatype, &t.dtype);
-      t.shape = shape.data();
-      fit.runner->set_input(fit.runner->function().inputs[i].name, &t);
+      bind_checked_input(*fit.runner, static_cast<int>(i), in, std::move(shape), data);
     }
   }
 
   std::vector<Sized> sized_;           // smallest batch first
   std::vector<std::string> scratch_;   // padded inputs, reused between runs
+  std::vector<graphrt::NDArray> host_copies_;  // output_view's, for outputs not on the host
 };
 
 }  // namespace

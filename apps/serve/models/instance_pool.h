@@ -19,7 +19,10 @@ namespace graphrt_serve {
 class Instance {
  public:
   virtual ~Instance() = default;
-  // `inputs` in the model's input order; fills every output in the model's order.
+  // `inputs` in the model's input order, each already checked against the model's metadata
+  // (name, datatype, shape, bytes); fills every output in the model's order. Outputs may be
+  // views of the instance's own memory: valid until its next run, so read them before handing
+  // the instance back.
   virtual void run(const std::vector<const InputTensor*>& inputs, std::vector<OutputTensor>* outputs,
                    InferTimings* timings) = 0;
 };

@@ -1,6 +1,7 @@
 // An instance of a served model: one graphrt::Runner (graph executor or Relax
-// VM alike, graphrt/session.h), fed a request's tensors and read once into its
-// response's outputs.
+// VM alike, graphrt/session.h), its inputs bound from a request's tensors
+// (checked once, by the model, before it took the instance) and its outputs
+// handed out as views of the run's own memory.
 #pragma once
 
 #include <memory>
@@ -8,7 +9,7 @@
 #include <vector>
 
 #include "graphrt/session.h"
-#include "models/served_model.h"
+#include "models/instance_pool.h"
 
 namespace graphrt_serve {
 
@@ -24,14 +25,23 @@ class RunnerInstance : public Instance {
 
  private:
   void set_inputs(const std::vector<const InputTensor*>& inputs);
-  void read_outputs(std::vector<OutputTensor>* outputs) const;
+  void read_outputs(std::vector<OutputTensor>* outputs);
 
   std::unique_ptr<graphrt::Runner> runner_;
   std::vector<std::string> output_names_;
+  std::vector<graphrt::NDArray> host_copies_;  // of outputs on a device, until the next run
 };
 
-// `array` as the protocol's output `name`: its bytes copied once, from wherever it lives.
-// Throws graphrt::Error naming the tensor when its dtype has no protocol datatype.
-OutputTensor output_from(const graphrt::NDArray& array, const std::string& name);
+// `in` (checked against input `index` of the runner's function) bound to that input, with
+// `shape` in place of its own (batch exports pad the rows). A copy: the request's bytes may be
+// unaligned, and they go when the request does.
+void bind_checked_input(graphrt::Runner& runner, int index, const InputTensor& in, std::vector<int64_t> shape,
+                        const char* data);
+
+// `array` as the protocol's output `name`, a view of its bytes: its own when it is a contiguous
+// array on the host, else those of a host copy made in `*host_copy`. Valid while those bytes
+// are (for a runner's output, until its next run). Throws graphrt::Error naming the tensor
+// when its dtype has no protocol datatype.
+OutputTensor output_view(const graphrt::NDArray& array, const std::string& name, graphrt::NDArray* host_copy);
 
 }  // namespace graphrt_serve

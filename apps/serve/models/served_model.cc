@@ -342,13 +342,14 @@ void ServedModel::serve_generation(const graphrt::Module& root, const Generation
   outputs_.push_back(TensorMetadata{"output_ids", true, Datatype::kInt32, true, {-1}});
 }
 
-std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferTimings* timings) {
+InferResult ServedModel::infer(const InferRequest& request, InferTimings* timings) {
   if (generator_)
     throw Error(ErrorKind::kUnsupported, "this model is a language model on a KV cache: it answers POST "
                                          "/v2/models/" + name_ + "/generate and /generate_stream, not infer")
         .with("field", "inputs");
   check_cache();  // a model whose cache changed answers nothing
-  // Inputs in the model's order, each checked against the metadata before any instance is taken.
+  // Inputs in the model's order, each checked against the metadata before any instance is taken:
+  // the one check (instances bind them without another, graphrt::Runner::set_checked_input).
   std::vector<const InputTensor*> ordered(inputs_.size(), nullptr);
   for (const InputTensor& in : request.inputs) {
     size_t i = 0;
@@ -387,7 +388,8 @@ std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferT
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline =
       timeout_us > 0 ? start + std::chrono::microseconds(timeout_us) : Clock::time_point::max();
-  std::vector<OutputTensor> all;
+  InferResult result;
+  std::vector<OutputTensor>& all = result.outputs;
   if (batcher_) {
     const int64_t rows = ordered.empty() || ordered[0]->shape.empty() ? 0 : ordered[0]->shape[0];
     for (const InputTensor* in : ordered)
@@ -400,21 +402,24 @@ std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferT
           .with("tensor", ordered[0]->name).with("field", "shape");
     all = batcher_->run(ordered, rows, deadline, timings);
   } else {
-    InstancePool::Lease instance = pool_.acquire(config_.max_queue_size, deadline, metrics_.get());
+    // The outputs are views of the instance's memory: the result holds it until it goes.
+    auto instance = std::make_shared<InstancePool::Lease>(
+        pool_.acquire(config_.max_queue_size, deadline, metrics_.get()));
     timings->queue_ns = ns_since(start);
     // The same deadline stops the run: a graph between nodes, a Relax VM before its next call.
     graphrt::RunDeadlineScope run_deadline(deadline);
     try {
-      instance->run(ordered, &all, timings);
+      (*instance)->run(ordered, &all, timings);
     } catch (Error& e) {
       if (e.kind() == ErrorKind::kInterrupted) throw e.with("field", "timeout");
       throw;
     }
+    result.hold = std::move(instance);
   }
   check_cache();  // the run read the cache: its answer stands only if the file did not change
   if (!config_.outputs.empty())
     for (size_t i = 0; i < all.size() && i < outputs_.size(); ++i) all[i].name = outputs_[i].name;
-  if (request.outputs.empty()) return all;
+  if (request.outputs.empty()) return result;
   std::vector<OutputTensor> picked;
   for (const RequestedOutput& r : request.outputs) {
     auto it = std::find_if(all.begin(), all.end(), [&](const OutputTensor& t) { return t.name == r.name; });
@@ -423,7 +428,8 @@ std::vector<OutputTensor> ServedModel::infer(const InferRequest& request, InferT
           .with("tensor", r.name).with("field", "outputs");
     picked.push_back(std::move(*it));
   }
-  return picked;
+  all = std::move(picked);
+  return result;
 }
 
 bool ServedModel::runs_at_once(std::chrono::nanoseconds limit) {

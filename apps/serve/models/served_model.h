@@ -34,6 +34,14 @@ struct TensorMetadata {
   std::vector<int64_t> shape;  // -1: any size
 };
 
+// What an inference returns: the outputs, and what their views point into (the instance that
+// ran, held until the result goes, so that a front end encodes the outputs straight from the
+// run's memory; models/instance_pool.h).
+struct InferResult {
+  std::vector<OutputTensor> outputs;
+  std::shared_ptr<void> hold;
+};
+
 class ServedModel {
  public:
   // Loads DIR/<name>/<version>/ (one model file, or kernels .so + graph .json + .params).
@@ -55,8 +63,9 @@ class ServedModel {
   ModelMetrics& metrics() const { return *metrics_; }
 
   // Runs `request`; returns the requested outputs in the order requested (all, in the
-  // model's order, when none are named). Throws graphrt::Error naming tensor and field.
-  std::vector<OutputTensor> infer(const InferRequest& request, InferTimings* timings);
+  // model's order, when none are named), which hold the instance that ran until the result
+  // goes: encode them, then let it go. Throws graphrt::Error naming tensor and field.
+  InferResult infer(const InferRequest& request, InferTimings* timings);
 
   // The generate side of a language model (config.json's "generation", or an executable that
   // exports MLC's create_tir_paged_kv_cache / prefill / decode); null for other models.

@@ -161,17 +161,20 @@ std::string encode_rest_response(const InferResponse& response, const InferReque
     out += "{\"name\":" + json_string(t.name) + ",\"datatype\":\"" + datatype_name(t.datatype) + "\",\"shape\":";
     append_shape(&out, t.shape);
     if (as_binary) {
-      out += ",\"parameters\":{\"binary_data_size\":" + std::to_string(t.data.size()) + "}}";
+      out += ",\"parameters\":{\"binary_data_size\":" + std::to_string(t.size()) + "}}";
       binary.push_back(&t);
     } else {
       out += ",\"data\":";
-      append_json_values(&out, t.datatype, t.data.data(), t.data.size());
+      append_json_values(&out, t.datatype, t.data(), t.size());
       out.push_back('}');
     }
   }
   out += "]}";
   *json_size = out.size();
-  for (const OutputTensor* t : binary) out += t->data;
+  size_t binary_bytes = 0;
+  for (const OutputTensor* t : binary) binary_bytes += t->size();
+  out.reserve(out.size() + binary_bytes);
+  for (const OutputTensor* t : binary) out.append(t->data(), t->size());
   return out;
 }
 

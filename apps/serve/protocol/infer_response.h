@@ -17,7 +17,15 @@ struct OutputTensor {
   std::string name;
   Datatype datatype = Datatype::kFp32;
   std::vector<int64_t> shape;
-  std::string data;  // little-endian, row-major
+  // The elements, little-endian and row-major: either a view of the run's own output (valid
+  // while whoever returned this holds the instance that ran: models/served_model.h's
+  // InferResult), or a copy in `owned`.
+  const char* view = nullptr;
+  size_t view_size = 0;
+  std::string owned;
+
+  const char* data() const { return view ? view : owned.data(); }
+  size_t size() const { return view ? view_size : owned.size(); }
 };
 
 struct InferResponse {
