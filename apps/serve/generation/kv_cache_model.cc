@@ -2,7 +2,6 @@
 
 #include "generation/greedy.h"
 #include "graphrt/error.h"
-#include "graphrt/relax_vm.h"
 
 namespace graphrt_serve {
 
@@ -39,26 +38,14 @@ graphrt::NDArray on_host(const graphrt::NDArray& logits) {
 
 }  // namespace
 
-bool exports_kv_cache_functions(const graphrt::Module& root, const GenerationConfig& config) {
-  try {
-    bool create = false, prefill = false, decode = false;
-    for (const std::string& name : graphrt::RelaxVM(root).functions()) {
-      create = create || name == config.create_cache;
-      prefill = prefill || name == config.prefill;
-      decode = decode || name == config.decode;
-    }
-    return create && prefill && decode;
-  } catch (const Error&) {
-    return false;
+bool exports_kv_cache_functions(const graphrt::Model& model, const GenerationConfig& config) {
+  bool create = false, prefill = false, decode = false;
+  for (const graphrt::FunctionSpec& f : model.functions()) {
+    create = create || f.name == config.create_cache;
+    prefill = prefill || f.name == config.prefill;
+    decode = decode || f.name == config.decode;
   }
-}
-
-std::shared_ptr<graphrt::Model> open_generation_model(const graphrt::Module& root) {
-  try {
-    return graphrt::Session(graphrt::runtime(), graphrt::cpu()).open(root, graphrt::ModelSource{});
-  } catch (const Error& e) {
-    throw with_field(e);
-  }
+  return create && prefill && decode;
 }
 
 KvCacheModel::KvCacheModel(const graphrt::Model& model, const GenerationConfig& config) : config_(config) {

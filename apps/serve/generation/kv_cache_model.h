@@ -16,12 +16,8 @@
 
 namespace graphrt_serve {
 
-// True when the executable `root` exports the config's three VM functions.
-bool exports_kv_cache_functions(const graphrt::Module& root, const GenerationConfig& config);
-
-// The session layer's Model over the executable `root`, on the CPU (the generate endpoint's
-// device), for the KvCacheModels of its instances.
-std::shared_ptr<graphrt::Model> open_generation_model(const graphrt::Module& root);
+// True when the Relax model exports the config's three VM functions.
+bool exports_kv_cache_functions(const graphrt::Model& model, const GenerationConfig& config);
 
 class KvCacheModel {
  public:

@@ -248,9 +248,9 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   if (relax) {
     // A language model: named by config.json's "generation", or recognised by MLC's function names.
     GenerationConfig generation = config.generation;
-    if (!generation.given && config.function.empty() && exports_kv_cache_functions(model->root(), generation))
+    if (!generation.given && config.function.empty() && exports_kv_cache_functions(*model, generation))
       generation.given = true;
-    if (generation.given) m->serve_generation(model->root(), generation);
+    if (generation.given) m->serve_generation(*model, generation);
     else m->serve_function(*model);
   } else {
     refuse_for_graph(config);
@@ -328,7 +328,7 @@ void ServedModel::serve_batch_exports(const std::vector<BatchExport>& exports) {
                                        config_.max_queue_size, &pool_, metrics_.get());
 }
 
-void ServedModel::serve_generation(const graphrt::Module& root, const GenerationConfig& generation) {
+void ServedModel::serve_generation(const graphrt::Model& model, const GenerationConfig& generation) {
   const auto refuse = [](const char* key) {
     throw Error(ErrorKind::kUnsupported, std::string("does not apply to a language model served by generate"))
         .with("field", key);
@@ -337,7 +337,7 @@ void ServedModel::serve_generation(const graphrt::Module& root, const Generation
   if (!config_.function.empty()) refuse("function");
   if (!config_.inputs.empty()) refuse("input");
   if (!config_.outputs.empty()) refuse("output");
-  generator_ = std::make_unique<Generator>(root, generation, config_.instance_count, config_.max_queue_size, metrics_);
+  generator_ = std::make_unique<Generator>(model, generation, config_.instance_count, config_.max_queue_size, metrics_);
   inputs_.push_back(TensorMetadata{"input_ids", true, Datatype::kInt32, true, {-1}});
   outputs_.push_back(TensorMetadata{"output_ids", true, Datatype::kInt32, true, {-1}});
 }

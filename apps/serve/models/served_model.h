@@ -94,7 +94,7 @@ class ServedModel {
   // metadata as config.json completes it, an instance (a graphrt::Runner) per instance_count.
   void serve_function(const graphrt::Model& model);
   // A language model on the paged KV cache: instances are generators, not VMs of one function.
-  void serve_generation(const graphrt::Module& root, const GenerationConfig& generation);
+  void serve_generation(const graphrt::Model& model, const GenerationConfig& generation);
 
   ModelConfig config_;
   std::vector<TensorMetadata> inputs_, outputs_;
