@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     const std::shared_ptr<graphrt::Model> model =
         graphrt::Session(graphrt::runtime(), graphrt::cpu()).load(graphrt::ModelSource{argv[1], "", "", ""});
     graphrt_serve::GenerationConfig config;
-    config.max_total_seq_len = 4096;
+    config.model.max_total_seq_len = 4096;
     graphrt_serve::KvCacheModel m(*model, config);
     using Clock = std::chrono::steady_clock;
     std::vector<int32_t> prompt;

@@ -36,13 +36,13 @@ GenerationConfig parse_generation_config(const json& section) {
   c.given = true;
   for (auto it = section.begin(); it != section.end(); ++it) {
     const std::string& k = it.key();
-    if (k == "create_cache") c.create_cache = name(*it, k);
-    else if (k == "prefill") c.prefill = name(*it, k);
-    else if (k == "decode") c.decode = name(*it, k);
-    else if (k == "max_batch_size") c.max_batch_size = positive(*it, k, 4096);
-    else if (k == "max_total_seq_len") c.max_total_seq_len = positive(*it, k, int64_t(1) << 24);
-    else if (k == "prefill_chunk_size") c.prefill_chunk_size = positive(*it, k, int64_t(1) << 20);
-    else if (k == "page_size") c.page_size = positive(*it, k, 4096);
+    if (k == "create_cache") c.model.create_cache = name(*it, k);
+    else if (k == "prefill") c.model.prefill = name(*it, k);
+    else if (k == "decode") c.model.decode = name(*it, k);
+    else if (k == "max_batch_size") c.model.max_batch_size = positive(*it, k, 4096);
+    else if (k == "max_total_seq_len") c.model.max_total_seq_len = positive(*it, k, int64_t(1) << 24);
+    else if (k == "prefill_chunk_size") c.model.prefill_chunk_size = positive(*it, k, int64_t(1) << 20);
+    else if (k == "page_size") c.model.page_size = positive(*it, k, 4096);
     else if (k == "default_max_tokens") c.default_max_tokens = positive(*it, k, int64_t(1) << 24);
     else
       throw Error("unknown or mistyped key '" + k +

@@ -9,19 +9,15 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "graphrt/language_model.h"
+
 namespace graphrt_serve {
 
 struct GenerationConfig {
   bool given = false;  // config.json has a "generation" section
-  std::string create_cache = "create_tir_paged_kv_cache";
-  std::string prefill = "prefill";
-  std::string decode = "decode";
-  // The create call's ShapeTuple arguments. max_batch_size also bounds the sequences the
-  // server keeps in the cache at once (requests beyond it wait in the queue).
-  int64_t max_batch_size = 1;
-  int64_t max_total_seq_len = 64;
-  int64_t prefill_chunk_size = 16;
-  int64_t page_size = 16;
+  // The functions and the cache's sizes, as the library takes them. max_batch_size also bounds
+  // the sequences the server keeps in the cache at once (requests beyond it wait in the queue).
+  graphrt::LanguageModelOptions model;
   int64_t default_max_tokens = 16;  // a request's max_tokens when it names none
 };
 
@@ -34,6 +30,6 @@ GenerationConfig parse_generation_config(const nlohmann::json& section);
 namespace graphrt_serve {
 
 // The cache pages `tokens` tokens of one sequence take.
-inline int64_t pages_for(const GenerationConfig& c, int64_t tokens) { return (tokens + c.page_size - 1) / c.page_size; }
+inline int64_t pages_for(const GenerationConfig& c, int64_t tokens) { return (tokens + c.model.page_size - 1) / c.model.page_size; }
 
 }  // namespace graphrt_serve

@@ -15,7 +15,7 @@ GenerationEngine::GenerationEngine(std::unique_ptr<KvCacheModel> model, int64_t 
     : model_(std::move(model)),
       max_queue_size_(max_queue_size),
       metrics_(std::move(metrics)),
-      capacity_pages_(pages_for(model_->config(), model_->config().max_total_seq_len)),
+      capacity_pages_(pages_for(model_->config(), model_->config().model.max_total_seq_len)),
       thread_([this] { loop(); }) {}
 
 GenerationEngine::~GenerationEngine() {
@@ -80,7 +80,7 @@ void GenerationEngine::loop() {
 
 void GenerationEngine::admit() {
   std::lock_guard<std::mutex> lock(mutex_);
-  const int64_t max_sequences = model_->config().max_batch_size;
+  const int64_t max_sequences = model_->config().model.max_batch_size;
   for (auto it = queue_.begin(); it != queue_.end();) {
     if (it->stream->cancelled()) {
       it->stream->end_cancelled();

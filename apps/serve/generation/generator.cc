@@ -36,7 +36,7 @@ void Generator::check(GenerateRequest& r) const {
   check_ids(r.stop_token_ids, vocab_, "stop_token_ids");
   if (r.max_tokens == 0) r.max_tokens = config_.default_max_tokens;
   const int64_t prompt = static_cast<int64_t>(r.input_ids.size());
-  const int64_t capacity = config_.max_total_seq_len;
+  const int64_t capacity = config_.model.max_total_seq_len;
   if (prompt >= capacity)
     throw Error(ErrorKind::kOutOfRange, "input_ids has " + std::to_string(prompt) + " tokens; the model's KV cache holds " +
                                             std::to_string(capacity) + " per sequence (max_total_seq_len), generated tokens included")

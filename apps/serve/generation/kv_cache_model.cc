@@ -9,18 +9,6 @@ using graphrt::Error;
 
 namespace {
 
-graphrt::LanguageModelOptions options_of(const GenerationConfig& c) {
-  graphrt::LanguageModelOptions o;
-  o.create_cache = c.create_cache;
-  o.prefill = c.prefill;
-  o.decode = c.decode;
-  o.max_batch_size = c.max_batch_size;
-  o.max_total_seq_len = c.max_total_seq_len;
-  o.prefill_chunk_size = c.prefill_chunk_size;
-  o.page_size = c.page_size;
-  return o;
-}
-
 // The library names its option ("option: decode"); config.json's user knows the field
 // ("field: generation.decode"), or the section when no one option is at fault.
 Error with_field(const Error& e) {
@@ -41,16 +29,16 @@ graphrt::NDArray on_host(const graphrt::NDArray& logits) {
 bool exports_kv_cache_functions(const graphrt::Model& model, const GenerationConfig& config) {
   bool create = false, prefill = false, decode = false;
   for (const graphrt::FunctionSpec& f : model.functions()) {
-    create = create || f.name == config.create_cache;
-    prefill = prefill || f.name == config.prefill;
-    decode = decode || f.name == config.decode;
+    create = create || f.name == config.model.create_cache;
+    prefill = prefill || f.name == config.model.prefill;
+    decode = decode || f.name == config.model.decode;
   }
   return create && prefill && decode;
 }
 
 KvCacheModel::KvCacheModel(const graphrt::Model& model, const GenerationConfig& config) : config_(config) {
   try {
-    model_ = std::make_unique<graphrt::LanguageModel>(model, options_of(config));
+    model_ = std::make_unique<graphrt::LanguageModel>(model, config.model);
   } catch (const Error& e) {
     throw with_field(e);
   }
