@@ -15,8 +15,10 @@ bool is_factory(const Module& root) {
   return root->type_key() == "GraphExecutorFactory" || root->type_key() == "GraphRuntimeFactory";
 }
 
-GraphExecutorOptions executor_options(const SessionOptions& o) {
+GraphExecutorOptions executor_options(const Model::State& state) {
+  const SessionOptions& o = state.options;
   GraphExecutorOptions options;
+  options.runtime = state.runtime;
   if (!o.memory_plan.empty()) {
     options.memory_plan = memory_plan_from_name(o.memory_plan);
     options.memory_plan_from_env = false;
@@ -54,13 +56,13 @@ ParamList three_file_params(const ModelSource& source) {
 
 std::shared_ptr<GraphExecutor> new_graph_executor(const Model::State& state) {
   if (state.shared_params) {
-    GraphExecutorOptions options = executor_options(state.options);
+    GraphExecutorOptions options = executor_options(state);
     options.owner = state.root;  // the factory (without params): its library tree stays loaded
     return GraphExecutor::create_with_params(state.graph_json, state.root->imports().at(0), {state.device}, options,
                                              *state.shared_params);
   }
   if (state.three_file)
-    return GraphExecutor::create_with_params(state.graph_json, state.root, {state.device}, executor_options(state.options),
+    return GraphExecutor::create_with_params(state.graph_json, state.root, {state.device}, executor_options(state),
                                              state.three_file_params);
   // The factory's TVM face: it binds its own params (shared by every executor it makes).
   ArgList args;

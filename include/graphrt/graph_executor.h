@@ -46,6 +46,10 @@ struct GraphExecutorOptions {
   // Kept alive as long as the executor (a factory passes itself: the root of
   // the module tree that loads of the same library share).
   Module owner;
+  // Whose device APIs hold and copy the executor's tensors, resolved once at
+  // creation (null: the process's default runtime). A factory passes the
+  // runtime it was loaded through. It must outlive the executor.
+  Runtime* runtime = nullptr;
 };
 
 struct TensorInfo {

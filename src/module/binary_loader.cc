@@ -36,10 +36,10 @@ void Runtime::register_bytes_loader(const std::string& kind, BinaryLoader loader
       kBytesLoaderPrefix + kind));
 }
 
-Module load_module_bytes(const std::string& kind, BlobReader& bytes) {
-  PackedFunc f = registry_get(kBytesLoaderPrefix + kind);
+Module load_module_bytes(const Runtime& runtime, const std::string& kind, BlobReader& bytes) {
+  PackedFunc f = runtime.function(kBytesLoaderPrefix + kind);
   if (!f) {
-    Module m = load_binary(kind, bytes);
+    Module m = load_binary(runtime, kind, bytes);
     if (!bytes.at_end())
       throw bytes.error(std::to_string(bytes.remaining()) + " bytes of the module left unread by its loader")
           .with("tkey", kind);
@@ -52,11 +52,13 @@ Module load_module_bytes(const std::string& kind, BlobReader& bytes) {
   }
 }
 
-Module load_binary(const std::string& tkey, BlobReader& reader) {
-  PackedFunc f = registry_get(kLoaderPrefix + tkey);
+Module load_binary(const std::string& tkey, BlobReader& reader) { return load_binary(runtime(), tkey, reader); }
+
+Module load_binary(const Runtime& runtime, const std::string& tkey, BlobReader& reader) {
+  PackedFunc f = runtime.function(kLoaderPrefix + tkey);
   if (!f) {
     std::string available;
-    for (const std::string& name : registry_names()) {
+    for (const std::string& name : runtime.function_names()) {
       if (name.compare(0, sizeof(kLoaderPrefix) - 1, kLoaderPrefix) == 0)
         available += (available.empty() ? "" : ", ") + name.substr(sizeof(kLoaderPrefix) - 1);
     }
