@@ -810,7 +810,9 @@ std::shared_ptr<GraphExecutor> create_graph_executor(const std::string& graph_js
                                                      const GraphExecutorOptions& options) {
   // The decoded params become the executor's storage (no second copy).
   if (params_bytes.empty()) return GraphExecutor::create(graph_json, lib, devices, options);
-  return GraphExecutor::create_with_params(graph_json, lib, devices, options, load_param_dict(params_bytes, "params"));
+  const Runtime& params_runtime = options.runtime ? *options.runtime : runtime();
+  return GraphExecutor::create_with_params(graph_json, lib, devices, options,
+                                           load_param_dict(params_runtime, params_bytes, "params"));
 }
 
 }  // namespace graphrt

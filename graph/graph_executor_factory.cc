@@ -140,7 +140,7 @@ Module load_factory(BlobReader& reader, Runtime& runtime) {
   if (names.size() != count)
     throw reader.error("GraphExecutorFactory says " + std::to_string(count) + " params but lists " +
                        std::to_string(names.size()) + " names");
-  std::vector<NDArray> arrays = read_ndarray_records(reader, names, "param");
+  std::vector<NDArray> arrays = read_ndarray_records(runtime, reader, names, "param");
   c.params.reserve(names.size());
   for (size_t i = 0; i < names.size(); ++i) c.params.emplace_back(names[i], std::move(arrays[i]));
   c.module_name = reader.read_string("factory module name");

@@ -40,9 +40,9 @@ void describe(Model::State& state, const GraphExecutor& executor) {
 
 // The three-file form's params: decoded from the params file, or mapped from the params
 // cache (the params file read only when the cache is written).
-ParamList three_file_params(const ModelSource& source) {
+ParamList three_file_params(const Model::State& state, const ModelSource& source) {
   const auto decode = [&] {
-    return load_param_dict(read_regular_file(source.params_path, "params file"), source.params_path);
+    return load_param_dict(*state.runtime, read_regular_file(source.params_path, "params file"), source.params_path);
   };
   if (source.params_cache.empty()) return decode();
   try {
@@ -78,7 +78,7 @@ void load_graph_model(Model::State& state, const ModelSource& source) {
   if (!source.graph_json_path.empty()) {
     state.three_file = true;
     state.graph_json = read_regular_file(source.graph_json_path, "graph JSON");
-    if (!source.params_path.empty()) state.three_file_params = three_file_params(source);
+    if (!source.params_path.empty()) state.three_file_params = three_file_params(state, source);
   } else if (!is_factory(state.root)) {
     throw Error("the model's root is a '" + state.root->type_key() +
                 "' module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "

@@ -204,3 +204,9 @@ std::shared_ptr<GraphExecutor> create_graph_executor(const std::string& graph_js
 
 }  // namespace graphrt
 #pragma GCC visibility pop
+
+// The library's own (not exported).
+namespace graphrt {
+// load_param_dict with the arrays from `runtime`'s CPU (read_ndarray_records').
+ParamList load_param_dict(const Runtime& runtime, const std::string& bytes, const std::string& origin);
+}  // namespace graphrt

@@ -145,8 +145,8 @@ ParamsCacheUse ExecutableModuleNode::use_params_cache(const std::string& cache_p
 
 Module load_executable_module(BlobReader& reader, const std::string& type_key, bool module_bytes,
                               const Runtime& runtime) {
-  auto exe = std::make_shared<Executable>(module_bytes ? read_executable_bytes(reader, type_key)
-                                                       : read_executable_record(reader, type_key));
+  auto exe = std::make_shared<Executable>(module_bytes ? read_executable_bytes(runtime, reader, type_key)
+                                                       : read_executable_record(runtime, reader, type_key));
   try {
     verify_executable(*exe);
   } catch (Error& e) {

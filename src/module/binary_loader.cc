@@ -132,6 +132,12 @@ NDArrayRecord read_ndarray_header(BlobReader& reader) {
 
 std::vector<NDArray> read_ndarray_records(BlobReader& reader, const std::vector<std::string>& names,
                                           const char* context_key) {
+  return read_ndarray_records(runtime(), reader, names, context_key);
+}
+
+std::vector<NDArray> read_ndarray_records(const Runtime& runtime, BlobReader& reader,
+                                          const std::vector<std::string>& names, const char* context_key) {
+  const DLDevice host{kDLCPU, 0};
   // First the headers, all checked before any memory is taken; then one arena
   // for the large arrays, filled record by record.
   size_t first = reader.offset();
@@ -150,15 +156,16 @@ std::vector<NDArray> read_ndarray_records(BlobReader& reader, const std::vector<
   // the params and one record's blob pages, never the blob and the params.
   reader.release_consumed();
   std::unique_ptr<HostArena> arena = arena_bytes ? std::make_unique<HostArena>(arena_bytes) : nullptr;
+  const DeviceApis apis(runtime, {host});
   std::vector<NDArray> arrays;
   arrays.reserve(records.size());
   size_t released = first;
   for (const NDArrayRecord& record : records) {
     if (record.nbytes >= HostArena::kMinArrayBytes) {
       void* data = arena->take(record.nbytes);
-      arrays.push_back(NDArray::wrap(data, record.shape, record.dtype, DLDevice{kDLCPU, 0}, arena->storage()));
+      arrays.push_back(NDArray::wrap(data, record.shape, record.dtype, host, arena->storage()));
     } else {
-      arrays.push_back(NDArray::empty(record.shape, record.dtype, DLDevice{kDLCPU, 0}));
+      arrays.push_back(apis.empty(record.shape, record.dtype, host));
     }
     if (record.nbytes) std::memcpy(arrays.back()->data, record.data, record.nbytes);
     released = reader.release_range(released, reader.offset_of(record.data + record.nbytes));
