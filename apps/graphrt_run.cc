@@ -443,11 +443,14 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
   return finish(outputs, args, expected, report);
 }
 
-// --steps: the case file's script, each expected output's comparison printed.
-int run_steps(const Model& model, const Args& args) {
+// --steps: the case file's script, replayed on the session layer's LanguageModel on `dev`,
+// each expected output's comparison printed.
+int run_steps(const Model& model, const Args& args, DLDevice dev) {
   if (!model.is_relax) throw UsageError("--steps applies to Relax executables; this model is a graph");
   const double tolerance = args.get_double("--tolerance", 0.0, 0.0, 1e300);
-  const std::vector<StepCheck> checks = run_relax_steps(model.root, args.get("--steps"), tolerance);
+  const std::shared_ptr<graphrt::Model> lm_model =
+      graphrt::Session(graphrt::runtime(), dev).open(model.root, graphrt::ModelSource{model.path, "", "", ""});
+  const std::vector<StepCheck> checks = run_relax_steps(*lm_model, args.get("--steps"), tolerance);
   size_t failed = 0;
   for (const StepCheck& c : checks) {
     if (!c.matches) ++failed;
@@ -512,7 +515,7 @@ int run(int argc, char** argv) {
         std::chrono::steady_clock::now() +
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
             std::chrono::duration<double>(args.get_double("--timeout", 0.0, 1e-6, 1e9))));
-  if (args.has("--steps")) return run_steps(model, args);
+  if (args.has("--steps")) return run_steps(model, args, dev);
   if (model.is_relax) return run_relax(model, given, expected, args, dev, report, load_start);
   if (args.has("--function")) throw UsageError("--function applies to Relax executables; this model is a graph");
   auto ex = make_executor(model, dev, plan, args.has("--cuda-graph"));

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "common/model.h"
 #include "generation/kv_cache_model.h"
 #include "graphrt/error.h"
+#include "graphrt/session.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -20,10 +20,11 @@ int main(int argc, char** argv) {
   const int tokens = argc > 2 ? std::atoi(argv[2]) : 200;
   const int prompt_len = argc > 3 ? std::atoi(argv[3]) : 5;
   try {
-    const graphrt_apps::Model model = graphrt_apps::load_model(argv[1], graphrt::LoadOptions{}, "", "");
+    const std::shared_ptr<graphrt::Model> model =
+        graphrt::Session(graphrt::runtime(), graphrt::cpu()).load(graphrt::ModelSource{argv[1], "", "", ""});
     graphrt_serve::GenerationConfig config;
     config.max_total_seq_len = 4096;
-    graphrt_serve::KvCacheModel m(model.root, config);
+    graphrt_serve::KvCacheModel m(*model, config);
     using Clock = std::chrono::steady_clock;
     std::vector<int32_t> prompt;
     for (int i = 0; i < prompt_len; ++i) prompt.push_back((i * 37 + 24) % static_cast<int32_t>(m.vocab_size()));

@@ -27,7 +27,8 @@ endforeach()
 if(TARGET graphrt_serve AND NOT (GRAPHRT_SANITIZE OR GRAPHRT_FUZZ OR GRAPHRT_TSAN))
   set_target_properties(graphrt_serve PROPERTIES INSTALL_RPATH "$ORIGIN/${graphrt_bin_to_lib}")
   install(TARGETS graphrt_serve RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-  install(FILES ${CMAKE_SOURCE_DIR}/apps/serve/grpc_service.proto ${CMAKE_SOURCE_DIR}/apps/serve/health.proto
+  install(FILES ${CMAKE_SOURCE_DIR}/apps/serve/protocol/grpc_service.proto
+                ${CMAKE_SOURCE_DIR}/apps/serve/protocol/health.proto
           DESTINATION ${CMAKE_INSTALL_DATADIR}/graphrt/proto)
 endif()
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "graphrt/error.h"
-#include "grpc_codec.h"
+#include "protocol/grpc_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   inference::ModelInferRequest message;

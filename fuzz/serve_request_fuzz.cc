@@ -6,7 +6,7 @@
 #include <string>
 
 #include "graphrt/error.h"
-#include "infer_request.h"
+#include "protocol/infer_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

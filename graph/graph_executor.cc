@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 
 #include "graphrt/graph_json.h"
 #include "graphrt/device_api.h"
@@ -293,6 +294,8 @@ struct GraphExecutor::Impl {
     for (auto& v : flat_views) v.clear();
     flat_storage.clear();
     flat_shapes.clear();
+    // Graphs call few kernels many times (a layer repeated): each name is looked up once.
+    std::unordered_map<std::string, PackedFunc> resolved;
     for (uint32_t nid = 0; nid < graph.nodes.size(); ++nid) {
       const GraphNode& node = graph.nodes[nid];
       if (node.op != "tvm_op" || node.func_name == "__nop") continue;
@@ -304,7 +307,11 @@ struct GraphExecutor::Impl {
       for (uint32_t e : arg_entries) args.push_back(argument_tensor(e, node.flatten_data));
       op_entries.push_back(std::move(arg_entries));
       PackedFunc fn;
-      if (node.func_name != "__copy") fn = resolve(nid, node);
+      if (node.func_name != "__copy") {
+        PackedFunc& known = resolved[node.func_name];
+        if (!known) known = resolve(nid, node);
+        fn = known;
+      }
       ops.push_back(OpCall::make(nid, node.name, node.func_name, std::move(fn), std::move(args), apis.get()));
     }
     direct_calls.clear();
@@ -612,6 +619,18 @@ void GraphExecutor::set_input(int index, const DLTensor* value) {
   impl_->check_tensor_matches(entry, value, "input '" + input_name(index) + "'");
   impl_->unshare(entry);
   impl_->apis->copy(value, impl_->entries[entry].handle());
+  impl_->mark_input_set(index);
+}
+
+void GraphExecutor::set_checked_input(int index, const DLTensor* value) {
+  uint32_t entry = impl_->input_entry(index);
+  impl_->unshare(entry);
+  DLTensor* mine = impl_->entries[entry].handle();
+  if (mine->device.device_type == kDLCPU && value->device.device_type == kDLCPU)
+    std::memcpy(static_cast<char*>(mine->data) + mine->byte_offset,
+                static_cast<const char*>(value->data) + value->byte_offset, tensor_nbytes(mine));
+  else
+    copy_tensor(value, mine);  // to or from a device: the device API's copy
   impl_->mark_input_set(index);
 }
 

@@ -18,27 +18,30 @@ Error node_error(const GraphDef& g, size_t nid, const std::string& message) {
 
 Error type_error(const std::string& what) { return Error("graph JSON has an unexpected type: " + what); }
 
-uint32_t read_u32(JsonCursor& c, const std::string& what) {
+// `what` and `part` name the value; the message is built only on failure (a graph has
+// thousands of these numbers).
+uint32_t read_u32(JsonCursor& c, const char* what, const char* part = "") {
   int64_t v = 0;
   if (!c.read_integer(&v) || v < 0 || v > 0xFFFFFFFFLL)
-    throw Error("graph JSON: " + what + " must be a non-negative integer, got " + c.raw_value());
+    throw Error(std::string("graph JSON: ") + what + part + " must be a non-negative integer, got " + c.raw_value());
   return static_cast<uint32_t>(v);
 }
 
-NodeEntry read_entry(JsonCursor& c, const std::string& what) {
+NodeEntry read_entry(JsonCursor& c, const char* what) {
   size_t start = c.position();
-  if (!c.next_is_array()) throw Error("graph JSON: " + what + " must be [node_id, index(, version)], got " + c.raw_value());
+  if (!c.next_is_array())
+    throw Error(std::string("graph JSON: ") + what + " must be [node_id, index(, version)], got " + c.raw_value());
   NodeEntry entry;
   size_t count = 0;
   c.array([&](size_t i) {
-    if (i == 0) entry.node_id = read_u32(c, what + " node id");
-    else if (i == 1) entry.index = read_u32(c, what + " index");
+    if (i == 0) entry.node_id = read_u32(c, what, " node id");
+    else if (i == 1) entry.index = read_u32(c, what, " index");
     else c.skip_value();
     count = i + 1;
   });
   if (count < 2 || count > 3) {
     c.rewind(start);
-    throw Error("graph JSON: " + what + " must be [node_id, index(, version)], got " + c.raw_value());
+    throw Error(std::string("graph JSON: ") + what + " must be [node_id, index(, version)], got " + c.raw_value());
   }
   return entry;
 }
@@ -69,7 +72,7 @@ OpAttrs read_op_attrs(JsonCursor& c) {
     return a;
   }
   a.is_object = true;
-  c.object([&](const std::string& key) {
+  c.object([&](std::string_view key) {
     if (key == "func_name") {
       a.has_func_name = true;
       a.func_name_is_string = c.next_is_string();
@@ -104,7 +107,7 @@ void read_node(GraphDef& g, size_t nid, JsonCursor& c) {
   g.nodes.emplace_back();
   bool has_op = false, has_name = false;
   OpAttrs attrs, attr;
-  c.object([&](const std::string& key) {
+  c.object([&](std::string_view key) {
     GraphNode& node = g.nodes.back();
     if (key == "op") {
       node.op = read_string_value(c, "node op");
@@ -123,7 +126,7 @@ void read_node(GraphDef& g, size_t nid, JsonCursor& c) {
     } else if (key == "control_deps") {
       c.skip_value();
     } else {
-      throw node_error(g, nid, "unknown node key '" + key + "'");
+      throw node_error(g, nid, "unknown node key '" + std::string(key) + "'");
     }
   });
   GraphNode& stored = g.nodes.back();
@@ -188,12 +191,20 @@ std::vector<T> read_attr_list(JsonCursor& c, const char* key, const char* tag, F
 void read_attrs(GraphDef& g, JsonCursor& c) {
   if (!c.next_is_object()) throw Error("graph JSON: attrs is not an object");
   bool seen[3] = {false, false, false};
-  c.object([&](const std::string& key) {
+  c.object([&](std::string_view key) {
     if (key == "dltype") {
       seen[0] = true;
-      g.dtype = read_attr_list<DLDataType>(c, "dltype", "list_str", [](JsonCursor& v) {
+      // Most entries repeat the dtype before them: parsed once per run of equal names.
+      std::string last_name;
+      DLDataType last_dtype{};
+      g.dtype = read_attr_list<DLDataType>(c, "dltype", "list_str", [&](JsonCursor& v) {
         if (!v.next_is_string()) throw BadListValue();
-        return dtype_from_string(v.read_string());
+        std::string name = v.read_string();
+        if (last_name.empty() || name != last_name) {
+          last_dtype = dtype_from_string(name);
+          last_name = std::move(name);
+        }
+        return last_dtype;
       });
     } else if (key == "shape") {
       seen[1] = true;
@@ -378,9 +389,9 @@ GraphDef parse_graph_json(const std::string& json_text) {
   GraphDef g;
   const char* const known[] = {"nodes", "arg_nodes", "heads", "node_row_ptr", "attrs", "metadata"};
   bool seen[5] = {false, false, false, false, false};
-  c.object([&](const std::string& key) {
+  c.object([&](std::string_view key) {
     size_t k = static_cast<size_t>(std::find(std::begin(known), std::end(known), key) - std::begin(known));
-    if (k == 6) throw Error("graph JSON: unknown top-level key '" + key + "'");
+    if (k == 6) throw Error("graph JSON: unknown top-level key '" + std::string(key) + "'");
     if (k < 5) seen[k] = true;
     switch (k) {
       case 0:

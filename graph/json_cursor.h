@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "graphrt/error.h"
 
@@ -39,13 +40,14 @@ class JsonCursor {
   }
 
   // Calls member(key) for each member of the object that comes next; member
-  // reads or skips the value.
+  // reads or skips the value. `key` (a std::string_view) is valid during the call.
   template <typename Member>
   void object(Member member) {
     expect('{');
     if (consume('}')) return;
+    std::string scratch;  // a key with escapes, decoded
     do {
-      std::string key = read_string();
+      const std::string_view key = read_key(scratch);
       expect(':');
       member(key);
     } while (consume(','));
@@ -116,13 +118,13 @@ class JsonCursor {
     if (depth > kMaxDepth) syntax_error("nesting deeper than " + std::to_string(kMaxDepth));
     switch (peek()) {
       case '{':
-        object([&](const std::string&) { skip_value(depth + 1); });
+        object([&](std::string_view) { skip_value(depth + 1); });
         return;
       case '[':
         array([&](size_t) { skip_value(depth + 1); });
         return;
       case '"':
-        read_string();
+        skip_string();
         return;
       case 't':
         return literal("true");
@@ -145,6 +147,25 @@ class JsonCursor {
 
  private:
   static constexpr int kMaxDepth = 256;
+
+  // The next string, in place where it has no escape (most keys), else decoded into `scratch`.
+  std::string_view read_key(std::string& scratch) {
+    if (peek() != '"') syntax_error("expected a string");
+    const char* start = p_ + 1;
+    const char* q = start;
+    while (q < end_ && *q != '"' && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) ++q;
+    if (q < end_ && *q == '"') {
+      p_ = q + 1;
+      return std::string_view(start, static_cast<size_t>(q - start));
+    }
+    scratch = read_string();
+    return scratch;
+  }
+
+  void skip_string() {
+    std::string ignored;
+    (void)read_key(ignored);
+  }
 
   void skip_space() {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;

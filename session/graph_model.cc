@@ -97,9 +97,15 @@ namespace {
 class GraphRunner final : public Runner {
  public:
   GraphRunner(std::shared_ptr<Model::State> state, std::shared_ptr<GraphExecutor> executor)
-      : state_(std::move(state)), executor_(std::move(executor)) {}
+      : state_(std::move(state)), executor_(std::move(executor)) {
+    // The executor numbers every arg node, params included; the function's inputs are the data ones.
+    for (const TensorSpec& t : function().inputs) executor_indices_.push_back(index_of(t.name));
+  }
   const FunctionSpec& function() const override { return state_->functions.front(); }
   void set_input(const std::string& name, const DLTensor* value) override { executor_->set_input(name, value); }
+  void set_checked_input(int index, const DLTensor* value) override {
+    executor_->set_checked_input(executor_indices_.at(static_cast<size_t>(index)), value);
+  }
   void set_input_zero_copy(const std::string& name, const DLTensor* value) override {
     executor_->set_input_zero_copy(index_of(name), value);
   }
@@ -116,6 +122,7 @@ class GraphRunner final : public Runner {
   }
   std::shared_ptr<Model::State> state_;
   std::shared_ptr<GraphExecutor> executor_;
+  std::vector<int> executor_indices_;  // of function().inputs
 };
 
 }  // namespace

@@ -53,12 +53,11 @@ class RelaxRunner final : public Runner {
         apis_(*state_->runtime, {state_->device}),
         inputs_(function.inputs.size()) {}
   const FunctionSpec& function() const override { return function_; }
-  // A copy on the model's device: kernels may rely on the allocator's alignment.
-  void set_input(const std::string& name, const DLTensor* value) override {
-    NDArray copy = apis_.empty(std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype,
-                               state_->device);
-    apis_.copy(value, copy.handle());
-    inputs_[index_of(name)] = copy;
+  // A copy on the model's device: kernels may rely on the allocator's alignment. The function's
+  // code checks each argument's dtype and shape when called.
+  void set_input(const std::string& name, const DLTensor* value) override { bind_copy(index_of(name), value); }
+  void set_checked_input(int index, const DLTensor* value) override {
+    bind_copy(static_cast<size_t>(index), value);
   }
   void set_input_zero_copy(const std::string& name, const DLTensor* value) override {
     // The caller's memory, kept alive by the caller until the run is done.
@@ -82,6 +81,12 @@ class RelaxRunner final : public Runner {
   }
 
  private:
+  void bind_copy(size_t index, const DLTensor* value) {
+    NDArray copy = apis_.empty(std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype,
+                               state_->device);
+    apis_.copy(value, copy.handle());
+    inputs_.at(index) = copy;
+  }
   size_t index_of(const std::string& name) const {
     for (size_t i = 0; i < function_.inputs.size(); ++i)
       if (function_.inputs[i].name == name) return i;

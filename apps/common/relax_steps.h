@@ -1,18 +1,27 @@
 // A case.json "steps" script (fixture kind relax_vm_kvcache): a language
-// model driven call by call as an engine drives it (create the KV cache, add
-// a sequence, begin a forward pass, prefill, end it, decode ...), each step a
-// VM function or a registered global function under TVM's name:
+// model driven step by step as an engine drives it, written with TVM's names
+// (the calls TVM's Python made to produce the fixture):
 //   {"call": VM function, "args": [...], "result": name or [names], "expect": {name: file.npy}}
-//   {"global": function, "args": [...], "expect_int": n}
+//   {"global": builtin, "args": [...], "expect_int": n}
 // An argument is a value named by an earlier result, {"int": n}, {"shape": [...]}
-// (a ShapeTuple) or {"file": x.npy}. The one reader of the format
-// (graphrt-run --steps, the tests).
+// or {"file": x.npy}. The one reader of the format (graphrt-run --steps, the tests).
+//
+// The script is replayed on graphrt::LanguageModel (graphrt/language_model.h), not
+// by calling the names: the first call creates the KV cache (its name and its five
+// shape arguments are the LanguageModelOptions' create_cache and sizes); the
+// kv_state_add_sequence / remove_sequence builtins add and remove a sequence;
+// kv_state_begin_forward([seq], [n]), a call of a forward function on n token ids
+// from a file, and kv_state_end_forward are one LanguageModel::prefill or decode
+// (the first forward function called is the prefill, the next other one the
+// decode), its logits bound to the call's first result;
+// attention_kv_cache_get_total_sequence_length is total_sequence_length(). Any
+// other step, or a forward pass of several sequences, is refused.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "graphrt/module.h"
+#include "graphrt/session.h"
 
 namespace graphrt_apps {
 
@@ -26,9 +35,10 @@ struct StepCheck {
   std::string problem;     // why it does not match
 };
 
-// Runs the steps of the case.json at `case_path` on one VM over `root`;
-// files are relative to the case's folder; outputs are compared within
-// `tolerance` (absolute). Throws graphrt::Error naming the step that failed.
-std::vector<StepCheck> run_relax_steps(const graphrt::Module& root, const std::string& case_path, double tolerance);
+// Runs the steps of the case.json at `case_path` on a LanguageModel over
+// `model` (a Relax executable); files are relative to the case's folder;
+// outputs are compared within `tolerance` (absolute). Throws graphrt::Error
+// naming the step that failed.
+std::vector<StepCheck> run_relax_steps(const graphrt::Model& model, const std::string& case_path, double tolerance);
 
 }  // namespace graphrt_apps

@@ -17,14 +17,14 @@
 #include <thread>
 
 #include "common/args.h"
-#include "cache_guard.h"
 #include "graphrt/error.h"
 #include "graphrt/log.h"
 #include "graphrt/runtime.h"
-#include "grpc_frontend.h"
-#include "http_frontend.h"
-#include "metrics.h"
-#include "repository.h"
+#include "grpc/grpc_frontend.h"
+#include "http/http_frontend.h"
+#include "metrics/metrics.h"
+#include "models/cache_guard.h"
+#include "models/repository.h"
 
 #ifndef GRAPHRT_SERVE_VERSION
 #define GRAPHRT_SERVE_VERSION "0.0.0"

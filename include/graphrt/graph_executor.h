@@ -123,6 +123,10 @@ class GraphExecutor {
 
   void set_input(int index, const DLTensor* value);
   void set_input(const std::string& name, const DLTensor* value);  // unknown name: Error listing valid ones
+  // set_input(index, value) for a caller that has already checked `value` against the input
+  // (input_info(): dtype and shape; contiguous; on the host or the input's device): the bytes
+  // are copied with no check of their own. Anything else is undefined: other callers use set_input.
+  void set_checked_input(int index, const DLTensor* value);
   void set_input_zero_copy(int index, const DLTensor* value);
   void set_output_zero_copy(int index, const DLTensor* value);
   NDArray get_input(int index) const;

@@ -82,6 +82,7 @@ class Model {
   std::unique_ptr<Runner> runner(const std::string& function = "") const;
 
  private:
+  friend class LanguageModel;  // graphrt/language_model.h: a VM on the model's device
   std::shared_ptr<State> state_;
 };
 
@@ -90,6 +91,12 @@ class Runner {
   virtual ~Runner();  // out of line: the vtable is emitted once, in libgraphrt
   virtual const FunctionSpec& function() const = 0;
   virtual void set_input(const std::string& name, const DLTensor* value) = 0;  // a copy
+  // Binds function().inputs[index] by copy, for a caller that has already checked `value`
+  // against that spec (dtype; rank and every dimension the spec fixes; contiguous, on the
+  // host or the model's device): nothing is checked again (a server checks each request once,
+  // naming the field at fault, before it takes a runner). Anything else is undefined: other
+  // callers use set_input, which checks.
+  virtual void set_checked_input(int index, const DLTensor* value) = 0;
   virtual void set_input_zero_copy(const std::string& name, const DLTensor* value) = 0;
   virtual void run() = 0;
   virtual int num_outputs() const = 0;

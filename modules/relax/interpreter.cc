@@ -192,13 +192,16 @@ Value VirtualMachine::run_loop(const FunctionInfo& f, Frame& frame) {
   const Value* literals = literals_;
   Value* regs = frame.registers.data();
   int64_t pc = f.start_instr;
+  // A run deadline (graphrt/run_deadline.h) is checked before every call and every 4096
+  // instructions. Whether there is one cannot change during the run (only a scope around it
+  // sets one), so a run without one tests a register, not the thread's deadline.
+  const bool has_deadline = run_deadline_set();
   try {
     for (;;) {
       if (--remaining_ == 0) budget_exhausted("");
       const Instr& in = code[pc];
-      // A run deadline (graphrt/run_deadline.h) is checked before every call and every 4096
-      // instructions; without one it costs a thread-local read per call.
-      if ((in.op == Opcode::kCall || (remaining_ & 4095) == 0) && run_deadline_passed()) deadline_passed(f, pc, in);
+      if (has_deadline && (in.op == Opcode::kCall || (remaining_ & 4095) == 0) && run_deadline_passed())
+        deadline_passed(f, pc, in);
       switch (in.op) {
         case Opcode::kCall: {
           charge(in.num_args, "a call's arguments");

@@ -52,13 +52,23 @@ TEST(Session, GraphModelsOneAndThreeFileGiveTheSameMetadataAndOutputs) {
     EXPECT_EQ((std::vector<std::string>{"p0", "p1", "p2", "p3", "p4", "p5"}), params);
     ASSERT_EQ(1u, f.outputs.size());
     EXPECT_EQ(want.shape, f.outputs[0].shape);
-    for (int i = 0; i < 2; ++i) {  // the executor made at load, then a new one sharing the params
+    // The executor made at load, then new ones sharing the params; the third binds the input as
+    // a caller that checked it does (by the function's index; the executor numbers its params
+    // among its inputs too), from bytes at an odd address, as a request's may be.
+    for (int i = 0; i < 3; ++i) {
       std::unique_ptr<graphrt::Runner> runner = model->runner();
       graphrt::NDArray x = array_of(input);
-      if (i == 0)
+      std::string unaligned(x.nbytes() + 1, '\0');
+      if (i == 0) {
         runner->set_input("data", x.handle());
-      else
+      } else if (i == 1) {
         runner->set_input_zero_copy("data", x.handle());
+      } else {
+        x.copy_to_bytes(&unaligned[1], x.nbytes());
+        DLTensor t = *x.handle();
+        t.data = &unaligned[1];
+        runner->set_checked_input(0, &t);
+      }
       runner->run();
       ASSERT_EQ(1, runner->num_outputs());
       expect_equal(runner->output(0), want);
@@ -82,7 +92,12 @@ TEST(Session, RelaxExecutableListsItsFunctionsAndRuns) {
   runner->set_input("x", xa.handle());
   runner->run();
   ASSERT_GE(runner->num_outputs(), 1);
-  expect_equal(runner->output(0), graphrt_test::read_npy(graphrt_test::fixture_path("relax/relax_mlp/output_0.npy")));
+  const graphrt_apps::NpyArray want = graphrt_test::read_npy(graphrt_test::fixture_path("relax/relax_mlp/output_0.npy"));
+  expect_equal(runner->output(0), want);
+  std::unique_ptr<graphrt::Runner> checked = model->runner();
+  checked->set_checked_input(0, xa.handle());  // bound as a caller that checked x does
+  checked->run();
+  expect_equal(checked->output(0), want);
 }
 
 // The shape case.json gives input `name`, with -1 where another input set of

@@ -1,5 +1,6 @@
 """graphrt-run --steps CASE.json: a language model driven call by call as its case file's steps say
-(fixtures/relax-ffi/relax_tiny_llm_gqa: TVM v0.26 on its paged KV cache), each expected output compared."""
+(fixtures/relax-ffi/relax_tiny_llm_gqa: TVM v0.26 on its paged KV cache), replayed on the session
+layer's graphrt::LanguageModel, each expected output compared."""
 import json
 import os
 import shutil
@@ -46,7 +47,8 @@ def test_a_bad_step_is_one_error_naming_the_step_and_builtin(tmp_path):
     (out / "case.json").write_text(json.dumps(case))
     p = run([app("graphrt-run"), str(out / "deploy_relax.so"), "--steps", str(out / "case.json")])
     line = one_line_error(p, "graphrt-run")
-    assert "vm.builtin.kv_state_add_sequence" in line and "seq_id (argument 1)" in line and "step: 2" in line, line
+    assert "sequence 0 is already in the KV cache" in line, line
+    assert "function: vm.builtin.kv_state_add_sequence" in line and "step: 2" in line, line
 
 
 def test_steps_need_a_relax_executable():
@@ -55,3 +57,23 @@ def test_steps_need_a_relax_executable():
              os.path.join(case_dir(CASE), "case.json")])
     assert p.returncode == 2
     assert "--steps applies to Relax executables" in p.stderr
+
+
+def test_a_step_no_engine_makes_is_refused_naming_it(tmp_path):
+    out, case = _copy_case(tmp_path)
+    case["steps"].insert(2, {"global": "vm.builtin.kv_state_popn", "args": ["cache", {"int": 0}, {"int": 1}]})
+    (out / "case.json").write_text(json.dumps(case))
+    p = run([app("graphrt-run"), str(out / "deploy_relax.so"), "--steps", str(out / "case.json")])
+    line = one_line_error(p, "graphrt-run")
+    assert "not a step of a language model's engine" in line, line
+    assert "function: vm.builtin.kv_state_popn" in line and "step: 2" in line, line
+
+
+def test_a_forward_pass_of_two_sequences_is_refused(tmp_path):
+    out, case = _copy_case(tmp_path)
+    case["steps"][2]["args"][1] = {"shape": [0, 1]}
+    case["steps"][2]["args"][2] = {"shape": [5, 1]}
+    (out / "case.json").write_text(json.dumps(case))
+    p = run([app("graphrt-run"), str(out / "deploy_relax.so"), "--steps", str(out / "case.json")])
+    line = one_line_error(p, "graphrt-run")
+    assert "a forward pass of one sequence" in line and "step: 2" in line, line

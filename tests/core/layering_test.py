@@ -140,11 +140,20 @@ def check_registration(path, kind, target):
 
 
 def generated_from_own_proto(path, target):
-    """True for protoc's output (X.pb.h, X.grpc.pb.h) of an X.proto next to `path`."""
+    """True for protoc's output (X.pb.h, X.grpc.pb.h) of an X.proto next to `path`, or in any folder
+    of the app `path` belongs to (apps/<app>/...)."""
     for suffix in (".grpc.pb.h", ".pb.h"):
         if target.endswith(suffix) and "/" not in target:
-            return own_file(path, target[:-len(suffix)] + ".proto")
+            proto = target[:-len(suffix)] + ".proto"
+            return own_file(path, proto) or own_app_proto(path, proto)
     return False
+
+
+def own_app_proto(path, proto):
+    parts = os.path.relpath(path, ROOT).split(os.sep)
+    if len(parts) < 3 or parts[0] != "apps":
+        return False
+    return any(proto in files for _, _, files in os.walk(os.path.join(ROOT, "apps", parts[1])))
 
 
 def own_app_file(path, target):

@@ -25,7 +25,7 @@ def stubs(tmp_dir):
     if not protoc or not plugin:
         pytest.skip("protoc or grpc_python_plugin missing (apt-get install protobuf-compiler-grpc; "
                     "scripts/setup.sh installs it)")
-    folder = os.path.join(REPO, "apps", "serve")
+    folder = os.path.join(REPO, "apps", "serve", "protocol")
     for proto in ("grpc_service.proto", "health.proto"):
         p = subprocess.run([protoc, "-I", folder, "--python_out", tmp_dir, "--grpc_python_out", tmp_dir,
                             "--plugin=protoc-gen-grpc_python=" + plugin, os.path.join(folder, proto)],

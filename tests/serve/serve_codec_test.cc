@@ -8,10 +8,10 @@
 
 #include "graphrt/error.h"
 #include "graphrt/float16.h"
-#include "infer_request.h"
-#include "infer_response.h"
-#include "metrics.h"
-#include "model_config.h"
+#include "metrics/metrics.h"
+#include "models/model_config.h"
+#include "protocol/infer_request.h"
+#include "protocol/infer_response.h"
 
 using namespace graphrt_serve;
 
@@ -149,6 +149,15 @@ TEST(ServeDecode, BinaryDataAndLyingLengths) {
   EXPECT_THROW(decode(lying, &hlen), graphrt::Error);
 }
 
+OutputTensor owned_output(const std::string& name, Datatype type, std::vector<int64_t> shape, std::string bytes) {
+  OutputTensor t;
+  t.name = name;
+  t.datatype = type;
+  t.shape = std::move(shape);
+  t.owned = std::move(bytes);
+  return t;
+}
+
 TEST(ServeEncode, JsonValuesRoundTripAndBinaryOutputs) {
   InferRequest req;
   req.outputs.push_back(RequestedOutput{"b", 1});
@@ -157,10 +166,10 @@ TEST(ServeEncode, JsonValuesRoundTripAndBinaryOutputs) {
   resp.model_version = "2";
   resp.has_id = true;
   resp.id = "q\"1";
-  OutputTensor a{"a", Datatype::kFp32, {3}, bytes_of<float>({0.1f, -0.0f, 1e-45f})};
-  OutputTensor b{"b", Datatype::kInt64, {1}, bytes_of<int64_t>({-5})};
-  OutputTensor c{"c", Datatype::kBool, {2}, std::string("\1\0", 2)};
-  OutputTensor d{"d", Datatype::kFp32, {3}, bytes_of<float>({NAN, INFINITY, -INFINITY})};
+  OutputTensor a = owned_output("a", Datatype::kFp32, {3}, bytes_of<float>({0.1f, -0.0f, 1e-45f}));
+  OutputTensor b = owned_output("b", Datatype::kInt64, {1}, bytes_of<int64_t>({-5}));
+  OutputTensor c = owned_output("c", Datatype::kBool, {2}, std::string("\1\0", 2));
+  OutputTensor d = owned_output("d", Datatype::kFp32, {3}, bytes_of<float>({NAN, INFINITY, -INFINITY}));
   resp.outputs = {a, b, c, d};
   size_t json_size = 0;
   const std::string body = encode_rest_response(resp, req, &json_size);
@@ -173,6 +182,30 @@ TEST(ServeEncode, JsonValuesRoundTripAndBinaryOutputs) {
             R"({"name":"d","datatype":"FP32","shape":[3],"data":[NaN,Infinity,-Infinity]}]})");
   EXPECT_EQ(body.substr(json_size), bytes_of<int64_t>({-5}));
   EXPECT_EQ(json_string(std::string("a\x01\xff\xc3\xa9", 5)), "\"a\\u0001\\ufffd\xc3\xa9\"");
+}
+
+// A model's outputs reach the encoder as views of the run's memory (unaligned for all the
+// encoder knows): encoded straight from them, the body is the one owned copies give.
+TEST(ServeEncode, OutputViewsEncodeAsTheirBytes) {
+  const std::string floats = bytes_of<float>({1.5f, -2.0f});
+  const std::string ints = bytes_of<int32_t>({7, -8, 9});
+  const std::string memory = "x" + floats + ints;  // floats at an odd address
+  InferRequest req;
+  req.outputs.push_back(RequestedOutput{"f", 0});
+  req.outputs.push_back(RequestedOutput{"i", 1});
+  InferResponse owned, viewed;
+  owned.outputs = {owned_output("f", Datatype::kFp32, {2}, floats), owned_output("i", Datatype::kInt32, {3}, ints)};
+  viewed.outputs = {owned_output("f", Datatype::kFp32, {2}, ""), owned_output("i", Datatype::kInt32, {3}, "")};
+  viewed.outputs[0].view = memory.data() + 1;
+  viewed.outputs[0].view_size = floats.size();
+  viewed.outputs[1].view = memory.data() + 1 + floats.size();
+  viewed.outputs[1].view_size = ints.size();
+  size_t owned_json = 0, viewed_json = 0;
+  const std::string body = encode_rest_response(viewed, req, &viewed_json);
+  EXPECT_EQ(body, encode_rest_response(owned, req, &owned_json));
+  EXPECT_EQ(viewed_json, owned_json);
+  EXPECT_NE(body.find(R"("data":[1.5,-2])"), std::string::npos) << body;
+  EXPECT_EQ(body.substr(viewed_json), ints);
 }
 
 TEST(ServeConfig, KnownKeysAndMistakes) {

@@ -1,6 +1,6 @@
 #include "generation/generate_response.h"
 
-#include "infer_response.h"
+#include "protocol/infer_response.h"
 
 namespace graphrt_serve {
 

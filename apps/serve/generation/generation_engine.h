@@ -22,7 +22,7 @@
 #include "generation/generate_request.h"
 #include "generation/kv_cache_model.h"
 #include "generation/token_stream.h"
-#include "metrics.h"
+#include "metrics/metrics.h"
 
 namespace graphrt_serve {
 

@@ -19,11 +19,11 @@ void check_ids(const std::vector<int32_t>& ids, int64_t vocab, const char* field
 
 }  // namespace
 
-Generator::Generator(const graphrt::Module& root, const GenerationConfig& config, int instances,
+Generator::Generator(const graphrt::Model& language_model, const GenerationConfig& config, int instances,
                      int64_t max_queue_size, std::shared_ptr<ModelMetrics> metrics)
     : config_(config) {
   for (int i = 0; i < instances; ++i) {
-    auto model = std::make_unique<KvCacheModel>(root, config);
+    auto model = std::make_unique<KvCacheModel>(language_model, config);
     vocab_ = model->vocab_size();
     engines_.push_back(std::make_unique<GenerationEngine>(std::move(model), max_queue_size, metrics));
   }

@@ -10,16 +10,16 @@
 #include "generation/generation_config.h"
 #include "generation/generation_engine.h"
 #include "generation/token_stream.h"
-#include "graphrt/module.h"
-#include "metrics.h"
+#include "graphrt/session.h"
+#include "metrics/metrics.h"
 
 namespace graphrt_serve {
 
 class Generator {
  public:
-  // `instances` KV-cache models over the executable `root`. Throws graphrt::Error naming the
-  // config field at fault (a missing function, a cache the model refuses).
-  Generator(const graphrt::Module& root, const GenerationConfig& config, int instances, int64_t max_queue_size,
+  // `instances` KV-cache models over the Relax `model`, on its session's device. Throws
+  // graphrt::Error naming the config field at fault (a missing function, a cache the model refuses).
+  Generator(const graphrt::Model& model, const GenerationConfig& config, int instances, int64_t max_queue_size,
             std::shared_ptr<ModelMetrics> metrics);
   ~Generator();
 

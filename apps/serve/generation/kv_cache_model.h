@@ -1,47 +1,43 @@
-// A language model compiled by TVM on its paged KV cache, driven as MLC's
-// engine drives it: one VM, one cache (the config's create function), and per
-// step vm.builtin.kv_state_begin_forward / prefill or decode / end_forward
-// over one sequence. Used by one thread at a time (its engine's).
+// A language model compiled by TVM on its paged KV cache, as the generate
+// endpoint drives it: graphrt::LanguageModel (graphrt/language_model.h, the
+// session layer's typed face: one VM, one cache, a forward pass per step) with
+// the config.json "generation" section's names and sizes, and greedy decoding
+// on top. Used by one thread at a time (its engine's).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "generation/generation_config.h"
+#include "graphrt/language_model.h"
 #include "graphrt/module.h"
-#include "graphrt/packed_func.h"
+#include "graphrt/session.h"
 
 namespace graphrt_serve {
 
-// True when the executable `root` exports the config's three VM functions.
-bool exports_kv_cache_functions(const graphrt::Module& root, const GenerationConfig& config);
+// True when the Relax model exports the config's three VM functions.
+bool exports_kv_cache_functions(const graphrt::Model& model, const GenerationConfig& config);
 
 class KvCacheModel {
  public:
   // Makes the VM and the cache, then learns the vocabulary from one probe step.
   // Throws graphrt::Error naming the "generation" field at fault.
-  KvCacheModel(const graphrt::Module& root, const GenerationConfig& config);
+  KvCacheModel(const graphrt::Model& model, const GenerationConfig& config);
 
-  void add_sequence(int64_t seq_id);
-  void remove_sequence(int64_t seq_id);
+  void add_sequence(int64_t seq_id) { model_->add_sequence(seq_id); }
+  void remove_sequence(int64_t seq_id) { model_->remove_sequence(seq_id); }
   // Appends the prompt (in chunks of the cache's prefill_chunk_size); returns the greedy next token.
   int32_t prefill(int64_t seq_id, const std::vector<int32_t>& ids);
   // Appends one token; returns the greedy next token.
   int32_t decode(int64_t seq_id, int32_t token);
 
-  int64_t vocab_size() const { return vocab_; }
+  int64_t vocab_size() const { return model_->vocab_size(); }
   const GenerationConfig& config() const { return config_; }
 
  private:
-  graphrt::NDArray forward(const graphrt::PackedFunc& fn, int64_t seq_id, const int32_t* ids, int64_t n);
-  graphrt::RetValue shape(int64_t v) const;
-
   GenerationConfig config_;
-  graphrt::Module vm_;
-  graphrt::PackedFunc prefill_, decode_, begin_, end_, add_, remove_, shape_tuple_;
-  graphrt::RetValue cache_;
-  DLDataType ids_dtype_{kDLInt, 32, 1};
-  int64_t vocab_ = 0;
+  std::unique_ptr<graphrt::LanguageModel> model_;
 };
 
 }  // namespace graphrt_serve

@@ -2,7 +2,7 @@
 // "steps": relax_tiny_llm_gqa, TVM v0.26 on its paged KV cache) driven step
 // by step through libgraphrt's public API as an engine drives them (create
 // the cache, add a sequence, begin a forward pass, prefill, end it, decode,
-// ...): every logit is TVM's, bit for bit.
+// ...; replayed on graphrt::LanguageModel): every logit is TVM's, bit for bit.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -14,6 +14,7 @@
 
 #include "common/relax_steps.h"
 #include "graphrt/runtime.h"
+#include "graphrt/session.h"
 #include "test_support.h"
 
 namespace {
@@ -35,14 +36,20 @@ std::vector<std::string> step_cases() {
   return out;
 }
 
+std::shared_ptr<graphrt::Model> load(const std::string& path) {
+  graphrt::ModelSource source;
+  source.path = path;
+  return graphrt::Session(graphrt::runtime(), graphrt::cpu()).load(source);
+}
+
 TEST(RelaxKvCacheFixtures, StepsGiveTvmsLogitsBitForBit) {
   GRAPHRT_REQUIRE_FIXTURES();
   const std::vector<std::string> cases = step_cases();
   ASSERT_FALSE(cases.empty()) << "no relax-ffi case with steps (relax_tiny_llm_gqa)";
   for (const std::string& dir : cases) {
     SCOPED_TRACE(dir);
-    const graphrt::Module lib = graphrt::load_module(dir + "/deploy_relax.so");
-    const std::vector<graphrt_apps::StepCheck> checks = graphrt_apps::run_relax_steps(lib, dir + "/case.json", 0.0);
+    const std::shared_ptr<graphrt::Model> model = load(dir + "/deploy_relax.so");
+    const std::vector<graphrt_apps::StepCheck> checks = graphrt_apps::run_relax_steps(*model, dir + "/case.json", 0.0);
     size_t tensors = 0;
     for (const graphrt_apps::StepCheck& c : checks) {
       EXPECT_TRUE(c.matches) << c.what << ": " << c.problem;
@@ -59,9 +66,9 @@ TEST(RelaxKvCacheFixtures, ASecondRunOfTheStepsOnTheSameLibraryGivesTheSameLogit
   GRAPHRT_REQUIRE_FIXTURES();
   for (const std::string& dir : step_cases()) {
     SCOPED_TRACE(dir);
-    const graphrt::Module lib = graphrt::load_module(dir + "/deploy_relax.so");
+    const std::shared_ptr<graphrt::Model> model = load(dir + "/deploy_relax.so");
     for (int run = 0; run < 2; ++run)
-      for (const graphrt_apps::StepCheck& c : graphrt_apps::run_relax_steps(lib, dir + "/case.json", 0.0))
+      for (const graphrt_apps::StepCheck& c : graphrt_apps::run_relax_steps(*model, dir + "/case.json", 0.0))
         EXPECT_TRUE(c.matches) << "run " << run << ": " << c.what << ": " << c.problem;
   }
 }

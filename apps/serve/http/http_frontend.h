@@ -1,0 +1,61 @@
+// The REST front end (Open Inference Protocol over HTTP/1.1 with keep-alive,
+// Triton's binary tensor data and model repository extensions) and the
+// Prometheus metrics endpoint. The only files that see the HTTP library.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "metrics/metrics.h"
+#include "models/repository.h"
+#include "server_info.h"
+
+namespace graphrt_serve {
+
+struct HttpOptions {
+  std::string host = "0.0.0.0";
+  int port = 8000;              // 0: any free port
+  int threads = 64;             // requests served at once (a connection holds none while it sends)
+  size_t max_request_bytes = size_t(64) << 20;
+  size_t max_header_bytes = 64 * 1024;  // request line + headers; larger: 431
+  int read_timeout_ms = 10000;  // a client silent this long in the middle of a request is dropped (408)
+  int request_timeout_ms = 30000;  // a request's first byte to its last; slower: 408
+  int keep_alive_timeout_ms = 5000;  // an idle keep-alive connection is closed after this
+  size_t max_connections = 1000;     // open at once; one more gets 503
+};
+
+class HttpFrontend {
+ public:
+  HttpFrontend(Repository* repository, const ServerInfo& info, const HttpOptions& options);
+  ~HttpFrontend();
+  // Binds the port; returns the port bound. Throws graphrt::Error when it cannot.
+  int bind();
+  // Serves until stop(); returns when requests in flight are answered.
+  void serve();
+  // True once serve() listens.
+  bool running() const;
+  // Stops accepting; requests in flight are answered before serve() returns.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// GET /metrics in Prometheus' text format.
+class MetricsFrontend {
+ public:
+  MetricsFrontend(Metrics* metrics, const std::string& host, int port);
+  ~MetricsFrontend();
+  int bind();
+  void serve();
+  bool running() const;
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphrt_serve
