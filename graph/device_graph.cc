@@ -9,7 +9,7 @@ namespace graphrt {
 DeviceGraph::~DeviceGraph() {
   if (!graph_) return;
   try {
-    device_api(device_)->capture_free(device_, graph_);
+    api().capture_free(device_, graph_);
   } catch (const std::exception&) {
     // A destructor cannot report; the driver frees what is left at exit.
   }
@@ -17,7 +17,7 @@ DeviceGraph::~DeviceGraph() {
 
 void DeviceGraph::run(CapturableRun& steps) {
   if (graph_) {
-    device_api(device_)->capture_launch(device_, graph_);
+    api().capture_launch(device_, graph_);
     return;
   }
   steps.run_all();
@@ -34,24 +34,24 @@ void DeviceGraph::run(CapturableRun& steps) {
 // capture invalidated by work elsewhere in the process) only costs the
 // replays, never the run.
 std::string DeviceGraph::capture(CapturableRun& steps) {
-  DeviceAPI* api = nullptr;
+  DeviceAPI* device = nullptr;
   try {
-    api = device_api(device_);
-    api->capture_begin(device_);
+    device = &api();
+    device->capture_begin(device_);
   } catch (const std::exception& e) {
     return e.what();
   }
   try {
-    steps.run_all_marking_steps(api, device_);
+    steps.run_all_marking_steps(device, device_);
   } catch (const std::exception& e) {
-    abandon(api);
+    abandon(device);
     return std::string("a call failed while capturing: ") + e.what();
   } catch (...) {
-    abandon(api);
+    abandon(device);
     return "a call failed while capturing";
   }
   try {
-    graph_ = api->capture_end(device_);
+    graph_ = device->capture_end(device_);
   } catch (const std::exception& e) {
     graph_ = nullptr;
     return e.what();
@@ -82,7 +82,7 @@ void DeviceGraph::follow_move(const void* old_data, size_t nbytes, void* new_dat
   std::string why = blocker;
   if (why.empty()) {
     try {
-      device_api(device_)->capture_rebind(device_, graph_, old_data, nbytes, new_data, steps.data(), steps.size());
+      api().capture_rebind(device_, graph_, old_data, nbytes, new_data, steps.data(), steps.size());
       return;
     } catch (const std::exception& e) {
       why = e.what();
@@ -99,7 +99,7 @@ void DeviceGraph::drop() {
   void* graph = graph_;
   graph_ = nullptr;
   tried_ = false;
-  device_api(device_)->capture_free(device_, graph);
+  api().capture_free(device_, graph);
 }
 
 }  // namespace graphrt

@@ -34,6 +34,8 @@ class DeviceGraph {
   DeviceGraph(const DeviceGraph&) = delete;
   DeviceGraph& operator=(const DeviceGraph&) = delete;
 
+  // The executor's device APIs, which capture and replay (they outlive this graph).
+  void use(const DeviceApis& apis) { apis_ = &apis; }
   bool active() const { return graph_ != nullptr; }
   DLDevice device() const { return device_; }
   // Replays the capture, or runs plainly and (once) tries to capture.
@@ -50,6 +52,9 @@ class DeviceGraph {
   void abandon(DeviceAPI* api);
   void drop();
 
+  DeviceAPI& api() const { return apis_->of(device_); }
+
+  const DeviceApis* apis_ = nullptr;
   DLDevice device_{kDLCPU, 0};
   void* graph_ = nullptr;
   bool tried_ = false;

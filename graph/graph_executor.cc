@@ -30,6 +30,9 @@ struct GraphExecutor::Impl {
   GraphDef graph;
   Module lib;
   std::vector<DLDevice> devices;
+  // The device APIs of `devices` in GraphExecutorOptions::runtime, resolved at
+  // creation: what allocates and copies the tensors (the runtime owns them).
+  std::unique_ptr<DeviceApis> apis;
   MemoryPlan plan_kind = MemoryPlan::kTvm;
   size_t active_plan_bytes = 0;
   std::vector<bool> node_done_in_place;  // per node (empty: none): see in_place_concat.h
@@ -233,7 +236,7 @@ struct GraphExecutor::Impl {
         continue;
       }
       int64_t words = static_cast<int64_t>((b.bytes + 3) / 4);
-      buffers.push_back(NDArray::empty({words}, DLDataType{kDLFloat, 32, 1}, device_for_type(b.device_type)));
+      buffers.push_back(apis->empty({words}, DLDataType{kDLFloat, 32, 1}, device_for_type(b.device_type)));
     }
     size_t n = graph.num_entries();
     entries.reserve(n);
@@ -266,7 +269,7 @@ struct GraphExecutor::Impl {
     size_t bytes = 0;
     uint32_t group = alias_group[entry];
     for (uint32_t member : group_members[group]) bytes = std::max(bytes, entry_bytes(graph, member));
-    NDArray own = NDArray::empty({static_cast<int64_t>((bytes + 3) / 4)}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
+    NDArray own = apis->empty({static_cast<int64_t>((bytes + 3) / 4)}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0});
     std::memcpy(own->data, entries[entry]->data, entry_bytes(graph, entry));
     point_group_at(entry, own->data);
     own_copies.push_back(std::move(own));
@@ -309,7 +312,7 @@ struct GraphExecutor::Impl {
         if (!known) known = resolve(nid, node);
         fn = known;
       }
-      ops.push_back(OpCall::make(nid, node.name, node.func_name, std::move(fn), std::move(args)));
+      ops.push_back(OpCall::make(nid, node.name, node.func_name, std::move(fn), std::move(args), apis.get()));
     }
     direct_calls.clear();
     for (OpCall& op : ops) direct_calls.push_back(op.direct());
@@ -331,7 +334,7 @@ struct GraphExecutor::Impl {
       wanted.push_back(n.func_name);
       if (!lib->get_function(n.func_name, true)) missing.push_back(n.func_name);
     }
-    const std::string usage = module_usage_hint(lib->type_key());
+    const std::string usage = module_usage_hint(apis->runtime(), lib->type_key());
     if (!usage.empty())
       throw Error(ErrorKind::kNotFound, "the graph's library is " + usage).with("symbol", node.func_name);
     if (missing.size() * 2 > wanted.size()) {
@@ -474,7 +477,7 @@ struct GraphExecutor::Impl {
     device_graph.follow_move(old, nbytes, data, steps, blocker);
   }
 
-  ProfiledOps profiled_ops() { return ProfiledOps{graph, ops, node_done_in_place, devices}; }
+  ProfiledOps profiled_ops() { return ProfiledOps{graph, ops, node_done_in_place, devices, *apis}; }
 
   void check_zero_copy(uint32_t entry, const DLTensor* value, const std::string& what) const {
     check_tensor_matches(entry, value, what);
@@ -554,6 +557,8 @@ std::shared_ptr<GraphExecutor> GraphExecutor::create_with_params(const std::stri
   impl->plan_kind = options.memory_plan_from_env ? plan_from_env(options.memory_plan) : options.memory_plan;
   impl->device_graph_requested = options.device_graph;
   impl->check_devices_match_graph();
+  impl->apis = std::make_unique<DeviceApis>(options.runtime ? *options.runtime : runtime(), devices);
+  impl->device_graph.use(*impl->apis);
   impl->build_name_maps();
   impl->setup_alias_groups();
   impl->setup_storage(impl->choose_bound_params(params));
@@ -613,7 +618,7 @@ void GraphExecutor::set_input(int index, const DLTensor* value) {
   uint32_t entry = impl_->input_entry(index);
   impl_->check_tensor_matches(entry, value, "input '" + input_name(index) + "'");
   impl_->unshare(entry);
-  copy_tensor(value, impl_->entries[entry].handle());
+  impl_->apis->copy(value, impl_->entries[entry].handle());
   impl_->mark_input_set(index);
 }
 
@@ -664,7 +669,7 @@ void GraphExecutor::copy_output_to(int index, DLTensor* out) const {
   uint32_t entry = impl_->output_entry(index);
   impl_->check_ran(index);
   impl_->check_tensor_matches(entry, out, "output " + std::to_string(index));
-  copy_tensor(impl_->entries[entry].handle(), out);
+  impl_->apis->copy(impl_->entries[entry].handle(), out);
 }
 
 void GraphExecutor::load_params(const std::string& bytes) { set_params(load_param_dict(bytes, "params")); }
@@ -684,7 +689,7 @@ void GraphExecutor::set_params(const ParamList& params) {
     const bool bound_here = !impl_->external.empty() && impl_->external[entry] && mine->data == p.second->data;
     if (!bound_here) {
       impl_->unshare(entry);
-      copy_tensor(p.second.handle(), impl_->entries[entry].handle());
+      impl_->apis->copy(p.second.handle(), impl_->entries[entry].handle());
     }
     impl_->mark_input_set(index);
     if (std::find(impl_->param_names.begin(), impl_->param_names.end(), p.first) == impl_->param_names.end())
@@ -824,7 +829,9 @@ std::shared_ptr<GraphExecutor> create_graph_executor(const std::string& graph_js
                                                      const GraphExecutorOptions& options) {
   // The decoded params become the executor's storage (no second copy).
   if (params_bytes.empty()) return GraphExecutor::create(graph_json, lib, devices, options);
-  return GraphExecutor::create_with_params(graph_json, lib, devices, options, load_param_dict(params_bytes, "params"));
+  const Runtime& params_runtime = options.runtime ? *options.runtime : runtime();
+  return GraphExecutor::create_with_params(graph_json, lib, devices, options,
+                                           load_param_dict(params_runtime, params_bytes, "params"));
 }
 
 }  // namespace graphrt

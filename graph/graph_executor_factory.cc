@@ -18,9 +18,13 @@ std::vector<DLDevice> devices_from_args(const TVMArgs& args, int first) {
 }
 
 
+// `runtime`: the one whose record loader read the factory (the runtime the
+// library was loaded through), which outlives it; its executors allocate and
+// copy through that runtime's devices.
 class GraphExecutorFactoryNode : public ModuleNode {
  public:
-  explicit GraphExecutorFactoryNode(FactoryContents contents) : contents_(std::move(contents)) {}
+  GraphExecutorFactoryNode(FactoryContents contents, Runtime& runtime)
+      : contents_(std::move(contents)), runtime_(&runtime) {}
   std::string type_key() const override { return "GraphExecutorFactory"; }
   const FactoryContents& contents() const { return contents_; }
   GraphFactoryInfo info() const {
@@ -74,7 +78,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
     if (name == "remove_params") {
       return make_function([this, keep](const TVMArgs&, RetValue* ret) {
         FactoryContents stripped{contents_.graph_json, {}, contents_.module_name, contents_.origin};
-        auto node = make_ref<GraphExecutorFactoryNode>(std::move(stripped));
+        auto node = make_ref<GraphExecutorFactoryNode>(std::move(stripped), *runtime_);
         for (const Module& m : imports()) node->add_import(m);
         ret->set_module(Module(node));
       }, name);
@@ -100,6 +104,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
       throw e;
     }
     options.owner = self;
+    options.runtime = runtime_;
     // The factory's arrays become the executor's param storage: one copy of
     // the params however many executors are made.
     return GraphExecutor::create_with_params(contents_.graph_json, imports()[0], devices, options, params());
@@ -123,10 +128,11 @@ class GraphExecutorFactoryNode : public ModuleNode {
   }
 
   FactoryContents contents_;
+  Runtime* runtime_;
   mutable std::mutex params_mutex_;  // use_params_cache replaces contents_.params
 };
 
-Module load_factory(BlobReader& reader) {
+Module load_factory(BlobReader& reader, Runtime& runtime) {
   FactoryContents c;
   c.graph_json = reader.read_string("factory graph JSON");
   uint64_t count = reader.read_u64("factory param count");
@@ -134,12 +140,12 @@ Module load_factory(BlobReader& reader) {
   if (names.size() != count)
     throw reader.error("GraphExecutorFactory says " + std::to_string(count) + " params but lists " +
                        std::to_string(names.size()) + " names");
-  std::vector<NDArray> arrays = read_ndarray_records(reader, names, "param");
+  std::vector<NDArray> arrays = read_ndarray_records(runtime, reader, names, "param");
   c.params.reserve(names.size());
   for (size_t i = 0; i < names.size(); ++i) c.params.emplace_back(names[i], std::move(arrays[i]));
   c.module_name = reader.read_string("factory module name");
   c.origin = reader.origin();
-  return Module(make_ref<GraphExecutorFactoryNode>(std::move(c)));
+  return Module(make_ref<GraphExecutorFactoryNode>(std::move(c), runtime));
 }
 
 }  // namespace
@@ -180,8 +186,10 @@ GraphFactoryInfo graph_factory_info(const Module& factory) {
 }
 
 void register_graph_executor_factory(Runtime& runtime) {
-  runtime.register_binary_loader("GraphExecutorFactory", load_factory);
-  runtime.register_binary_loader("GraphRuntimeFactory", load_factory);
+  // The factories a runtime's loader reads belong to that runtime.
+  const auto load = [&runtime](BlobReader& reader) { return load_factory(reader, runtime); };
+  runtime.register_binary_loader("GraphExecutorFactory", load);
+  runtime.register_binary_loader("GraphRuntimeFactory", load);
 }
 
 }  // namespace graphrt

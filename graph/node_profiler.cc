@@ -27,9 +27,9 @@ std::vector<NodeProfile> profile_rows(const ProfiledOps& p, std::vector<size_t>*
   return rows;
 }
 
-void synchronize_devices(const std::vector<DLDevice>& devices) {
-  for (const DLDevice& d : devices) {
-    if (d.device_type != kDLCPU) device_api(d)->synchronize(d, nullptr);
+void synchronize_devices(const ProfiledOps& p) {
+  for (const DLDevice& d : p.devices) {
+    if (d.device_type != kDLCPU) p.apis.of(d).synchronize(d, nullptr);
   }
 }
 
@@ -38,7 +38,7 @@ void profile_one_run(const ProfiledOps& p, const std::vector<size_t>& row_of_op,
   for (size_t i = 0; i < p.ops.size(); ++i) {
     Clock::time_point start = Clock::now();
     p.ops[i].invoke();
-    synchronize_devices(p.devices);
+    synchronize_devices(p);
     Clock::time_point end = Clock::now();
     double us = std::chrono::duration<double, std::micro>(end - start).count();
     NodeProfile& row = report->nodes[row_of_op[i]];

@@ -18,6 +18,7 @@ struct ProfiledOps {
   std::vector<OpCall>& ops;
   const std::vector<bool>& node_done_in_place;  // per node (empty: none)
   const std::vector<DLDevice>& devices;
+  const DeviceApis& apis;  // the executor's
 };
 
 // `runs` timed runs of every op (each followed by a device synchronize); rows

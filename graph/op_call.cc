@@ -5,8 +5,9 @@
 namespace graphrt {
 
 OpCall OpCall::make(uint32_t node_id, std::string node_name, std::string function_name, PackedFunc fn,
-                    std::vector<DLTensor*> args) {
+                    std::vector<DLTensor*> args, const DeviceApis* apis) {
   OpCall op;
+  op.apis_ = apis;
   op.node_id_ = node_id;
   op.node_name_ = std::move(node_name);
   op.function_name_ = std::move(function_name);
@@ -44,7 +45,7 @@ void OpCall::invoke() {
   }
   try {
     if (is_copy_) {
-      copy_tensor(static_cast<DLTensor*>(values_[0].v_handle), static_cast<DLTensor*>(values_[1].v_handle));
+      apis_->copy(static_cast<DLTensor*>(values_[0].v_handle), static_cast<DLTensor*>(values_[1].v_handle));
       return;
     }
     RetValue ret;

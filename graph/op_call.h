@@ -5,14 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "graphrt/device_api.h"
 #include "graphrt/packed_func.h"
 
 namespace graphrt {
 
 class OpCall {
  public:
+  // `apis`: what a `__copy` node copies through (the executor's; it outlives the call).
   static OpCall make(uint32_t node_id, std::string node_name, std::string function_name, PackedFunc fn,
-                     std::vector<DLTensor*> args);
+                     std::vector<DLTensor*> args, const DeviceApis* apis);
   void invoke();
   uint32_t node_id() const { return node_id_; }
   // The generated kernel behind this call and its packed arguments, for a
@@ -36,6 +38,7 @@ class OpCall {
   PackedFunc fn_;
   TVMBackendPackedCFunc cfunc_ = nullptr;  // fast path for generated kernels
   bool is_copy_ = false;
+  const DeviceApis* apis_ = nullptr;
   std::vector<TVMValue> values_;
   std::vector<int> codes_;
 };

@@ -1,6 +1,7 @@
 // TVM's parameter files (save_param_dict layout).
 #include "graphrt/binary_loader.h"
 #include "graphrt/graph_executor.h"
+#include "graphrt/runtime.h"
 
 namespace graphrt {
 
@@ -9,6 +10,10 @@ constexpr uint64_t kParamListMagic = 0xF7E58D4F05049CB7ULL;
 }
 
 ParamList load_param_dict(const std::string& bytes, const std::string& origin) {
+  return load_param_dict(runtime(), bytes, origin);
+}
+
+ParamList load_param_dict(const Runtime& runtime, const std::string& bytes, const std::string& origin) {
   BlobReader reader(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), origin);
   if (reader.read_u64("params magic") != kParamListMagic)
     throw reader.error("not a TVM params file (bad magic; expected save_param_dict format)");
@@ -18,7 +23,7 @@ ParamList load_param_dict(const std::string& bytes, const std::string& origin) {
   if (count != names.size())
     throw reader.error("params file lists " + std::to_string(names.size()) + " names but " + std::to_string(count) +
                        " arrays");
-  std::vector<NDArray> arrays = read_ndarray_records(reader, names, "param");
+  std::vector<NDArray> arrays = read_ndarray_records(runtime, reader, names, "param");
   ParamList params;
   params.reserve(names.size());
   for (size_t i = 0; i < names.size(); ++i) params.emplace_back(names[i], std::move(arrays[i]));

@@ -12,21 +12,25 @@
 namespace graphrt {
 
 namespace {
-// tvm.graph_executor.create(graph_json, lib, [lookup_linked_param], dev_type0, dev_id0, ...)
-void create_from_registry(const TVMArgs& args, RetValue* ret) {
+// tvm.graph_executor.create(graph_json, lib, [lookup_linked_param], dev_type0, dev_id0, ...), as
+// registered in `runtime`, whose devices the executor uses.
+void create_from_registry(Runtime& runtime, const TVMArgs& args, RetValue* ret) {
   if (args.size() < 4) throw Error("tvm.graph_executor.create needs graph_json, lib and at least one device");
   int first = args.code(2) == kTVMPackedFuncHandle ? 3 : 2;
   if ((args.size() - first) % 2 != 0) throw Error("tvm.graph_executor.create: devices must be (type, id) pairs");
   std::vector<DLDevice> devices;
   for (int i = first; i < args.size(); i += 2)
     devices.push_back(DLDevice{static_cast<DLDeviceType>(args.as_int(i)), static_cast<int32_t>(args.as_int(i + 1))});
-  ret->set_module(make_graph_executor_module(GraphExecutor::create(args.as_string(0), args.as_module(1), devices)));
+  GraphExecutorOptions options;
+  options.runtime = &runtime;
+  ret->set_module(make_graph_executor_module(GraphExecutor::create(args.as_string(0), args.as_module(1), devices, options)));
 }
 
 // graphrt.graph_executor.create_with_options(graph_json, lib, plan, device_graph, dev0, dev1, ...)
 // with DLDevice args; plan is a memory-plan name or "" (environment default).
-void create_with_options(const TVMArgs& args, RetValue* ret) {
+void create_with_options(Runtime& runtime, const TVMArgs& args, RetValue* ret) {
   GraphExecutorOptions options = executor_options_from_args(args, 2);
+  options.runtime = &runtime;
   std::vector<DLDevice> devices;
   for (int i = 4; i < args.size(); ++i) devices.push_back(args.as_device(i));
   if (devices.empty()) devices.push_back(DLDevice{kDLCPU, 0});
@@ -59,11 +63,14 @@ void register_graph_file_mistakes(Runtime& runtime) {
 void register_graph_executor(Runtime& runtime) {
   register_graph_file_mistakes(runtime);
   register_graph_executor_factory(runtime);
-  runtime.set_function("tvm.graph_executor.create", make_function(create_from_registry, "tvm.graph_executor.create"));
+  // Each creates its executor on the devices of the runtime it is registered in.
+  const auto create = [&runtime](const TVMArgs& args, RetValue* ret) { create_from_registry(runtime, args, ret); };
+  runtime.set_function("tvm.graph_executor.create", make_function(create, "tvm.graph_executor.create"));
   // graphrt's executor module carries the debug functions itself.
-  runtime.set_function("tvm.graph_executor_debug.create", make_function(create_from_registry, "tvm.graph_executor_debug.create"));
+  runtime.set_function("tvm.graph_executor_debug.create", make_function(create, "tvm.graph_executor_debug.create"));
   runtime.set_function("graphrt.graph_executor.create_with_options",
-               make_function(create_with_options, "graphrt.graph_executor.create_with_options"));
+                       make_function([&runtime](const TVMArgs& args, RetValue* ret) { create_with_options(runtime, args, ret); },
+                                     "graphrt.graph_executor.create_with_options"));
 }
 
 }  // namespace graphrt

@@ -15,8 +15,10 @@ bool is_factory(const Module& root) {
   return root->type_key() == "GraphExecutorFactory" || root->type_key() == "GraphRuntimeFactory";
 }
 
-GraphExecutorOptions executor_options(const SessionOptions& o) {
+GraphExecutorOptions executor_options(const Model::State& state) {
+  const SessionOptions& o = state.options;
   GraphExecutorOptions options;
+  options.runtime = state.runtime;
   if (!o.memory_plan.empty()) {
     options.memory_plan = memory_plan_from_name(o.memory_plan);
     options.memory_plan_from_env = false;
@@ -38,9 +40,9 @@ void describe(Model::State& state, const GraphExecutor& executor) {
 
 // The three-file form's params: decoded from the params file, or mapped from the params
 // cache (the params file read only when the cache is written).
-ParamList three_file_params(const ModelSource& source) {
+ParamList three_file_params(const Model::State& state, const ModelSource& source) {
   const auto decode = [&] {
-    return load_param_dict(read_regular_file(source.params_path, "params file"), source.params_path);
+    return load_param_dict(*state.runtime, read_regular_file(source.params_path, "params file"), source.params_path);
   };
   if (source.params_cache.empty()) return decode();
   try {
@@ -54,13 +56,13 @@ ParamList three_file_params(const ModelSource& source) {
 
 std::shared_ptr<GraphExecutor> new_graph_executor(const Model::State& state) {
   if (state.shared_params) {
-    GraphExecutorOptions options = executor_options(state.options);
+    GraphExecutorOptions options = executor_options(state);
     options.owner = state.root;  // the factory (without params): its library tree stays loaded
     return GraphExecutor::create_with_params(state.graph_json, state.root->imports().at(0), {state.device}, options,
                                              *state.shared_params);
   }
   if (state.three_file)
-    return GraphExecutor::create_with_params(state.graph_json, state.root, {state.device}, executor_options(state.options),
+    return GraphExecutor::create_with_params(state.graph_json, state.root, {state.device}, executor_options(state),
                                              state.three_file_params);
   // The factory's TVM face: it binds its own params (shared by every executor it makes).
   ArgList args;
@@ -76,7 +78,7 @@ void load_graph_model(Model::State& state, const ModelSource& source) {
   if (!source.graph_json_path.empty()) {
     state.three_file = true;
     state.graph_json = read_regular_file(source.graph_json_path, "graph JSON");
-    if (!source.params_path.empty()) state.three_file_params = three_file_params(source);
+    if (!source.params_path.empty()) state.three_file_params = three_file_params(state, source);
   } else if (!is_factory(state.root)) {
     throw Error("the model's root is a '" + state.root->type_key() +
                 "' module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 
-#include "graphrt/registry.h"
+#include "graphrt/device_api.h"
 #include "graphrt/relax_vm.h"
 #include "model_state.h"
 
@@ -23,11 +23,12 @@ constexpr const char* kBeginForward = "vm.builtin.kv_state_begin_forward";
 constexpr const char* kEndForward = "vm.builtin.kv_state_end_forward";
 constexpr const char* kTotalLength = "vm.builtin.attention_kv_cache_get_total_sequence_length";
 
-PackedFunc global(const char* name) {
-  PackedFunc f = registry_get(name);
+// `runtime`: the model's session's, whose Relax back end registered them.
+PackedFunc global(const Runtime& runtime, const char* name) {
+  PackedFunc f = runtime.function(name);
   if (!f)
-    throw Error(ErrorKind::kNotFound, std::string("libgraphrt has no global function '") + name +
-                                          "' (a build without the Relax back end)")
+    throw Error(ErrorKind::kNotFound, std::string("the session's runtime has no global function '") + name +
+                                          "' (a build, or a runtime, without the Relax back end)")
         .with("function", name);
   return f;
 }
@@ -89,14 +90,16 @@ void check_sizes(const LanguageModelOptions& o) {
 
 // Hidden: a nested class takes the exported visibility of LanguageModel, and these are internal.
 struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
-  Impl(const Model& model, DLDevice device, const LanguageModelOptions& options);
+  Impl(const Model& model, Runtime& runtime, DLDevice device, const LanguageModelOptions& options);
 
   RetValue shape(int64_t v) const { return call(shape_tuple, {int_value(v)}); }
   NDArray token_tensor(const int32_t* tokens, int64_t n) const;
   int64_t& length_of(int64_t id);
   NDArray forward(const PackedFunc& fn, int64_t id, const int32_t* tokens, int64_t n, int64_t* length);
 
+  Runtime& runtime;  // the model's session's (it outlives the model)
   RelaxVM vm;
+  DeviceApis apis;  // the host's and the device's: the token tensors
   DLDevice device;
   DLDataType ids_dtype;
   PackedFunc create, prefill, decode;
@@ -105,20 +108,20 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
   std::map<int64_t, int64_t> lengths;  // the tokens each sequence holds
 };
 
-LanguageModel::Impl::Impl(const Model& model, DLDevice dev, const LanguageModelOptions& o)
-    : vm(model.root(), dev), device(dev) {
+LanguageModel::Impl::Impl(const Model& model, Runtime& rt, DLDevice dev, const LanguageModelOptions& o)
+    : runtime(rt), vm(model.root(), dev, RelaxVM::Allocator::kPooled, rt), apis(rt, {cpu(), dev}), device(dev) {
   model_function(model, o.create_cache, "create_cache");
   ids_dtype = token_dtype(model_function(model, o.prefill, "prefill"));
   model_function(model, o.decode, "decode");
   create = vm.function(o.create_cache);
   prefill = vm.function(o.prefill);
   decode = vm.function(o.decode);
-  shape_tuple = global(kShapeTuple);
-  add = global(kAddSequence);
-  remove = global(kRemoveSequence);
-  begin = global(kBeginForward);
-  end = global(kEndForward);
-  total_length = global(kTotalLength);
+  shape_tuple = global(runtime, kShapeTuple);
+  add = global(runtime, kAddSequence);
+  remove = global(runtime, kRemoveSequence);
+  begin = global(runtime, kBeginForward);
+  end = global(runtime, kEndForward);
+  total_length = global(runtime, kTotalLength);
   try {
     // The last argument: sliding windows, which graphrt's cache does not do.
     cache = call(create, {shape(o.max_batch_size), shape(o.max_total_seq_len), shape(o.prefill_chunk_size),
@@ -129,14 +132,14 @@ LanguageModel::Impl::Impl(const Model& model, DLDevice dev, const LanguageModelO
 }
 
 NDArray LanguageModel::Impl::token_tensor(const int32_t* tokens, int64_t n) const {
-  NDArray host = NDArray::empty({1, n}, ids_dtype, cpu());
+  NDArray host = apis.empty({1, n}, ids_dtype, cpu());
   if (ids_dtype.bits == 32) {
     host.copy_from_bytes(tokens, static_cast<size_t>(n) * sizeof(int32_t));
   } else {
     const std::vector<int64_t> wide(tokens, tokens + n);
     host.copy_from_bytes(wide.data(), wide.size() * sizeof(int64_t));
   }
-  return device.device_type == kDLCPU ? host : host.copy_to_device(device);
+  return device.device_type == kDLCPU ? host : apis.copy_to_device(host, device);
 }
 
 int64_t& LanguageModel::Impl::length_of(int64_t id) {
@@ -158,7 +161,7 @@ NDArray LanguageModel::Impl::forward(const PackedFunc& fn, int64_t id, const int
   if (length) *length += n;
   RelaxValue result;
   try {
-    result = RelaxValue::from(call(fn, {input, cache}));
+    result = RelaxValue::from(call(fn, {input, cache}), runtime);
   } catch (...) {
     try {
       call(end, {cache});  // no pass stays open after a failure
@@ -179,7 +182,7 @@ LanguageModel::LanguageModel(const Model& model, LanguageModelOptions options) :
   if (model.kind() != ModelKind::kRelax)
     throw Error("a language model is a Relax executable; this model is a graph");
   check_sizes(options_);
-  impl_ = std::make_unique<Impl>(model, model.state_->device, options_);
+  impl_ = std::make_unique<Impl>(model, *model.state_->runtime, model.state_->device, options_);
   try {
     // The probe: one token tells the vocabulary, and that prefill works on the cache made.
     call(impl_->add, {impl_->cache, int_value(0)});

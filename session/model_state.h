@@ -16,6 +16,9 @@ namespace graphrt {
 // session.h); what works on it is the free functions below.
 struct Model::State {
   ModelKind kind = ModelKind::kGraph;
+  // The session's runtime (it outlives the session's models): the devices and functions of
+  // what the model makes outside its root's own (three-file executors, input copies, results).
+  Runtime* runtime = nullptr;
   Module root;
   DLDevice device{kDLCPU, 0};
   SessionOptions options;

@@ -1,6 +1,7 @@
 // A Relax executable in the session layer: its functions, their parameters'
 // names, dtypes and shapes as the code checks them, from the VM (through
 // graphrt/relax_vm.h), runners over one VM each.
+#include "graphrt/device_api.h"
 #include "model_state.h"
 
 namespace graphrt {
@@ -29,7 +30,8 @@ TensorSpec param_spec(const RelaxVM& vm, const std::string& function, int64_t in
 
 void load_relax_model(Model::State& state, const ModelSource& source) {
   use_root_params_cache(state.root, source);  // before any VM is made over the executable
-  RelaxVM vm(state.root);  // the metadata only: the runners' VMs run on the model's device
+  // The metadata only: the runners' VMs run on the model's device.
+  RelaxVM vm(state.root, cpu(), RelaxVM::Allocator::kPooled, *state.runtime);
   for (const std::string& name : vm.functions()) {
     FunctionSpec f;
     f.name = name;
@@ -45,7 +47,10 @@ namespace {
 class RelaxRunner final : public Runner {
  public:
   RelaxRunner(std::shared_ptr<Model::State> state, const FunctionSpec& function)
-      : state_(std::move(state)), function_(function), vm_(state_->root, state_->device),
+      : state_(std::move(state)),
+        function_(function),
+        vm_(state_->root, state_->device, RelaxVM::Allocator::kPooled, *state_->runtime),
+        apis_(*state_->runtime, {state_->device}),
         inputs_(function.inputs.size()) {}
   const FunctionSpec& function() const override { return function_; }
   // A copy on the model's device: kernels may rely on the allocator's alignment. The function's
@@ -77,9 +82,9 @@ class RelaxRunner final : public Runner {
 
  private:
   void bind_copy(size_t index, const DLTensor* value) {
-    NDArray copy = NDArray::empty(std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype,
-                                  state_->device);
-    copy_tensor(value, copy.handle());
+    NDArray copy = apis_.empty(std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype,
+                               state_->device);
+    apis_.copy(value, copy.handle());
     inputs_.at(index) = copy;
   }
   size_t index_of(const std::string& name) const {
@@ -91,6 +96,7 @@ class RelaxRunner final : public Runner {
   std::shared_ptr<Model::State> state_;
   FunctionSpec function_;
   RelaxVM vm_;
+  DeviceApis apis_;  // the model's device in the session's runtime: input copies
   std::vector<NDArray> inputs_;
   std::vector<NDArray> outputs_;
 };

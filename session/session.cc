@@ -19,6 +19,7 @@ std::shared_ptr<Model> Session::open(Module root, const ModelSource& source) con
   if (!source.params_path.empty() && source.graph_json_path.empty())
     throw Error("a params file needs a graph JSON (three-file form)").with("file", source.params_path).with("option", "graph");
   auto state = std::make_shared<Model::State>();
+  state->runtime = &runtime_;
   state->device = device_;
   state->options = options_;
   state->root = std::move(root);

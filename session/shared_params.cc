@@ -15,7 +15,8 @@ bool is_factory_model(const Model::State& s) {
 }
 
 ParamList factory_params(const Model::State& s) {
-  return load_param_dict(call_function(s.root->require_function("get_params_bytes"), ArgList()).as_string(),
+  return load_param_dict(*s.runtime,
+                         call_function(s.root->require_function("get_params_bytes"), ArgList()).as_string(),
                          "the factory's params");
 }
 

@@ -91,8 +91,10 @@ std::string describe_misplaced_file(const std::string& path) {
   return kind ? kind->what : "";
 }
 
-std::string module_usage_hint(const std::string& type_key) {
-  auto& t = tables();
+std::string module_usage_hint(const std::string& type_key) { return module_usage_hint(runtime(), type_key); }
+
+std::string module_usage_hint(const Runtime& runtime, const std::string& type_key) {
+  auto& t = RuntimeTables::of(runtime);
   std::lock_guard<std::mutex> lock(t.mistakes_mutex);
   auto it = t.usage_hints.find(type_key);
   return it == t.usage_hints.end() ? "" : it->second;

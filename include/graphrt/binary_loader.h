@@ -54,3 +54,11 @@ std::string write_module_blob(const std::vector<ModuleBlobRecord>& records,
 
 }  // namespace graphrt
 #pragma GCC visibility pop
+
+// The library's own (not exported).
+namespace graphrt {
+// read_ndarray_records with the small arrays (those not sharing the host mapping) from
+// `runtime`'s CPU device API: what a runtime's record loaders read.
+std::vector<NDArray> read_ndarray_records(const Runtime& runtime, BlobReader& reader,
+                                          const std::vector<std::string>& names, const char* context_key);
+}  // namespace graphrt

@@ -13,9 +13,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #pragma GCC visibility push(default)  // exported: see graphrt/export.h
 namespace graphrt {
+
+// Declared here, inside the exported block: a class's first declaration sets its visibility.
+class NDArray;
+class Runtime;
 
 class DeviceAPI {
  public:
@@ -84,8 +90,8 @@ class DeviceAPI {
 };
 
 void register_device_api(int device_type, std::shared_ptr<DeviceAPI> api);
-// The API for `dev`; throws an Error saying why when it is missing
-// (kUnsupported) or the device is unavailable (the device API's kind).
+// The API for `dev` in the default runtime; throws an Error saying why when it
+// is missing (kUnsupported) or the device is unavailable (the device API's kind).
 DeviceAPI* device_api(DLDevice dev);
 DeviceAPI* device_api_or_null(int device_type);
 // Returns when `dev` can be used; throws as device_api does otherwise.
@@ -93,3 +99,33 @@ void check_device_available(DLDevice dev);
 
 }  // namespace graphrt
 #pragma GCC visibility pop
+
+// The library's own (not exported).
+namespace graphrt {
+
+// device_api(dev) in `runtime`.
+DeviceAPI* device_api(const Runtime& runtime, DLDevice dev);
+
+// The device APIs of a graph executor's or a Relax VM's devices, resolved once
+// from the runtime of the module it was made from: allocations and copies then
+// cost no look-up. A device the runtime cannot serve is looked up again where
+// it is used, which throws as device_api does. The runtime owns the APIs and
+// outlives what it loaded.
+class DeviceApis {
+ public:
+  DeviceApis(const Runtime& runtime, const std::vector<DLDevice>& devices);
+  const Runtime& runtime() const { return *runtime_; }
+  // The API of `dev`: cached for the devices given, else looked up in the runtime.
+  DeviceAPI& of(DLDevice dev) const;
+  // NDArray::empty and copy_tensor through these APIs.
+  NDArray empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDevice dev) const;
+  void copy(const DLTensor* from, DLTensor* to, void* stream = nullptr) const;
+  // NDArray::copy_to_device through these APIs.
+  NDArray copy_to_device(const NDArray& array, DLDevice dev) const;
+
+ private:
+  const Runtime* runtime_;
+  std::vector<std::pair<DLDevice, DeviceAPI*>> cached_;
+};
+
+}  // namespace graphrt

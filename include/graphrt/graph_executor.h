@@ -46,6 +46,10 @@ struct GraphExecutorOptions {
   // Kept alive as long as the executor (a factory passes itself: the root of
   // the module tree that loads of the same library share).
   Module owner;
+  // Whose device APIs hold and copy the executor's tensors, resolved once at
+  // creation (null: the process's default runtime). A factory passes the
+  // runtime it was loaded through. It must outlive the executor.
+  Runtime* runtime = nullptr;
 };
 
 struct TensorInfo {
@@ -204,3 +208,9 @@ std::shared_ptr<GraphExecutor> create_graph_executor(const std::string& graph_js
 
 }  // namespace graphrt
 #pragma GCC visibility pop
+
+// The library's own (not exported).
+namespace graphrt {
+// load_param_dict with the arrays from `runtime`'s CPU (read_ndarray_records').
+ParamList load_param_dict(const Runtime& runtime, const std::string& bytes, const std::string& origin);
+}  // namespace graphrt

@@ -65,9 +65,11 @@ struct LoadOptions {
   // loads it anyway and calls its exported functions as packed functions
   // (hand-written kernels that carry no TVM marker).
   bool trust_exports = false;
-  // Whose library loaders, probes and registered file kinds read the file (null: the
-  // process's default runtime). The blob's record loaders and the devices are still the
-  // default runtime's (docs/architecture.md, "Process-wide state").
+  // Whose library loaders, probes, registered file kinds and blob record loaders read the
+  // file (null: the process's default runtime). The modules the load makes keep using it
+  // (a graph executor factory's and a Relax executable's devices and global functions), so
+  // it must outlive them. An image already loaded and still alive is shared only by loads
+  // through the runtime that loaded it (docs/architecture.md, "Process-wide state").
   Runtime* runtime = nullptr;
 };
 

@@ -41,8 +41,10 @@ struct RelaxValue {
     return out;
   }
 
-  // A packed function's return value as a RelaxValue (tuples read item by item).
-  static RelaxValue from(const RetValue& r) {
+  // A packed function's return value as a RelaxValue (tuples read item by item,
+  // through the default runtime's functions or `runtime`'s).
+  static RelaxValue from(const RetValue& r) { return from(r, graphrt::runtime()); }
+  static RelaxValue from(const RetValue& r, const Runtime& runtime) {
     RelaxValue v;
     switch (r.code()) {
       case kTVMNullptr:
@@ -74,16 +76,17 @@ struct RelaxValue {
       return v;
     }
     v.kind = Kind::kTuple;
-    const int64_t n = array_call("runtime.ArraySize", obj.get(), -1).as_int();
-    for (int64_t i = 0; i < n; ++i) v.items.push_back(from(array_call("runtime.ArrayGetItem", obj.get(), i)));
+    const int64_t n = array_call(runtime, "runtime.ArraySize", obj.get(), -1).as_int();
+    for (int64_t i = 0; i < n; ++i)
+      v.items.push_back(from(array_call(runtime, "runtime.ArrayGetItem", obj.get(), i), runtime));
     return v;
   }
 
  private:
   // TVM's runtime.ArraySize(array) / runtime.ArrayGetItem(array, index): the
   // array passed as an object handle, as TVM's front ends pass it.
-  static RetValue array_call(const char* name, Object* array, int64_t index) {
-    PackedFunc f = registry_get(name);
+  static RetValue array_call(const Runtime& runtime, const char* name, Object* array, int64_t index) {
+    PackedFunc f = runtime.function(name);
     if (!f) throw Error(ErrorKind::kNotFound, std::string("RelaxValue: global function '") + name + "' missing");
     TVMValue values[2];
     int codes[2] = {kTVMObjectHandle, kDLInt};
@@ -151,20 +154,15 @@ class RelaxVM {
   // A VM whose tensors live on `device` (a device other than the CPU first, the host
   // last, as TVM's VirtualMachine lists them); the arguments of call() must be there.
   RelaxVM(Module executable, DLDevice device, Allocator allocator = Allocator::kPooled)
-      : exe_(std::move(executable)) {
-    const std::string key = exe_.get() ? exe_->type_key() : std::string("(none)");
-    if (key != "relax.VMExecutable" && key != "relax.Executable")
-      throw Error(ErrorKind::kTypeMismatch, "RelaxVM: module '" + key + "' is not a Relax executable")
-          .with("tkey", key);
-    vm_ = call_function(exe_->require_function("vm_load_executable"), ArgList()).as_module();
-    ArgList init;
-    if (device.device_type != kDLCPU)
-      init.add_int(device.device_type).add_int(device.device_id).add_int(static_cast<int>(allocator));
-    init.add_int(kDLCPU).add_int(0).add_int(static_cast<int>(allocator));
-    call_function(vm_->require_function("vm_initialization"), init);
-  }
+      : RelaxVM(std::move(executable), device, allocator, nullptr) {}
+  // The same for an executable loaded through `runtime` (which must outlive the VM): results
+  // are read through its functions, not the default runtime's. The VM's devices are those
+  // of the runtime the executable was loaded through.
+  RelaxVM(Module executable, DLDevice device, Allocator allocator, Runtime& runtime)
+      : RelaxVM(std::move(executable), device, allocator, &runtime) {}
 
   const Module& executable() const { return exe_; }
+
   // The VM module (TVM's VirtualMachine): set_input, invoke_stateful, ... by name.
   const Module& module() const { return vm_; }
 
@@ -220,7 +218,8 @@ class RelaxVM {
   std::string executable_text() const { return call_function(exe_->require_function("as_text"), ArgList()).as_string(); }
 
   RelaxValue call(const std::string& function, const std::vector<NDArray>& args) {
-    return RelaxValue::from(call_function(vm_->require_function(function), arrays(args)));
+    const RetValue ret = call_function(vm_->require_function(function), arrays(args));
+    return runtime_ ? RelaxValue::from(ret, *runtime_) : RelaxValue::from(ret);
   }
   // The per-callee table (kernels, builtins, VM functions) of one call.
   std::string profile(const std::string& function, const std::vector<NDArray>& args) {
@@ -246,6 +245,20 @@ class RelaxVM {
   }
 
  private:
+  RelaxVM(Module executable, DLDevice device, Allocator allocator, Runtime* runtime)
+      : exe_(std::move(executable)), runtime_(runtime) {
+    const std::string key = exe_.get() ? exe_->type_key() : std::string("(none)");
+    if (key != "relax.VMExecutable" && key != "relax.Executable")
+      throw Error(ErrorKind::kTypeMismatch, "RelaxVM: module '" + key + "' is not a Relax executable")
+          .with("tkey", key);
+    vm_ = call_function(exe_->require_function("vm_load_executable"), ArgList()).as_module();
+    ArgList init;
+    if (device.device_type != kDLCPU)
+      init.add_int(device.device_type).add_int(device.device_id).add_int(static_cast<int>(allocator));
+    init.add_int(kDLCPU).add_int(0).add_int(static_cast<int>(allocator));
+    call_function(vm_->require_function("vm_initialization"), init);
+  }
+
   static ArgList arrays(const std::vector<NDArray>& args, const std::string* first = nullptr) {
     ArgList list;
     if (first) list.add_string(*first);
@@ -255,6 +268,7 @@ class RelaxVM {
 
   Module exe_;
   Module vm_;
+  Runtime* runtime_ = nullptr;  // null: the default runtime
 };
 
 }  // namespace graphrt

@@ -107,7 +107,9 @@ class Runner {
 
 class Session {
  public:
-  // `runtime` must outlive the session. Loading reaches the runtime's loaders.
+  // `runtime` must outlive the session and its models. Loads and runs reach its library and
+  // record loaders, devices and functions, not the default runtime's (docs/architecture.md,
+  // "Process-wide state outside the Runtime", says what TVM's C ABI still reaches there).
   Session(Runtime& runtime, DLDevice device, SessionOptions options = {});
   std::shared_ptr<Model> load(const ModelSource& source) const;
   // A Model over `root`, already loaded from source.path (the rest of `source` as for load).

@@ -44,12 +44,13 @@ struct CapturedRegion {
 struct CudaGraphState : VirtualMachine::Extension {
   std::unordered_map<int64_t, Value> allocations;
   std::map<std::pair<int64_t, std::vector<int64_t>>, CapturedRegion> regions;
+  const DeviceApis* apis = nullptr;  // the VM's, which outlive its extensions
 
   ~CudaGraphState() override {
     for (auto& r : regions) {
       if (!r.second.graph) continue;
       try {
-        device_api(r.second.device)->capture_free(r.second.device, r.second.graph);
+        apis->of(r.second.device).capture_free(r.second.device, r.second.graph);
       } catch (const std::exception&) {
         // Nothing more can be released while the VM goes.
       }
@@ -59,7 +60,11 @@ struct CudaGraphState : VirtualMachine::Extension {
 
 const char kStateKey = 0;  // its address names the extension
 
-CudaGraphState& state_of(VirtualMachine& vm) { return vm.extension<CudaGraphState>(&kStateKey); }
+CudaGraphState& state_of(VirtualMachine& vm) {
+  CudaGraphState& state = vm.extension<CudaGraphState>(&kStateKey);
+  state.apis = &vm.device_apis();
+  return state;
+}
 
 void require_callable(const BuiltinArgs& args, int i, const char* what) {
   const Value& v = args.at(i);
@@ -91,7 +96,7 @@ void abandon_capture(DeviceAPI* api, DLDevice device) {
 std::string capture(VirtualMachine& vm, const Value& func, const std::vector<const Value*>& argv, CapturedRegion* region) {
   DeviceAPI* api = nullptr;
   try {
-    api = device_api(region->device);
+    api = &vm.device_apis().of(region->device);
     api->capture_begin(region->device);
   } catch (const std::exception& e) {
     return e.what();
@@ -138,7 +143,7 @@ void run_or_capture(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
       *ret = run();
       return;
     }
-    device_api(device)->capture_launch(device, it->second.graph);
+    vm.device_apis().of(device).capture_launch(device, it->second.graph);
     *ret = it->second.states;
     return;
   }

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "graphrt/registry.h"
 #include "modules/relax/builtin.h"
 #include "modules/relax/interpreter.h"
 #include "modules/relax/packed_convention.h"
@@ -113,7 +112,7 @@ int64_t first_element(const NDArray& a) {
   return static_cast<int64_t>(*reinterpret_cast<const T*>(static_cast<const char*>(a->data) + a->byte_offset));
 }
 
-void read_if_cond(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void read_if_cond(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(cond)");
   const Value& v = args.at(0);
   if (const int64_t* i = std::get_if<int64_t>(&v)) {
@@ -121,7 +120,7 @@ void read_if_cond(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
     return;
   }
   NDArray a = args.as_tensor(0, "cond");
-  if (a.device().device_type != kDLCPU) a = a.copy_to_device(DLDevice{kDLCPU, 0});
+  if (a.device().device_type != kDLCPU) a = vm.device_apis().copy_to_device(a, DLDevice{kDLCPU, 0});
   const DLDataType t = a.dtype();
   if ((t.code != kDLInt && t.code != kDLUInt && t.code != kDLBoolCode) || a.nbytes() == 0)
     throw args.error("condition must be a non-empty integer or bool tensor, got " + dtype_to_string(t));
@@ -137,10 +136,10 @@ void read_if_cond(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
   *ret = int64_t{r != 0};
 }
 
-void invoke_debug_func(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void invoke_debug_func(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(3, "(io_effect, name, line_info, args...)");
   const std::string name = args.as_string(1, "debug function name");
-  PackedFunc f = registry_get(name);
+  PackedFunc f = vm.runtime().function(name);
   if (!f) throw args.error("debug function '" + name + "' is not registered", ErrorKind::kNotFound).with("function", name);
   std::vector<const Value*> call_args = argument_span(args, 2, args.size());
   Value ignored;

@@ -100,10 +100,10 @@ void to_device(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   if (dev.device_type == kDLCPU) {
     // A host copy is VM memory like any other: from the pool, under its limit.
     NDArray out = vm.pool().allocate_tensor(data.shape(), data.dtype());
-    out.copy_from(data.handle());
+    vm.device_apis().copy(data.handle(), out.handle());
     *ret = std::move(out);
   } else {
-    *ret = data.copy_to_device(dev);
+    *ret = vm.device_apis().copy_to_device(data, dev);
   }
 }
 
@@ -116,8 +116,8 @@ void ensure_zero_offset(VirtualMachine& vm, const BuiltinArgs& args, Value* ret)
   }
   vm.charge(data.nbytes() / 8, args.name());
   NDArray out = data.device().device_type == kDLCPU ? vm.pool().allocate_tensor(data.shape(), data.dtype())
-                                                    : NDArray::empty(data.shape(), data.dtype(), data.device());
-  out.copy_from(data.handle());
+                                                    : vm.device_apis().empty(data.shape(), data.dtype(), data.device());
+  vm.device_apis().copy(data.handle(), out.handle());
   *ret = std::move(out);
 }
 
@@ -136,7 +136,8 @@ void tensor_to_shape(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
     throw args.error("expects a 1-d int16/int32/int64 tensor, got " + dtype_to_string(t) + shape_to_string(data.shape()));
   vm.charge(static_cast<uint64_t>(data.shape()[0]), args.name());
   // A device tensor (the shape computed by a kernel there) is read through a host copy.
-  const NDArray host = data.device().device_type == kDLCPU ? data : data.copy_to_device(DLDevice{kDLCPU, 0});
+  const NDArray host =
+      data.device().device_type == kDLCPU ? data : vm.device_apis().copy_to_device(data, DLDevice{kDLCPU, 0});
   std::vector<int64_t> dims(static_cast<size_t>(data.shape()[0]));
   const char* p = static_cast<const char*>(host->data) + host->byte_offset;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -151,7 +152,8 @@ void shape_to_tensor(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(1, "(shape)");
   const ShapeObj& shape = args.as_shape(0, "shape");
   vm.charge(shape.dims.size(), args.name());
-  NDArray out = NDArray::empty({static_cast<int64_t>(shape.dims.size())}, DLDataType{kDLInt, 64, 1}, DLDevice{kDLCPU, 0});
+  NDArray out =
+      vm.device_apis().empty({static_cast<int64_t>(shape.dims.size())}, DLDataType{kDLInt, 64, 1}, DLDevice{kDLCPU, 0});
   if (!shape.dims.empty()) std::memcpy(out->data, shape.dims.data(), shape.dims.size() * 8);
   *ret = std::move(out);
 }

@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <map>
 
-#include "graphrt/registry.h"
 #include "src/layer_api/params_cache.h"
 #include "modules/relax/disassembler.h"
 #include "modules/relax/executable_reader.h"
@@ -60,8 +59,8 @@ std::shared_ptr<const LinkedExecutable> ExecutableModuleNode::link_locked() {
       for (const Module& m : imports()) {
         if (PackedFunc f = m->get_function(name, true)) return f;
       }
-      return registry_get(name);
-    });
+      return runtime_->function(name);
+    }, runtime_);
   }
   return linked_;
 }
@@ -144,15 +143,16 @@ ParamsCacheUse ExecutableModuleNode::use_params_cache(const std::string& cache_p
   return use;
 }
 
-Module load_executable_module(BlobReader& reader, const std::string& type_key, bool module_bytes) {
-  auto exe = std::make_shared<Executable>(module_bytes ? read_executable_bytes(reader, type_key)
-                                                       : read_executable_record(reader, type_key));
+Module load_executable_module(BlobReader& reader, const std::string& type_key, bool module_bytes,
+                              const Runtime& runtime) {
+  auto exe = std::make_shared<Executable>(module_bytes ? read_executable_bytes(runtime, reader, type_key)
+                                                       : read_executable_record(runtime, reader, type_key));
   try {
     verify_executable(*exe);
   } catch (Error& e) {
     throw e.with("tkey", type_key);
   }
-  return Module(make_ref<ExecutableModuleNode>(std::move(exe)));
+  return Module(make_ref<ExecutableModuleNode>(std::move(exe), runtime));
 }
 
 }  // namespace relax

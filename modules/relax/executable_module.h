@@ -18,16 +18,20 @@
 namespace graphrt {
 namespace relax {
 
+// `runtime`: the one whose record loader read the executable (the runtime the
+// library was loaded through), which outlives it: linking finds the functions
+// its imports lack there, and its VMs use that runtime's devices.
 class ExecutableModuleNode : public ModuleNode {
  public:
-  explicit ExecutableModuleNode(std::shared_ptr<const Executable> exe) : exe_(std::move(exe)) {}
+  ExecutableModuleNode(std::shared_ptr<const Executable> exe, const Runtime& runtime)
+      : exe_(std::move(exe)), runtime_(&runtime) {}
   std::string type_key() const override { return exe_->type_key; }
   PackedFunc find_function(const std::string& name, const Module& self) override;
   std::vector<std::string> function_names() const override;
   void attach_environment(ModuleNode* context) override;
 
   const Executable& executable() const { return *snapshot(); }
-  // The executable linked against this module's imports and the registry (linked on first use).
+  // The executable linked against this module's imports and its runtime's functions (linked on first use).
   std::shared_ptr<const LinkedExecutable> linked();
 
   // The executable's tensor constants, each named "c[<pool index>]": what a params cache holds.
@@ -52,12 +56,14 @@ class ExecutableModuleNode : public ModuleNode {
   mutable std::mutex mutex_;  // guards exe_ and linked_
   std::shared_ptr<const Executable> exe_;
   std::shared_ptr<const LinkedExecutable> linked_;
+  const Runtime* runtime_;
 };
 
-// Reads and verifies a record's executable (the loadbinary handler's work).
-// `module_bytes`: the reader holds exactly the executable (a v0.22+ blob's
-// module bytes), not the older record's length-prefixed string.
-Module load_executable_module(BlobReader& reader, const std::string& type_key, bool module_bytes);
+// Reads and verifies a record's executable (the loadbinary handler's work, in
+// `runtime`). `module_bytes`: the reader holds exactly the executable (a v0.22+
+// blob's module bytes), not the older record's length-prefixed string.
+Module load_executable_module(BlobReader& reader, const std::string& type_key, bool module_bytes,
+                              const Runtime& runtime);
 
 }  // namespace relax
 }  // namespace graphrt

@@ -1,6 +1,7 @@
 #include "modules/relax/executable_reader.h"
 
 #include "graphrt/binary_loader.h"
+#include "graphrt/runtime.h"
 
 namespace graphrt {
 namespace relax {
@@ -77,12 +78,13 @@ ConstantTag tag_of_ffi_type_index(BlobReader& r, int32_t tag) {
       .with("field", "constant tag");
 }
 
-Value read_constant(BlobReader& r, size_t index, bool format_v2) {
+// `runtime`: whose CPU holds the tensor constants.
+Value read_constant(const Runtime& runtime, BlobReader& r, size_t index, bool format_v2) {
   const int32_t raw = r.read_i32("constant tag");
   const ConstantTag tag = format_v2 ? tag_of_ffi_type_index(r, raw) : static_cast<ConstantTag>(raw);
   switch (tag) {
     case ConstantTag::kNDArray:
-      return read_ndarray_records(r, {"c[" + std::to_string(index) + "]"}, "constant").front();
+      return read_ndarray_records(runtime, r, {"c[" + std::to_string(index) + "]"}, "constant").front();
     case ConstantTag::kDLDataType:
       return read_dtype(r);
     case ConstantTag::kShapeTuple:
@@ -114,12 +116,12 @@ void read_memory_scopes(BlobReader& r, Executable& exe) {
   }
 }
 
-void read_constants(BlobReader& r, Executable& exe) {
+void read_constants(const Runtime& runtime, BlobReader& r, Executable& exe) {
   const uint64_t n = r.read_count("constant pool count", 4);
   exe.constants.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
     try {
-      exe.constants.push_back(read_constant(r, i, exe.format_v2));
+      exe.constants.push_back(read_constant(runtime, r, i, exe.format_v2));
     } catch (Error& e) {
       throw e.with("constant", std::to_string(i));
     }
@@ -136,34 +138,38 @@ std::vector<int64_t> read_i64_vector(BlobReader& r, const char* what) {
 }  // namespace
 
 Executable read_executable(const uint8_t* data, size_t size, const std::string& type_key) {
+  return read_executable(runtime(), data, size, type_key);
+}
+
+Executable read_executable(const Runtime& runtime, const uint8_t* data, size_t size, const std::string& type_key) {
   BlobReader r(data, size);
   Executable exe;
   exe.type_key = type_key;
   read_header(r, exe);
   read_functions(r, exe);
   if (exe.format_v2) read_memory_scopes(r, exe);
-  read_constants(r, exe);
+  read_constants(runtime, r, exe);
   exe.instr_offset = read_i64_vector(r, "instruction offsets");
   exe.instr_data = read_i64_vector(r, "instruction words");
   if (!r.at_end()) throw r.error(std::to_string(r.remaining()) + " bytes after the code section").with("field", "code");
   return exe;
 }
 
-Executable read_executable_bytes(BlobReader& reader, const std::string& type_key) {
+Executable read_executable_bytes(const Runtime& runtime, BlobReader& reader, const std::string& type_key) {
   const size_t n = reader.remaining();
   const uint8_t* bytes = reader.take(n, "relax executable");
   try {
-    return read_executable(bytes, n, type_key);
+    return read_executable(runtime, bytes, n, type_key);
   } catch (Error& e) {
     throw e.with("tkey", type_key);
   }
 }
 
-Executable read_executable_record(BlobReader& reader, const std::string& type_key) {
+Executable read_executable_record(const Runtime& runtime, BlobReader& reader, const std::string& type_key) {
   const uint64_t n = reader.read_count("relax executable length", 1);
   const uint8_t* bytes = reader.take(n, "relax executable");
   try {
-    return read_executable(bytes, n, type_key);
+    return read_executable(runtime, bytes, n, type_key);
   } catch (Error& e) {
     throw e.with("tkey", type_key);
   }

@@ -17,18 +17,22 @@ struct VirtualMachine::Frame {
 };
 
 VirtualMachine::VirtualMachine(std::shared_ptr<const LinkedExecutable> linked, std::shared_ptr<StoragePool> pool)
-    : linked_(std::move(linked)), storages_(std::move(pool)), literals_(linked_->program.literals.data()) {}
+    : linked_(std::move(linked)),
+      storages_(std::move(pool)),
+      apis_(linked_->runtime_or_default(), devices_),
+      literals_(linked_->program.literals.data()) {}
 
 void VirtualMachine::set_devices(std::vector<DLDevice> devices) {
   if (devices.empty()) throw Error("a Relax VM needs at least one device");
   devices_ = std::move(devices);
+  apis_ = DeviceApis(apis_.runtime(), devices_);
   device_storages_.assign(devices_.size(), {});
   device_literals_.clear();
   literals_ = linked_->program.literals.data();
   if (devices_.front().device_type == kDLCPU) return;
   device_literals_ = linked_->program.literals;
   for (Value& v : device_literals_)
-    if (NDArray* t = std::get_if<NDArray>(&v)) *t = t->copy_to_device(devices_.front());
+    if (NDArray* t = std::get_if<NDArray>(&v)) *t = apis_.copy_to_device(*t, devices_.front());
   literals_ = device_literals_.data();
 }
 
@@ -37,7 +41,7 @@ Ref<StorageObj> VirtualMachine::device_storage(size_t index, int64_t nbytes) {
   for (const Ref<StorageObj>& s : kept)
     if (s->idle()) return s;
   if (kept.size() >= StorageCache::kMaxKeptPerSize) kept.erase(kept.begin());
-  kept.push_back(make_ref<StorageObj>(NDArray::empty({nbytes}, DLDataType{kDLUInt, 8, 1}, devices_[index])));
+  kept.push_back(make_ref<StorageObj>(apis_.empty({nbytes}, DLDataType{kDLUInt, 8, 1}, devices_[index])));
   return kept.back();
 }
 

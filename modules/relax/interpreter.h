@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "graphrt/device_api.h"
 #include "modules/relax/linked_executable.h"
 #include "modules/relax/storage_cache.h"
 
@@ -53,6 +54,11 @@ class VirtualMachine {
   // constants are copied to the first device (as TVM does at initialisation).
   void set_devices(std::vector<DLDevice> devices);
   const std::vector<DLDevice>& devices() const { return devices_; }
+  // The device APIs of devices(), resolved from the executable's runtime when
+  // the devices are set: what the VM and its builtins allocate and copy through.
+  const DeviceApis& device_apis() const { return apis_; }
+  // The runtime the executable was loaded through (its global functions).
+  const Runtime& runtime() const { return apis_.runtime(); }
   // Storage of `nbytes` on devices()[index] (not the host): an idle one of
   // that size made before, else new.
   Ref<StorageObj> device_storage(size_t index, int64_t nbytes);
@@ -125,6 +131,7 @@ class VirtualMachine {
   std::shared_ptr<const LinkedExecutable> linked_;
   StorageCache storages_;
   std::vector<DLDevice> devices_{DLDevice{kDLCPU, 0}};
+  DeviceApis apis_;  // of devices_
   std::vector<Value> device_literals_;  // the program's literals with tensors on devices_[0]
   const Value* literals_;               // the program's, or device_literals_
   std::vector<std::unordered_map<int64_t, std::vector<Ref<StorageObj>>>> device_storages_;

@@ -60,8 +60,10 @@ bool LinkedExecutable::overlaps_constant(const void* data, size_t n) const {
   return false;
 }
 
-std::shared_ptr<const LinkedExecutable> link_executable(std::shared_ptr<const Executable> exe, const FunctionFinder& find) {
+std::shared_ptr<const LinkedExecutable> link_executable(std::shared_ptr<const Executable> exe, const FunctionFinder& find,
+                                                        const Runtime* runtime) {
   auto linked = std::make_shared<LinkedExecutable>();
+  linked->runtime = runtime;
   linked->callees.reserve(exe->functions.size());
   for (const FunctionInfo& f : exe->functions) linked->callees.push_back(resolve(f, find));
   linked->program = decode_program(*exe);

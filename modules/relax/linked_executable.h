@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "graphrt/runtime.h"
 #include "modules/relax/builtin.h"
 #include "modules/relax/executable.h"
 #include "modules/relax/program.h"
@@ -31,6 +32,12 @@ struct LinkedExecutable {
   // The byte ranges [begin, end) of the tensor constants, sorted: a constant may be read-only
   // memory (a params cache's mapping), so what the VM writes itself must lie outside them.
   std::vector<std::pair<uintptr_t, uintptr_t>> constant_bytes;
+  // The runtime the executable was loaded through (it outlives what it loads), whose devices
+  // and global functions its VMs use; null: the process's default runtime.
+  const Runtime* runtime = nullptr;
+
+  // `runtime`, or the default one.
+  const Runtime& runtime_or_default() const { return runtime ? *runtime : graphrt::runtime(); }
 
   // True when [data, data + n) overlaps a tensor constant's bytes.
   bool overlaps_constant(const void* data, size_t n) const;
@@ -41,7 +48,9 @@ using FunctionFinder = std::function<PackedFunc(const std::string&)>;
 
 // `exe` must have passed verify_executable(). Throws ErrorKind::kNotFound
 // naming the first function that neither the builtins nor `find` provide.
-std::shared_ptr<const LinkedExecutable> link_executable(std::shared_ptr<const Executable> exe, const FunctionFinder& find);
+// `runtime`: LinkedExecutable::runtime.
+std::shared_ptr<const LinkedExecutable> link_executable(std::shared_ptr<const Executable> exe, const FunctionFinder& find,
+                                                        const Runtime* runtime = nullptr);
 
 }  // namespace relax
 }  // namespace graphrt

@@ -78,8 +78,13 @@ void register_backend(Runtime& runtime) {
                                "a Relax executable (relax.build's export), not a graph executor factory or a graph's "
                                "kernels library: run it with a Relax VM (C++ graphrt::RelaxVM, Python "
                                "relax.VirtualMachine(lib, dev)), loaded as the model on its own");
-    runtime.register_binary_loader(key, [key](BlobReader& reader) { return load_executable_module(reader, key, false); });
-    runtime.register_bytes_loader(key, [key](BlobReader& bytes) { return load_executable_module(bytes, key, true); });
+    // The executables a runtime's loaders read belong to that runtime.
+    runtime.register_binary_loader(key, [key, &runtime](BlobReader& reader) {
+      return load_executable_module(reader, key, false, runtime);
+    });
+    runtime.register_bytes_loader(key, [key, &runtime](BlobReader& bytes) {
+      return load_executable_module(bytes, key, true, runtime);
+    });
   }
 }
 

@@ -14,15 +14,16 @@ namespace {
 
 constexpr int kAllocatorNaive = 1;
 
-std::vector<Value> values_from(const TVMArgs& args, int begin, bool own_tensors) {
+// `own_tensors`: the VM's device APIs, through which borrowed tensors are copied (null: none is).
+std::vector<Value> values_from(const TVMArgs& args, int begin, const DeviceApis* own_tensors) {
   std::vector<Value> out;
   out.reserve(static_cast<size_t>(args.size() > begin ? args.size() - begin : 0));
   for (int i = begin; i < args.size(); ++i) {
     // A borrowed DLTensor kept past the call (set_input) is copied: its owner may free it.
     if (own_tensors && args.code(i) == kTVMDLTensorHandle) {
       const DLTensor* t = args.as_tensor(i);
-      NDArray copy = NDArray::empty(std::vector<int64_t>(t->shape, t->shape + t->ndim), t->dtype, t->device);
-      copy.copy_from(t);
+      NDArray copy = own_tensors->empty(std::vector<int64_t>(t->shape, t->shape + t->ndim), t->dtype, t->device);
+      own_tensors->copy(t, copy.handle());
       out.push_back(std::move(copy));
       continue;
     }
@@ -85,7 +86,7 @@ void VmModuleNode::initialize(const TVMArgs& args) {
   bool has_host = false;
   for (int i = 0; i < args.size(); i += 3) {
     const DLDevice dev{static_cast<DLDeviceType>(args.as_int(i)), static_cast<int32_t>(args.as_int(i + 1))};
-    if (dev.device_type != kDLCPU && !device_api_or_null(dev.device_type))
+    if (dev.device_type != kDLCPU && !linked_->runtime_or_default().device_api_or_null(dev.device_type))
       throw Error(ErrorKind::kUnsupported, "device type " + std::to_string(dev.device_type) +
                                                " has no device API in this graphrt (built without its back end, "
                                                "or its driver is absent)")
@@ -108,7 +109,7 @@ void VmModuleNode::set_input(const TVMArgs& args) {
   require(args, 1, "set_input(function, args...)");
   const std::string name = args.as_string(0);
   const FunctionInfo& f = linked_->exe->functions[static_cast<size_t>(vm_function_index(name))];
-  std::vector<Value> values = values_from(args, 1, true);
+  std::vector<Value> values = values_from(args, 1, &vm_->device_apis());
   if (static_cast<int64_t>(values.size()) != f.num_args)
     throw Error(ErrorKind::kTypeMismatch, "set_input: '" + name + "' takes " + std::to_string(f.num_args) + " arguments, " +
                 std::to_string(values.size()) + " given")
@@ -142,7 +143,7 @@ void VmModuleNode::get_output(const TVMArgs& args, RetValue* ret, bool arity) {
 // no arguments that calls `function` with `args` (for time_evaluator).
 void VmModuleNode::save_function(const TVMArgs& args) {
   require(args, 3, "save_function(function, saved_name, include_return, args...)");
-  Saved s{vm_function_index(args.as_string(0)), values_from(args, 3, true), args.as_int(2) != 0};
+  Saved s{vm_function_index(args.as_string(0)), values_from(args, 3, &vm_->device_apis()), args.as_int(2) != 0};
   saved_[args.as_string(1)] = std::move(s);
 }
 
@@ -153,7 +154,7 @@ std::string VmModuleNode::profile(const TVMArgs& args, bool trace) {
   require(args, 1, usage);
   const std::string fn = args.as_string(0);
   const int64_t index = vm_function_index(fn);
-  const std::vector<Value> values = values_from(args, 1, false);
+  const std::vector<Value> values = values_from(args, 1, nullptr);
   struct Off {
     VirtualMachine& vm;
     ~Off() {
@@ -206,7 +207,7 @@ PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module
     return make_function([this, self](const TVMArgs& args, RetValue* ret) {
       require(args, 1, "invoke_closure(closure, args...)");
       const Value callee = value_from_arg(args, 0);
-      const std::vector<Value> rest = values_from(args, 1, false);
+      const std::vector<Value> rest = values_from(args, 1, nullptr);
       const std::vector<const Value*> argv = pointers(rest);
       value_to_ret(vm_->call_value(callee, argv.data(), static_cast<int>(argv.size())), ret);
     }, name);
@@ -223,7 +224,8 @@ PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module
     return make_function([this, self](const TVMArgs& args, RetValue* ret) {
       require(args, 2, "get_function_param_spec(function, index)");
       const std::vector<int64_t> record = signature_record(param_signature(args));
-      NDArray out = NDArray::empty({static_cast<int64_t>(record.size())}, DLDataType{kDLInt, 64, 1}, DLDevice{kDLCPU, 0});
+      NDArray out = vm_->device_apis().empty({static_cast<int64_t>(record.size())}, DLDataType{kDLInt, 64, 1},
+                                             DLDevice{kDLCPU, 0});
       out.copy_from_bytes(record.data(), record.size() * sizeof(int64_t));
       ret->set_ndarray(out);
     }, name);
@@ -272,7 +274,7 @@ PackedFunc VmModuleNode::find_function(const std::string& name, const Module& se
       value_to_ret(vm_->call(index, argv, args.size()), ret);
       return;
     }
-    const std::vector<Value> values = values_from(args, 0, false);
+    const std::vector<Value> values = values_from(args, 0, nullptr);
     const std::vector<const Value*> argv = pointers(values);
     value_to_ret(vm_->call(index, argv.data(), static_cast<int>(argv.size())), ret);
   }, name);

@@ -28,7 +28,8 @@ void register_module_usage_hint(Runtime& runtime, const std::string& type_key, c
 void check_model_library_head(const uint8_t* head, size_t size, const std::string& origin);
 // The same against the kinds registered in `runtime`.
 void check_model_library_head(Runtime& runtime, const uint8_t* head, size_t size, const std::string& origin);
-// The hint registered for `type_key` ("" when none).
+// The hint registered for `type_key` ("" when none), in the default runtime or in `runtime`.
 std::string module_usage_hint(const std::string& type_key);
+std::string module_usage_hint(const Runtime& runtime, const std::string& type_key);
 
 }  // namespace graphrt

@@ -30,16 +30,18 @@ DeviceAPI* device_api_or_null(int device_type) { return runtime().device_api_or_
 // Without a back end of its own (a build without CUDA), pinned host memory is
 // plain host memory. A registered kDLCUDAHost API (the CUDA back end's) is
 // never bypassed: its memory must be page-locked by the driver.
-static DeviceAPI* api_for_type(int type) {
-  DeviceAPI* api = device_api_or_null(type);
-  if (!api && type == kDLCUDAHost) api = device_api_or_null(kDLCPU);
+static DeviceAPI* api_for_type(const Runtime& runtime, int type) {
+  DeviceAPI* api = runtime.device_api_or_null(type);
+  if (!api && type == kDLCUDAHost) api = runtime.device_api_or_null(kDLCPU);
   return api;
 }
 
 void check_device_available(DLDevice dev) { device_api(dev); }
 
-DeviceAPI* device_api(DLDevice dev) {
-  DeviceAPI* api = api_for_type(dev.device_type);
+DeviceAPI* device_api(DLDevice dev) { return device_api(runtime(), dev); }
+
+DeviceAPI* device_api(const Runtime& runtime, DLDevice dev) {
+  DeviceAPI* api = api_for_type(runtime, dev.device_type);
   if (!api) throw Error(ErrorKind::kUnsupported, "no device API for " + device_to_string(dev) + " in this build");
   try {
     api->check_available(dev);
@@ -49,6 +51,26 @@ DeviceAPI* device_api(DLDevice dev) {
     throw outer;
   }
   return api;
+}
+
+DeviceApis::DeviceApis(const Runtime& runtime, const std::vector<DLDevice>& devices) : runtime_(&runtime) {
+  cached_.reserve(devices.size());
+  for (const DLDevice& dev : devices) {
+    // A device that cannot be used fails where it is first used, as it would without the cache.
+    DeviceAPI* api = nullptr;
+    try {
+      api = device_api(runtime, dev);
+    } catch (const Error&) {
+      api = nullptr;
+    }
+    cached_.emplace_back(dev, api);
+  }
+}
+
+DeviceAPI& DeviceApis::of(DLDevice dev) const {
+  for (const auto& cached : cached_)
+    if (cached.first == dev && cached.second) return *cached.second;
+  return *device_api(*runtime_, dev);
 }
 
 }  // namespace graphrt

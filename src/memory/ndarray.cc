@@ -38,22 +38,27 @@ NDArray::~NDArray() {
   if (node_) node_->dec_ref();
 }
 
-NDArray NDArray::empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDevice dev) {
+namespace {
+// NDArray::empty's work, with memory from `api`.
+NDArray empty_in(DeviceAPI& api, const std::vector<int64_t>& shape, DLDataType dtype, DLDevice dev) {
   for (int64_t d : shape) {
     if (d < 0) throw Error("negative dimension in shape " + shape_to_string(shape));
   }
-  NDArray array(new_node(shape, dtype, dev));
   size_t nbytes = dtype_bytes(dtype, shape_numel(shape.data(), static_cast<int>(shape.size())));
-  DeviceAPI* api = device_api(dev);
-  void* data = api->alloc(dev, nbytes, kAllocAlignment);
+  void* data = api.alloc(dev, nbytes, kAllocAlignment);
+  std::shared_ptr<Storage> storage;
   try {
-    array.node_->storage = std::make_shared<Storage>(data, [api, dev](void* p) { api->free(dev, p); });
+    storage = std::make_shared<Storage>(data, [device = &api, dev](void* p) { device->free(dev, p); });
   } catch (...) {
-    api->free(dev, data);  // no Storage owns it yet
+    api.free(dev, data);  // no Storage owns it yet
     throw;
   }
-  array.node_->dl.data = data;
-  return array;
+  return NDArray::wrap(data, shape, dtype, dev, std::move(storage));
+}
+}  // namespace
+
+NDArray NDArray::empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDevice dev) {
+  return empty_in(*device_api(dev), shape, dtype, dev);
 }
 
 NDArray NDArray::view(const std::vector<int64_t>& shape, DLDataType dtype, uint64_t byte_offset) const {
@@ -174,7 +179,10 @@ bool tensor_is_contiguous(const DLTensor* t) {
 
 size_t tensor_nbytes(const DLTensor* t) { return dtype_bytes(t->dtype, shape_numel(t->shape, t->ndim)); }
 
-void copy_tensor(const DLTensor* from, DLTensor* to, void* stream) {
+namespace {
+// copy_tensor's work, with the API of the side that is not the host from `api_of`.
+template <typename ApiOf>
+void copy_between(const DLTensor* from, DLTensor* to, void* stream, const ApiOf& api_of) {
   size_t n_from = tensor_nbytes(from);
   size_t n_to = tensor_nbytes(to);
   if (n_from != n_to)
@@ -200,7 +208,26 @@ void copy_tensor(const DLTensor* from, DLTensor* to, void* stream) {
                 "copy between " + device_to_string(from->device) + " and " + device_to_string(to->device) +
                 " is not supported (one side must be the host or both the same device type)");
   DLDevice dev = from_host ? to->device : from->device;
-  device_api(dev)->copy(from, to, stream);
+  api_of(dev).copy(from, to, stream);
+}
+}  // namespace
+
+void copy_tensor(const DLTensor* from, DLTensor* to, void* stream) {
+  copy_between(from, to, stream, [](DLDevice dev) -> DeviceAPI& { return *device_api(dev); });
+}
+
+NDArray DeviceApis::empty(const std::vector<int64_t>& shape, DLDataType dtype, DLDevice dev) const {
+  return empty_in(of(dev), shape, dtype, dev);
+}
+
+void DeviceApis::copy(const DLTensor* from, DLTensor* to, void* stream) const {
+  copy_between(from, to, stream, [this](DLDevice dev) -> DeviceAPI& { return of(dev); });
+}
+
+NDArray DeviceApis::copy_to_device(const NDArray& array, DLDevice dev) const {
+  NDArray out = empty(array.shape(), array.dtype(), dev);
+  copy(array.handle(), out.handle());
+  return out;
 }
 
 }  // namespace graphrt

@@ -36,10 +36,10 @@ void Runtime::register_bytes_loader(const std::string& kind, BinaryLoader loader
       kBytesLoaderPrefix + kind));
 }
 
-Module load_module_bytes(const std::string& kind, BlobReader& bytes) {
-  PackedFunc f = registry_get(kBytesLoaderPrefix + kind);
+Module load_module_bytes(const Runtime& runtime, const std::string& kind, BlobReader& bytes) {
+  PackedFunc f = runtime.function(kBytesLoaderPrefix + kind);
   if (!f) {
-    Module m = load_binary(kind, bytes);
+    Module m = load_binary(runtime, kind, bytes);
     if (!bytes.at_end())
       throw bytes.error(std::to_string(bytes.remaining()) + " bytes of the module left unread by its loader")
           .with("tkey", kind);
@@ -52,11 +52,13 @@ Module load_module_bytes(const std::string& kind, BlobReader& bytes) {
   }
 }
 
-Module load_binary(const std::string& tkey, BlobReader& reader) {
-  PackedFunc f = registry_get(kLoaderPrefix + tkey);
+Module load_binary(const std::string& tkey, BlobReader& reader) { return load_binary(runtime(), tkey, reader); }
+
+Module load_binary(const Runtime& runtime, const std::string& tkey, BlobReader& reader) {
+  PackedFunc f = runtime.function(kLoaderPrefix + tkey);
   if (!f) {
     std::string available;
-    for (const std::string& name : registry_names()) {
+    for (const std::string& name : runtime.function_names()) {
       if (name.compare(0, sizeof(kLoaderPrefix) - 1, kLoaderPrefix) == 0)
         available += (available.empty() ? "" : ", ") + name.substr(sizeof(kLoaderPrefix) - 1);
     }
@@ -148,6 +150,12 @@ static size_t copy_record_data(BlobReader& reader, void* out, const NDArrayRecor
 
 std::vector<NDArray> read_ndarray_records(BlobReader& reader, const std::vector<std::string>& names,
                                           const char* context_key) {
+  return read_ndarray_records(runtime(), reader, names, context_key);
+}
+
+std::vector<NDArray> read_ndarray_records(const Runtime& runtime, BlobReader& reader,
+                                          const std::vector<std::string>& names, const char* context_key) {
+  const DLDevice host{kDLCPU, 0};
   // First the headers, all checked before any memory is taken; then one arena
   // for the large arrays, filled record by record.
   size_t first = reader.offset();
@@ -166,15 +174,16 @@ std::vector<NDArray> read_ndarray_records(BlobReader& reader, const std::vector<
   // the params and one record's blob pages, never the blob and the params.
   reader.release_consumed();
   std::unique_ptr<HostArena> arena = arena_bytes ? std::make_unique<HostArena>(arena_bytes) : nullptr;
+  const DeviceApis apis(runtime, {host});
   std::vector<NDArray> arrays;
   arrays.reserve(records.size());
   size_t released = first;
   for (const NDArrayRecord& record : records) {
     if (record.nbytes >= HostArena::kMinArrayBytes) {
       void* data = arena->take(record.nbytes);
-      arrays.push_back(NDArray::wrap(data, record.shape, record.dtype, DLDevice{kDLCPU, 0}, arena->storage()));
+      arrays.push_back(NDArray::wrap(data, record.shape, record.dtype, host, arena->storage()));
     } else {
-      arrays.push_back(NDArray::empty(record.shape, record.dtype, DLDevice{kDLCPU, 0}));
+      arrays.push_back(apis.empty(record.shape, record.dtype, host));
     }
     if (record.nbytes) released = copy_record_data(reader, arrays.back()->data, record, released);
     released = reader.release_range(released, reader.offset_of(record.data + record.nbytes));

@@ -78,13 +78,13 @@ class ConstLoaderModuleNode : public ModuleNode {
   std::set<std::string> initialized_;
 };
 
-Module load_const_loader(BlobReader& reader) {
+Module load_const_loader(BlobReader& reader, const Runtime& runtime) {
   std::vector<std::string> names = reader.read_string_vector("const_loader variables");
   uint64_t n = reader.read_u64("const_loader array count");
   if (n != names.size())
     throw reader.error("const_loader has " + std::to_string(names.size()) + " names but " + std::to_string(n) + " arrays");
   std::map<std::string, NDArray> constants;
-  std::vector<NDArray> arrays = read_ndarray_records(reader, names, "constant");
+  std::vector<NDArray> arrays = read_ndarray_records(runtime, reader, names, "constant");
   for (size_t i = 0; i < names.size(); ++i) constants[names[i]] = std::move(arrays[i]);
   std::vector<std::string> symbols = reader.read_string_vector("const_loader symbols");
   uint64_t m = reader.read_u64("const_loader symbol count");
@@ -99,8 +99,10 @@ Module load_const_loader(BlobReader& reader) {
 }  // namespace
 
 void register_const_loader(Runtime& runtime) {
-  runtime.register_binary_loader("const_loader", load_const_loader);
-  runtime.register_binary_loader("metadata", load_const_loader);
+  // The constants a runtime's loader reads come from that runtime's CPU.
+  const auto load = [&runtime](BlobReader& reader) { return load_const_loader(reader, runtime); };
+  runtime.register_binary_loader("const_loader", load);
+  runtime.register_binary_loader("metadata", load);
 }
 
 }  // namespace graphrt

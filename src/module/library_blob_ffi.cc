@@ -5,12 +5,18 @@
 #include "module/library_blob_ffi.h"
 
 #include "graphrt/binary_loader.h"
+#include "graphrt/runtime.h"
 #include "module/import_tree.h"
 
 namespace graphrt {
 
 Module parse_ffi_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
                              Module* ctx_out, bool pages_releasable) {
+  return parse_ffi_module_blob(runtime(), data, size, origin, lib_module, ctx_out, pages_releasable);
+}
+
+Module parse_ffi_module_blob(const Runtime& runtime, const uint8_t* data, size_t size, const std::string& origin,
+                             const Module& lib_module, Module* ctx_out, bool pages_releasable) {
   BlobReader outer(data, size, origin);
   const uint64_t nbytes = outer.read_u64("blob size prefix");
   if (nbytes > outer.remaining())
@@ -36,7 +42,7 @@ Module parse_ffi_module_blob(const uint8_t* data, size_t size, const std::string
     const uint64_t n = reader.read_count("module bytes length", 1);
     BlobReader bytes(reader.take(n, "module bytes"), n, origin);
     try {
-      modules.push_back(load_module_bytes(kind, bytes));
+      modules.push_back(load_module_bytes(runtime, kind, bytes));
     } catch (Error& e) {
       throw e.with("module", std::to_string(i));
     }

@@ -169,12 +169,13 @@ std::vector<std::string> LibraryModuleNode::function_names() const {
   return names;
 }
 
-static Module load_legacy_blob(BlobReader& reader, uint64_t count, const Module& lib_module, Module* ctx_out) {
+static Module load_legacy_blob(const Runtime& runtime, BlobReader& reader, uint64_t count, const Module& lib_module,
+                               Module* ctx_out) {
   auto root = make_ref<LibraryModuleNode>(static_cast<LibraryModuleNode*>(lib_module.get())->library());
   for (uint64_t i = 0; i < count; ++i) {
     std::string tkey = reader.read_string("module type key");
     if (tkey == "_lib" || tkey == "_import_tree") throw reader.error("legacy blob contains a '" + tkey + "' record");
-    root->add_import(load_binary(tkey, reader));
+    root->add_import(load_binary(runtime, tkey, reader));
   }
   *ctx_out = Module(root);
   return Module(root);
@@ -182,6 +183,11 @@ static Module load_legacy_blob(BlobReader& reader, uint64_t count, const Module&
 
 Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
                          Module* ctx_out, bool pages_releasable) {
+  return parse_module_blob(runtime(), data, size, origin, lib_module, ctx_out, pages_releasable);
+}
+
+Module parse_module_blob(const Runtime& runtime, const uint8_t* data, size_t size, const std::string& origin,
+                         const Module& lib_module, Module* ctx_out, bool pages_releasable) {
   BlobReader outer(data, size, origin);
   uint64_t nbytes = outer.read_u64("blob size prefix");
   if (nbytes > outer.remaining())
@@ -205,7 +211,7 @@ Module parse_module_blob(const uint8_t* data, size_t size, const std::string& or
       has_lib = true;
       modules.push_back(lib_module);
     } else {
-      modules.push_back(load_binary(tkey, reader));
+      modules.push_back(load_binary(runtime, tkey, reader));
     }
   }
   if (!reader.at_end())
@@ -216,7 +222,7 @@ Module parse_module_blob(const uint8_t* data, size_t size, const std::string& or
     BlobReader again(data + 8, nbytes, origin);  // legacy layout: every record imported by a new root
     uint64_t legacy_count = again.read_u64("module record count");
     modules.clear();
-    return load_legacy_blob(again, legacy_count, lib_module, ctx_out);
+    return load_legacy_blob(runtime, again, legacy_count, lib_module, ctx_out);
   }
   if (modules.empty()) throw reader.error("blob has an import tree but no modules");
   attach_imports(reader, modules, row_ptr, children);
@@ -247,9 +253,16 @@ static void write_pointer_slot(const Library& library, const std::string& name, 
 // per image, shared by every load and refcounted like any module, keeps the
 // context valid for as long as any load's modules live. Loads are serialised
 // by this table's mutex (recursive: a blob record may load a library itself).
+// A tree's modules belong to the runtime it was loaded through (its record
+// loaders made them, its devices serve them), so only loads through that
+// runtime share it.
+struct SharedTree {
+  ModuleNode* root;        // not owning; the entry leaves in ~ModuleNode
+  const Runtime* runtime;  // the runtime the tree was loaded through
+};
 struct SharedTrees {
   std::recursive_mutex mutex;
-  std::map<const void*, ModuleNode*> roots;  // not owning; entries leave in ~ModuleNode
+  std::map<const void*, SharedTree> roots;
 };
 // Process-wide, not the Runtime's: TVM's C ABI forces it (an image's
 // __tvm_module_ctx slot exists once per loaded image in the process).
@@ -275,7 +288,7 @@ void forget_shared_tree(const void* image_key, ModuleNode* root) {
   SharedTrees& trees = shared_trees();
   std::lock_guard<std::recursive_mutex> lock(trees.mutex);
   auto it = trees.roots.find(image_key);
-  if (it != trees.roots.end() && it->second == root) trees.roots.erase(it);
+  if (it != trees.roots.end() && it->second.root == root) trees.roots.erase(it);
 }
 
 static void fill_context_functions(const Library& library) {
@@ -283,13 +296,13 @@ static void fill_context_functions(const Library& library) {
     write_pointer_slot(library, std::string("__") + name, runtime_symbol(name));
 }
 
-using BlobParser = Module (*)(const uint8_t*, size_t, const std::string&, const Module&, Module*, bool);
+using BlobParser = Module (*)(const Runtime&, const uint8_t*, size_t, const std::string&, const Module&, Module*, bool);
 
-// Parses the blob symbol `name` of `library`, bounded by the symbol's size or
-// its segment, whichever loader mapped it: a hostile size prefix must not send
-// the parser past the image.
-static Module parse_library_blob(const Library& library, const char* name, const Module& lib_module, Module* ctx,
-                                 BlobParser parse) {
+// Parses the blob symbol `name` of `library` with `runtime`'s record loaders,
+// bounded by the symbol's size or its segment, whichever loader mapped it: a
+// hostile size prefix must not send the parser past the image.
+static Module parse_library_blob(const Runtime& runtime, const Library& library, const char* name,
+                                 const Module& lib_module, Module* ctx, BlobParser parse) {
   auto* blob = static_cast<const uint8_t*>(library.symbol(name));
   size_t readable = readable_symbol_bytes(library, name, blob);
   if (readable < 8)
@@ -302,22 +315,37 @@ static Module parse_library_blob(const Library& library, const char* name, const
                 std::to_string(readable - 8))
         .with("file", library.origin()).with("symbol", name);
   try {
-    return parse(blob, nbytes + 8, library.origin(), lib_module, ctx, library.facts().blob_pages_releasable);
+    return parse(runtime, blob, nbytes + 8, library.origin(), lib_module, ctx, library.facts().blob_pages_releasable);
   } catch (Error& e) {
     throw e.with("file", library.origin());
   }
 }
 
+// The image's live tree, loaded through another runtime than `loading`: its
+// context slots point into that tree, so this load cannot have one of its own.
+static Error image_loaded_through_other_runtime(const Library& library) {
+  return Error(ErrorKind::kFailedPrecondition,
+               "this library is already loaded through another runtime: a loaded image has one module tree in the "
+               "process (its context variable points into it), whose modules belong to the runtime that loaded it; "
+               "load it through that runtime, or release that load first")
+      .with("file", library.origin());
+}
+
 Module load_module_from_library(std::shared_ptr<Library> library, const LoadOptions& options) {
   refuse_transitional_ffi(*library);
   require_tvm_library(*library, options);
+  const Runtime& loading = options.runtime ? *options.runtime : runtime();
   SharedTrees& trees = shared_trees();
   std::lock_guard<std::recursive_mutex> lock(trees.mutex);
   const void* key = image_key(*library);
   if (key) {
     auto it = trees.roots.find(key);
     // A root whose count already reached zero is being destroyed: load anew.
-    if (it != trees.roots.end() && it->second->try_inc_ref()) return Module::adopt(it->second);
+    if (it != trees.roots.end() && it->second.root->try_inc_ref()) {
+      Module shared = Module::adopt(it->second.root);
+      if (it->second.runtime != &loading) throw image_loaded_through_other_runtime(*library);
+      return shared;
+    }
   }
   fill_context_functions(*library);
   Module lib_module(make_ref<LibraryModuleNode>(library));
@@ -328,15 +356,15 @@ Module load_module_from_library(std::shared_ptr<Library> library, const LoadOpti
   Module root = lib_module;
   Module ctx = lib_module;
   if (library->symbol("__tvm_dev_mblob"))
-    root = parse_library_blob(*library, "__tvm_dev_mblob", lib_module, &ctx, &parse_module_blob);
+    root = parse_library_blob(loading, *library, "__tvm_dev_mblob", lib_module, &ctx, &parse_module_blob);
   else if (library->symbol(kFfiBlobSymbol))
-    root = parse_library_blob(*library, kFfiBlobSymbol, lib_module, &ctx, &parse_ffi_module_blob);
+    root = parse_library_blob(loading, *library, kFfiBlobSymbol, lib_module, &ctx, &parse_ffi_module_blob);
   write_pointer_slot(*library, "__tvm_module_ctx", ctx.get());
   write_pointer_slot(*library, kFfiContextSymbol, ctx.get());
   attach_environment_to_tree(root.get(), ctx.get());
   if (key) {
     root->shared_image_key = key;
-    trees.roots[key] = root.get();
+    trees.roots[key] = SharedTree{root.get(), &loading};
   }
   return root;
 }

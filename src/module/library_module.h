@@ -38,10 +38,14 @@ std::vector<CodeRange> split_launch_code(const Library& library);
 // live trees if it is still the one registered under `image_key`.
 void forget_shared_tree(const void* image_key, ModuleNode* root);
 
-// Parses a packed-module blob (u64 size, u64 record count, records, `_import_tree`) whose "_lib" record is `lib_module`;
-// returns the root. `ctx_out` receives the module generated code must see.
+// Parses a packed-module blob (u64 size, u64 record count, records, `_import_tree`) whose "_lib" record is `lib_module`,
+// its records read by `runtime`'s loaders (the runtime the library is loaded through); returns the root.
+// `ctx_out` receives the module generated code must see.
 // `pages_releasable`: the blob lies in a read-only file mapping whose pages
 // may be dropped once decoded (see BlobReader::set_pages_releasable).
+// The overload without a runtime uses the default one.
+Module parse_module_blob(const Runtime& runtime, const uint8_t* data, size_t size, const std::string& origin,
+                         const Module& lib_module, Module* ctx_out, bool pages_releasable = false);
 Module parse_module_blob(const uint8_t* data, size_t size, const std::string& origin, const Module& lib_module,
                          Module* ctx_out, bool pages_releasable = false);
 

@@ -205,6 +205,32 @@ TEST(Session, LoadsThroughItsOwnRuntime) {
   } catch (const graphrt::Error& e) {
     EXPECT_EQ(std::string::npos, std::string(e.what()).find("is a params file")) << e.what();
   }
+  // Nor the blob's records: they are read by the session's runtime's loaders, not the default's.
+  try {
+    Session(empty, graphrt::cpu()).load(source("mlp/deploy_factory.so"));
+    FAIL() << "a factory record read without a loader in the session's runtime";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(graphrt::ErrorKind::kNotFound, e.kind()) << e.what();
+    EXPECT_EQ("GraphExecutorFactory", e.context_value("tkey")) << e.what();
+  }
+}
+
+// A library loaded and alive is one module tree in the process (its context variable points
+// into it), whose modules belong to the runtime that loaded it: loads through that runtime
+// share it, a load through another is refused rather than handed another runtime's modules.
+TEST(Session, ALoadedImageIsSharedOnlyThroughItsRuntime) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  graphrt::Module held = graphrt::load_module(graphrt_test::fixture_path("mlp/deploy_factory.so"));
+  EXPECT_EQ(held.get(), Session(graphrt::runtime(), graphrt::cpu()).load(source("mlp/deploy_factory.so"))->root().get());
+  graphrt::Runtime other;
+  try {
+    Session(other, graphrt::cpu()).load(source("mlp/deploy_factory.so"));
+    FAIL() << "another runtime's load was handed the default runtime's modules";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(graphrt::ErrorKind::kFailedPrecondition, e.kind()) << e.what();
+    EXPECT_NE(std::string::npos, std::string(e.what()).find("another runtime")) << e.what();
+    EXPECT_NE(std::string::npos, e.context_value("file").find("deploy_factory.so")) << e.what();
+  }
 }
 
 TEST(Session, MistakesAreNamed) {
