@@ -327,7 +327,8 @@ static Error image_loaded_through_other_runtime(const Library& library) {
   return Error(ErrorKind::kFailedPrecondition,
                "this library is already loaded through another runtime: a loaded image has one module tree in the "
                "process (its context variable points into it), whose modules belong to the runtime that loaded it; "
-               "load it through that runtime, or release that load first")
+               "load it through that runtime, release that load first, or load it with the \"elf\" loader (an image of "
+               "its own per load)")
       .with("file", library.origin());
 }
 
