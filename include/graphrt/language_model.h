@@ -67,7 +67,7 @@ class LanguageModel {
   const LanguageModelOptions& options() const { return options_; }
 
  private:
-  struct Impl;
+  struct __attribute__((visibility("hidden"))) Impl;  // internal, unlike the class around it
   LanguageModelOptions options_;
   int64_t vocab_ = 0;
   std::unique_ptr<Impl> impl_;
