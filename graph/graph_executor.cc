@@ -624,8 +624,14 @@ void GraphExecutor::set_input(int index, const DLTensor* value) {
 
 void GraphExecutor::set_checked_input(int index, const DLTensor* value) {
   uint32_t entry = impl_->input_entry(index);
-  impl_->unshare(entry);
   DLTensor* mine = impl_->entries[entry].handle();
+  // The one check kept: a size that differs would read past the caller's bytes.
+  if (tensor_nbytes(value) != tensor_nbytes(mine))
+    throw Error("input '" + input_name(index) + "' takes " + std::to_string(tensor_nbytes(mine)) + " bytes, got " +
+                std::to_string(tensor_nbytes(value)))
+        .with("input", input_name(index));
+  impl_->unshare(entry);
+  mine = impl_->entries[entry].handle();
   if (mine->device.device_type == kDLCPU && value->device.device_type == kDLCPU)
     std::memcpy(static_cast<char*>(mine->data) + mine->byte_offset,
                 static_cast<const char*>(value->data) + value->byte_offset, tensor_nbytes(mine));

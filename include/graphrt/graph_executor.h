@@ -125,7 +125,8 @@ class GraphExecutor {
   void set_input(const std::string& name, const DLTensor* value);  // unknown name: Error listing valid ones
   // set_input(index, value) for a caller that has already checked `value` against the input
   // (input_info(): dtype and shape; contiguous; on the host or the input's device): the bytes
-  // are copied with no check of their own. Anything else is undefined: other callers use set_input.
+  // are copied with no check of their own but their byte count's (a mismatch is an Error naming
+  // the input). Other callers use set_input.
   void set_checked_input(int index, const DLTensor* value);
   void set_input_zero_copy(int index, const DLTensor* value);
   void set_output_zero_copy(int index, const DLTensor* value);

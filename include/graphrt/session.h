@@ -94,8 +94,8 @@ class Runner {
   // Binds function().inputs[index] by copy, for a caller that has already checked `value`
   // against that spec (dtype; rank and every dimension the spec fixes; contiguous, on the
   // host or the model's device): nothing is checked again (a server checks each request once,
-  // naming the field at fault, before it takes a runner). Anything else is undefined: other
-  // callers use set_input, which checks.
+  // naming the field at fault, before it takes a runner), but what keeps memory safe: a graph
+  // input's byte count (an Error naming the input). Other callers use set_input, which checks.
   virtual void set_checked_input(int index, const DLTensor* value) = 0;
   virtual void set_input_zero_copy(const std::string& name, const DLTensor* value) = 0;
   virtual void run() = 0;

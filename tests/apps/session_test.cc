@@ -67,6 +67,17 @@ TEST(Session, GraphModelsOneAndThreeFileGiveTheSameMetadataAndOutputs) {
         x.copy_to_bytes(&unaligned[1], x.nbytes());
         DLTensor t = *x.handle();
         t.data = &unaligned[1];
+        // The one check kept: fewer bytes than the input takes would be read past.
+        DLTensor short_of_one_row = t;
+        std::vector<int64_t> fewer(t.shape, t.shape + t.ndim);
+        fewer.back() -= 1;
+        short_of_one_row.shape = fewer.data();
+        try {
+          runner->set_checked_input(0, &short_of_one_row);
+          ADD_FAILURE() << "a tensor smaller than the input was bound";
+        } catch (const graphrt::Error& e) {
+          EXPECT_EQ("data", e.context_value("input")) << e.what();
+        }
         runner->set_checked_input(0, &t);
       }
       runner->run();
