@@ -122,6 +122,8 @@ class DeviceApis {
   void copy(const DLTensor* from, DLTensor* to, void* stream = nullptr) const;
   // NDArray::copy_to_device through these APIs.
   NDArray copy_to_device(const NDArray& array, DLDevice dev) const;
+  // NDArray::copy_from_bytes through these APIs: `nbytes` host bytes into `array`.
+  void copy_from_bytes(const NDArray& array, const void* data, size_t nbytes) const;
 
  private:
   const Runtime* runtime_;

@@ -134,16 +134,25 @@ DLTensor* NDArray::release() {
 
 size_t NDArray::nbytes() const { return tensor_nbytes(&node_->dl); }
 
-void NDArray::copy_from_bytes(const void* data, size_t n) {
-  if (n != nbytes())
+namespace {
+// copy_from_bytes's source: `data` on the host, with the shape and dtype of `array`, which
+// must hold `n` bytes.
+DLTensor host_source(const NDArray& array, const void* data, size_t n) {
+  if (n != array.nbytes())
     throw Error("copy_from_bytes: " + std::to_string(n) + " bytes given, array " +
-                shape_to_string(shape()) + " " + dtype_to_string(dtype()) + " holds " +
-                std::to_string(nbytes()));
-  DLTensor src = node_->dl;
+                shape_to_string(array.shape()) + " " + dtype_to_string(array.dtype()) + " holds " +
+                std::to_string(array.nbytes()));
+  DLTensor src = *array.handle();
   src.data = const_cast<void*>(data);
   src.byte_offset = 0;
   src.strides = nullptr;
   src.device = DLDevice{kDLCPU, 0};
+  return src;
+}
+}  // namespace
+
+void NDArray::copy_from_bytes(const void* data, size_t n) {
+  const DLTensor src = host_source(*this, data, n);
   copy_tensor(&src, &node_->dl);
 }
 
@@ -228,6 +237,11 @@ NDArray DeviceApis::copy_to_device(const NDArray& array, DLDevice dev) const {
   NDArray out = empty(array.shape(), array.dtype(), dev);
   copy(array.handle(), out.handle());
   return out;
+}
+
+void DeviceApis::copy_from_bytes(const NDArray& array, const void* data, size_t n) const {
+  const DLTensor src = host_source(array, data, n);
+  copy(&src, array.handle());
 }
 
 }  // namespace graphrt

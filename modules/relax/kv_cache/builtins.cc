@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "modules/relax/interpreter.h"
 #include "modules/relax/kv_cache/create.h"
 #include "modules/relax/kv_cache/paged_kv_cache.h"
 #include "modules/relax/packed_convention.h"
@@ -15,9 +16,13 @@ namespace {
 
 using kv::PagedKVCache;
 
-// A builtin of this family: it needs no VM, so the same body serves the VM's
-// native calls and the global function.
-using KvBody = void (*)(const BuiltinArgs& args, Value* ret);
+// A builtin of this family: it needs no VM, only the runtime that allocates for
+// a new cache (the VM's executable's, or the one the global function is
+// registered in), so the same body serves the VM's native calls and the global
+// function.
+using KvBody = void (*)(const Runtime& runtime, const BuiltinArgs& args, Value* ret);
+// A builtin on an existing cache, which allocates and copies through the APIs it was made with.
+using CacheBody = void (*)(const BuiltinArgs& args, Value* ret);
 
 Error arg_error(const BuiltinArgs& args, int i, const std::string& what, const std::string& message,
                 ErrorKind kind = ErrorKind::kInvalidArgument) {
@@ -93,8 +98,8 @@ void guarded(const BuiltinArgs& args, F&& body) {
   }
 }
 
-void create(const BuiltinArgs& args, Value* ret) {
-  Ref<PagedKVCache> cache = kv::create_paged_kv_cache(args);
+void create(const Runtime& runtime, const BuiltinArgs& args, Value* ret) {
+  Ref<PagedKVCache> cache = kv::create_paged_kv_cache(runtime, args);
   *ret = Ref<StateObj>(cache.get());
 }
 
@@ -281,9 +286,14 @@ void unsupported(const BuiltinArgs& args, Value*) {
                    ErrorKind::kUnsupported);
 }
 
-template <KvBody F>
-void native(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+template <CacheBody F>
+void on_cache(const Runtime&, const BuiltinArgs& args, Value* ret) {
   F(args, ret);
+}
+
+template <KvBody F>
+void native(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
+  F(vm.runtime(), args, ret);
 }
 
 struct KvEntry {
@@ -292,10 +302,11 @@ struct KvEntry {
   BuiltinFn native;
 };
 
-#define KV_ENTRY(name, fn) {name, fn, native<fn>}
+#define KV_CREATE_ENTRY(name, fn) {name, fn, native<fn>}
+#define KV_ENTRY(name, fn) {name, on_cache<fn>, native<on_cache<fn>>}
 
 const KvEntry kKvEntries[] = {
-    KV_ENTRY("vm.builtin.paged_attention_kv_cache_create", create),
+    KV_CREATE_ENTRY("vm.builtin.paged_attention_kv_cache_create", create),
     KV_ENTRY("vm.builtin.kv_state_clear", clear),
     KV_ENTRY("vm.builtin.kv_state_add_sequence", add_sequence),
     KV_ENTRY("vm.builtin.kv_state_remove_sequence", remove_sequence),
@@ -319,6 +330,7 @@ const KvEntry kKvEntries[] = {
 };
 
 #undef KV_ENTRY
+#undef KV_CREATE_ENTRY
 
 constexpr size_t kKvCount = sizeof(kKvEntries) / sizeof(kKvEntries[0]);
 
@@ -331,19 +343,21 @@ const BuiltinEntry* native_entries() {
   return entries.data();
 }
 
-// The builtin as a global function: packed arguments become register values.
-PackedFunc global_function(const KvEntry& e) {
+// The builtin as a global function of `runtime` (which outlives its functions): packed
+// arguments become register values.
+PackedFunc global_function(const KvEntry& e, const Runtime& runtime) {
   const char* name = e.name;
   const KvBody body = e.body;
+  const Runtime* owner = &runtime;
   return make_function(
-      [name, body](const TVMArgs& targs, RetValue* ret) {
+      [name, body, owner](const TVMArgs& targs, RetValue* ret) {
         std::vector<Value> values;
         values.reserve(static_cast<size_t>(targs.size()));
         for (int i = 0; i < targs.size(); ++i) values.push_back(value_from_arg(targs, i));
         std::vector<const Value*> argv;
         for (const Value& v : values) argv.push_back(&v);
         Value out;
-        body(BuiltinArgs(name, argv.data(), static_cast<int>(argv.size())), &out);
+        body(*owner, BuiltinArgs(name, argv.data(), static_cast<int>(argv.size())), &out);
         value_to_ret(out, ret);
       },
       name);
@@ -357,7 +371,7 @@ const BuiltinEntry* kv_cache_builtins(size_t* count) {
 }
 
 void register_kv_cache_functions(Runtime& runtime) {
-  for (const KvEntry& e : kKvEntries) runtime.set_function(e.name, global_function(e));
+  for (const KvEntry& e : kKvEntries) runtime.set_function(e.name, global_function(e, runtime));
 }
 
 }  // namespace relax

@@ -170,7 +170,7 @@ CacheKernels read_kernels(const BuiltinArgs& args) {
 
 }  // namespace
 
-Ref<PagedKVCache> create_paged_kv_cache(const BuiltinArgs& args) {
+Ref<PagedKVCache> create_paged_kv_cache(const Runtime& runtime, const BuiltinArgs& args) {
   if (args.size() != 28 && args.size() != 29)
     throw args.error("takes 28 arguments (TVM v0.26's TIRPagedKVCache); " + std::to_string(args.size()) + " given");
   CacheConfig c;
@@ -179,7 +179,7 @@ Ref<PagedKVCache> create_paged_kv_cache(const BuiltinArgs& args) {
   read_layers(args, &c);
   read_rope(args, &c);
   check_size(args, c);
-  return make_ref<PagedKVCache>(c, read_kernels(args));
+  return make_ref<PagedKVCache>(c, read_kernels(args), DeviceApis(runtime, {c.device}));
 }
 
 }  // namespace kv

@@ -20,7 +20,8 @@ namespace graphrt {
 namespace relax {
 namespace kv {
 
-Ref<PagedKVCache> create_paged_kv_cache(const BuiltinArgs& args);
+// The cache allocates and copies through `runtime`'s API of its device, resolved here once.
+Ref<PagedKVCache> create_paged_kv_cache(const Runtime& runtime, const BuiltinArgs& args);
 
 }  // namespace kv
 }  // namespace relax

@@ -27,30 +27,34 @@ void invoke(const PackedFunc& f, const char* role, std::vector<Value> args) {
   }
 }
 
+}  // namespace
+
+PagedKVCache::PagedKVCache(const CacheConfig& config, CacheKernels kernels, DeviceApis apis)
+    : config_(config),
+      kernels_(std::move(kernels)),
+      apis_(std::move(apis)),
+      table_(config.page_size, config.num_pages) {
+  const CacheConfig& c = config_;
+  for (int64_t l = 0; l < c.num_layers; ++l)
+    pages_.push_back(apis_.empty({c.num_pages, 2, c.num_kv_heads, c.page_size, c.qk_head_dim}, c.dtype, c.device));
+  temp_q_ = apis_.empty({c.prefill_chunk_size, c.num_qo_heads, c.qk_head_dim}, c.dtype, c.device);
+  temp_k_ = apis_.empty({c.prefill_chunk_size, c.num_kv_heads, c.qk_head_dim}, c.dtype, c.device);
+  temp_v_ = apis_.empty({c.prefill_chunk_size, c.num_kv_heads, c.v_head_dim}, c.dtype, c.device);
+  temp_out_ = apis_.empty({c.prefill_chunk_size, c.num_qo_heads, c.v_head_dim}, c.dtype, c.device);
+  temp_lse_ = apis_.empty({c.prefill_chunk_size, c.num_qo_heads}, kFloat32, c.device);
+  merged_lse_ = apis_.empty({c.prefill_chunk_size, c.num_qo_heads}, kFloat32, c.device);
+}
+
 // `values` in *slot: on the host, the tensor already there when it has their length and nobody
 // else holds it (a decode step's tables keep their lengths from step to step), else a new one. A
 // device's tables are always new: a kernel of the step before may still be reading the old ones.
-void refill_int32(NDArray* slot, const std::vector<int32_t>& values, DLDevice device) {
+void PagedKVCache::refill_int32(NDArray* slot, const std::vector<int32_t>& values) const {
+  const DLDevice device = config_.device;
   const int64_t n = static_cast<int64_t>(values.size());
   if (device.device_type != kDLCPU || !slot->defined() || slot->use_count() != 1 || slot->shape()[0] != n ||
       slot->device().device_type != kDLCPU)
-    *slot = NDArray::empty({n}, kInt32, device);
-  if (n) slot->copy_from_bytes(values.data(), values.size() * sizeof(int32_t));
-}
-
-}  // namespace
-
-PagedKVCache::PagedKVCache(const CacheConfig& config, CacheKernels kernels)
-    : config_(config), kernels_(std::move(kernels)), table_(config.page_size, config.num_pages) {
-  const CacheConfig& c = config_;
-  for (int64_t l = 0; l < c.num_layers; ++l)
-    pages_.push_back(NDArray::empty({c.num_pages, 2, c.num_kv_heads, c.page_size, c.qk_head_dim}, c.dtype, c.device));
-  temp_q_ = NDArray::empty({c.prefill_chunk_size, c.num_qo_heads, c.qk_head_dim}, c.dtype, c.device);
-  temp_k_ = NDArray::empty({c.prefill_chunk_size, c.num_kv_heads, c.qk_head_dim}, c.dtype, c.device);
-  temp_v_ = NDArray::empty({c.prefill_chunk_size, c.num_kv_heads, c.v_head_dim}, c.dtype, c.device);
-  temp_out_ = NDArray::empty({c.prefill_chunk_size, c.num_qo_heads, c.v_head_dim}, c.dtype, c.device);
-  temp_lse_ = NDArray::empty({c.prefill_chunk_size, c.num_qo_heads}, kFloat32, c.device);
-  merged_lse_ = NDArray::empty({c.prefill_chunk_size, c.num_qo_heads}, kFloat32, c.device);
+    *slot = apis_.empty({n}, kInt32, device);
+  if (n) apis_.copy_from_bytes(*slot, values.data(), values.size() * sizeof(int32_t));
 }
 
 void PagedKVCache::clear() {
@@ -110,21 +114,20 @@ void PagedKVCache::begin_forward(const std::vector<int64_t>& seq_ids, const std:
 }
 
 void PagedKVCache::upload_plan() {
-  const DLDevice dev = config_.device;
-  refill_int32(&append_indptr_, plan_.append_indptr, dev);
-  refill_int32(&k_ragged_rope_pos_offset_, plan_.k_ragged_rope_pos_offset, dev);
-  refill_int32(&q_rope_position_map_, plan_.q_rope_position_map, dev);
-  refill_int32(&append_position_map_, plan_.append_position_map, dev);
+  refill_int32(&append_indptr_, plan_.append_indptr);
+  refill_int32(&k_ragged_rope_pos_offset_, plan_.k_ragged_rope_pos_offset);
+  refill_int32(&q_rope_position_map_, plan_.q_rope_position_map);
+  refill_int32(&append_position_map_, plan_.append_position_map);
   const size_t depths = plan_.depths.size();
   for (std::vector<NDArray>* tables : {&qo_indptr_, &page_indptr_, &page_indices_, &last_page_len_, &k_rope_pos_offset_})
     tables->resize(depths);
   for (size_t d = 0; d < depths; ++d) {
     const DepthTables& t = plan_.depths[d];
-    refill_int32(&qo_indptr_[d], t.qo_indptr, dev);
-    refill_int32(&page_indptr_[d], t.page_indptr, dev);
-    refill_int32(&page_indices_[d], t.page_indices, dev);
-    refill_int32(&last_page_len_[d], t.last_page_len, dev);
-    refill_int32(&k_rope_pos_offset_[d], t.k_rope_pos_offset, dev);
+    refill_int32(&qo_indptr_[d], t.qo_indptr);
+    refill_int32(&page_indptr_[d], t.page_indptr);
+    refill_int32(&page_indices_[d], t.page_indices);
+    refill_int32(&last_page_len_[d], t.last_page_len);
+    refill_int32(&k_rope_pos_offset_[d], t.k_rope_pos_offset);
   }
 }
 
@@ -228,7 +231,7 @@ void PagedKVCache::debug_get_kv(int64_t seq_id, int64_t start, int64_t end, cons
   }
   const std::vector<int32_t> wanted(slots.begin() + start, slots.begin() + end);
   NDArray positions;
-  refill_int32(&positions, wanted, config_.device);
+  refill_int32(&positions, wanted);
   for (size_t l = 0; l < pages_.size(); ++l)
     invoke(kernels_.debug_get_kv, "debug_get_kv", {pages_[l], positions, k, v, static_cast<int64_t>(l)});
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "graphrt/device_api.h"
 #include "graphrt/ndarray.h"
 #include "graphrt/packed_func.h"
 #include "modules/relax/kv_cache/block_table.h"
@@ -60,7 +61,9 @@ struct CacheKernels {
 
 class PagedKVCache : public StateObj {
  public:
-  PagedKVCache(const CacheConfig& config, CacheKernels kernels);
+  // `apis`: the API of config.device, from the runtime whose create function made the
+  // cache; every allocation and copy of the cache goes through it.
+  PagedKVCache(const CacheConfig& config, CacheKernels kernels, DeviceApis apis);
   const char* object_type_key() const override { return "relax.vm.PagedAttentionKVCache"; }
 
   const CacheConfig& config() const { return config_; }
@@ -98,9 +101,11 @@ class PagedKVCache : public StateObj {
   void paged_attention(int64_t local_layer, const NDArray& q, const NDArray& out, const NDArray& lse,
                        double sm_scale, bool first);
   NDArray temp(const NDArray& buffer, std::vector<int64_t> shape) const;
+  void refill_int32(NDArray* slot, const std::vector<int32_t>& values) const;
 
   CacheConfig config_;
   CacheKernels kernels_;
+  DeviceApis apis_;
   BlockTable table_;
   std::vector<NDArray> pages_;  // one per layer
   ForwardPlan plan_;

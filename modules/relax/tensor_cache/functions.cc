@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "graphrt/device_api.h"
 #include "graphrt/module.h"
 #include "modules/relax/packed_convention.h"
 #include "modules/relax/tensor_cache/store.h"
@@ -127,15 +128,17 @@ void get(TensorStore& store, const char* name, const TVMArgs& args, RetValue* re
   ret->set_none();
 }
 
-// A borrowed DLTensor (an RPC reference in TVM) is copied; an array is kept.
-NDArray owned_tensor(const char* name, const TVMArgs& args, int i) {
+// A borrowed DLTensor (an RPC reference in TVM) is copied, into an array of the store's
+// runtime; an array is kept.
+NDArray owned_tensor(const TensorStore& store, const char* name, const TVMArgs& args, int i) {
   if (args.code(i) == kTVMNDArrayHandle) return args.as_ndarray(i);
   if (args.code(i) != kTVMDLTensorHandle)
     throw arg_error(name, i, std::string("(tensor) must be a tensor, not ") + type_code_name(args.code(i)),
                     ErrorKind::kTypeMismatch);
   const DLTensor* src = args.as_tensor(i);
-  NDArray copy = NDArray::empty(std::vector<int64_t>(src->shape, src->shape + src->ndim), src->dtype, src->device);
-  copy.copy_from(src);
+  const DeviceApis apis(store.runtime(), {src->device});
+  NDArray copy = apis.empty(std::vector<int64_t>(src->shape, src->shape + src->ndim), src->dtype, src->device);
+  apis.copy(src, copy.handle());
   return copy;
 }
 
@@ -143,7 +146,7 @@ void update(TensorStore& store, const char* name, const TVMArgs& args, RetValue*
   require_args(name, args, 2, 3, "(name, tensor[, override])");
   const std::string key = string_arg(name, args, 0, "name");
   const bool replace = args.size() == 3 && args.as_int(2) != 0;
-  store.update(key, owned_tensor(name, args, 1), replace);
+  store.update(key, owned_tensor(store, name, args, 1), replace);
 }
 
 void remove(TensorStore& store, const char* name, const TVMArgs& args, RetValue*) {
@@ -204,7 +207,7 @@ void set(Runtime& runtime, const Store& store, const std::string& full_name, Bod
 }  // namespace
 
 void register_tensor_cache_functions(Runtime& runtime) {
-  auto store = std::make_shared<TensorStore>();
+  auto store = std::make_shared<TensorStore>(runtime);
   static const std::pair<const char*, Body> cache_functions[] = {
       {"load", load}, {"get", get}, {"update", update}, {"remove", remove}, {"clear", clear}};
   for (const auto& f : cache_functions) {

@@ -26,10 +26,10 @@ void widen_bf16(const uint8_t* src, size_t count, uint32_t* dst) {
   }
 }
 
-NDArray filled_copy(const TensorRecord& t, const uint8_t* src, DLDevice device) {
-  NDArray out = NDArray::empty(t.shape, t.dtype, device);
+NDArray filled_copy(const TensorRecord& t, const uint8_t* src, const DeviceApis& apis, DLDevice device) {
+  NDArray out = apis.empty(t.shape, t.dtype, device);
   if (!t.decodes_bf16()) {
-    out.copy_from_bytes(src, static_cast<size_t>(t.nbytes));
+    apis.copy_from_bytes(out, src, static_cast<size_t>(t.nbytes));
     return out;
   }
   const size_t count = static_cast<size_t>(t.nbytes / 2);
@@ -38,12 +38,13 @@ NDArray filled_copy(const TensorRecord& t, const uint8_t* src, DLDevice device) 
   } else {
     std::vector<uint32_t> host(count);
     widen_bf16(src, count, host.data());
-    out.copy_from_bytes(host.data(), count * sizeof(uint32_t));
+    apis.copy_from_bytes(out, host.data(), count * sizeof(uint32_t));
   }
   return out;
 }
 
-NDArray make_tensor(const TensorRecord& t, const std::shared_ptr<const ShardFile>& shard, DLDevice device) {
+NDArray make_tensor(const TensorRecord& t, const std::shared_ptr<const ShardFile>& shard, const DeviceApis& apis,
+                    DLDevice device) {
   const uint8_t* src = shard->data ? shard->data + t.byte_offset : nullptr;
   const bool view = device.device_type == kDLCPU && !t.decodes_bf16() && t.nbytes > 0 &&
                     reinterpret_cast<uintptr_t>(src) % kViewAlignment == 0;
@@ -51,7 +52,7 @@ NDArray make_tensor(const TensorRecord& t, const std::shared_ptr<const ShardFile
   if (view)
     return NDArray::wrap(const_cast<uint8_t*>(src), t.shape, t.dtype, device,
                          std::shared_ptr<Storage>(shard, shard->storage.get()));
-  return filled_copy(t, src, device);
+  return filled_copy(t, src, apis, device);
 }
 
 std::shared_ptr<const ShardFile> open_shard(const std::string& path, const ShardRecord& s) {
@@ -64,13 +65,14 @@ std::shared_ptr<const ShardFile> open_shard(const std::string& path, const Shard
   return shard;
 }
 
-void load_shard(const std::string& folder, size_t index, const ShardRecord& s, DLDevice device, NamedArrays* out) {
+void load_shard(const std::string& folder, size_t index, const ShardRecord& s, const DeviceApis& apis, DLDevice device,
+                NamedArrays* out) {
   const std::string path = join(folder, s.data_path);
   try {
     std::shared_ptr<const ShardFile> shard = open_shard(path, s);
     for (const TensorRecord& t : s.tensors) {
       try {
-        out->emplace_back(t.name, make_tensor(t, shard, device));
+        out->emplace_back(t.name, make_tensor(t, shard, apis, device));
       } catch (Error& e) {
         e.with("record", "tensor '" + t.name + "'");
         throw;
@@ -84,12 +86,12 @@ void load_shard(const std::string& folder, size_t index, const ShardRecord& s, D
 
 }  // namespace
 
-NamedArrays load_folder(const std::string& folder, DLDevice device) {
+NamedArrays load_folder(const std::string& folder, const DeviceApis& apis, DLDevice device) {
   const std::string manifest_path = join(folder, kManifestName);
   const Manifest m = parse_manifest(read_regular_file(manifest_path, "tensor cache manifest", kMaxManifestBytes),
                                     manifest_path);
   NamedArrays out;
-  for (size_t i = 0; i < m.shards.size(); ++i) load_shard(folder, i, m.shards[i], device, &out);
+  for (size_t i = 0; i < m.shards.size(); ++i) load_shard(folder, i, m.shards[i], apis, device, &out);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "graphrt/device_api.h"
 #include "graphrt/ndarray.h"
 
 namespace graphrt {
@@ -26,10 +27,11 @@ using NamedArrays = std::vector<std::pair<std::string, NDArray>>;
 constexpr const char* kManifestName = "tensor-cache.json";
 constexpr size_t kViewAlignment = 64;
 
-// Every tensor of the cache in `folder`, in the manifest's order. Throws one
-// Error naming the file (manifest or shard), the shard and tensor record and
-// the field at fault; nothing is kept from a failed load.
-NamedArrays load_folder(const std::string& folder, DLDevice device);
+// Every tensor of the cache in `folder`, in the manifest's order, the arrays
+// it fills allocated and filled through `apis` (the tensor cache's runtime's).
+// Throws one Error naming the file (manifest or shard), the shard and tensor
+// record and the field at fault; nothing is kept from a failed load.
+NamedArrays load_folder(const std::string& folder, const DeviceApis& apis, DLDevice device);
 
 }  // namespace tensor_cache
 }  // namespace relax

@@ -8,7 +8,7 @@ namespace relax {
 namespace tensor_cache {
 
 void TensorStore::load(const std::string& folder, DLDevice device) {
-  NamedArrays arrays = load_folder(folder, device);
+  NamedArrays arrays = load_folder(folder, DeviceApis(runtime_, {device}), device);
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& named : arrays) arrays_[named.first] = std::move(named.second);
 }

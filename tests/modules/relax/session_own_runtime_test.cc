@@ -9,80 +9,17 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "graph/register_graph_executor.h"
 #include "graphrt/session.h"
-#include "memory/cpu_device_api.h"
-#include "modules/relax/register.h"
-#include "src/layer_api/layer_composition.h"
+#include "own_runtime_support.h"
 #include "test_support.h"
 
 namespace {
 
 using namespace graphrt;
-
-std::atomic<bool> g_default_built{false};
-
-// The layers these exports need, composed as libgraphrt composes its default.
-std::unique_ptr<Runtime> compose() {
-  auto composed = std::make_unique<Runtime>();
-  register_core(*composed);
-  register_graph_executor(*composed);
-  relax::register_backend(*composed);
-  return composed;
-}
-
-// The default runtime's factory while this test runs: it says when it is built.
-std::unique_ptr<Runtime> default_runtime_factory() {
-  g_default_built = true;
-  return compose();
-}
-
-// The CPU's device API, counting what it hands out and remembering where.
-class CountingCpu : public DeviceAPI {
- public:
-  void* alloc(DLDevice dev, size_t nbytes, size_t alignment) override {
-    void* p = cpu_.alloc(dev, nbytes, alignment);
-    std::lock_guard<std::mutex> lock(mutex_);
-    live_.emplace_back(static_cast<char*>(p), nbytes);
-    ++allocs_;
-    return p;
-  }
-  void free(DLDevice dev, void* ptr) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (size_t i = 0; i < live_.size(); ++i)
-        if (live_[i].first == ptr) live_.erase(live_.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-    cpu_.free(dev, ptr);
-  }
-  void copy(const DLTensor* from, DLTensor* to, void* stream) override { cpu_.copy(from, to, stream); }
-  void* alloc_workspace(DLDevice dev, size_t nbytes) override { return cpu_.alloc_workspace(dev, nbytes); }
-  void free_workspace(DLDevice dev, void* ptr) override { cpu_.free_workspace(dev, ptr); }
-
-  int allocs() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return allocs_;
-  }
-  // True when [data, data + n) lies in memory this API handed out and nobody freed yet.
-  bool holds(const void* data, size_t n) const {
-    const char* p = static_cast<const char*>(data);
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& block : live_)
-      if (p >= block.first && p + n <= block.first + block.second) return true;
-    return false;
-  }
-
- private:
-  CpuDeviceAPI cpu_;
-  mutable std::mutex mutex_;
-  std::vector<std::pair<char*, size_t>> live_;
-  int allocs_ = 0;
-};
+using graphrt_test::CountingCpu;
 
 // Replaces `runtime`'s function `name` by one that counts its calls, then calls it.
 void count_calls(Runtime& runtime, const std::string& name, std::atomic<int>* calls) {
@@ -119,8 +56,8 @@ class SessionOwnRuntime : public ::testing::Test {
  protected:
   void SetUp() override {
     // Before anything could have built the default runtime: from now on, building it says so.
-    install_default_runtime_factory(&default_runtime_factory);
-    own_ = compose();
+    install_default_runtime_factory(&graphrt_test::flagging_default_runtime_factory);
+    own_ = graphrt_test::compose_own_runtime();
     own_->register_device_api(kDLCPU, cpu_);
     count_calls(*own_, "runtime.module.loadbinary_GraphExecutorFactory", &factories_);
     count_calls(*own_, "runtime.module.loadbinary_relax.VMExecutable", &relax_records_);
@@ -183,11 +120,11 @@ TEST_F(SessionOwnRuntime, GraphAndRelaxExportsLoadAndRunOnTheSessionsRuntimeAlon
   }
   EXPECT_EQ(1, relax_records_.load());  // the v0.20 export's record
   EXPECT_EQ(1, relax_bytes_.load());    // the v0.26 export's module bytes
-  EXPECT_FALSE(g_default_built) << "a load or run through the session reached the default runtime";
+  EXPECT_FALSE(graphrt_test::default_runtime_built()) << "a load or run through the session reached the default runtime";
   // The check above means something only if the default runtime did not exist before the
   // test: building it now must run the factory the test installed.
   runtime();
-  EXPECT_TRUE(g_default_built) << "the default runtime existed before the test began: nothing was checked";
+  EXPECT_TRUE(graphrt_test::default_runtime_built()) << "the default runtime existed before the test began: nothing was checked";
 }
 
 }  // namespace
