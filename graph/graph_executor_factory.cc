@@ -28,8 +28,8 @@ class GraphExecutorFactoryNode : public ModuleNode {
   std::string type_key() const override { return "GraphExecutorFactory"; }
   const FactoryContents& contents() const { return contents_; }
   GraphFactoryInfo info() const {
-    GraphFactoryInfo out{contents_.graph_json, {}};
-    for (const auto& p : params()) out.param_names.push_back(p.first);
+    GraphFactoryInfo out{contents_.graph_json, {}, params()};
+    for (const auto& p : out.params) out.param_names.push_back(p.first);
     return out;
   }
 

@@ -1,7 +1,7 @@
 // Model::share_params: graph factories of one model at several batch sizes
-// bind one decoded copy of their params instead of one each. The factories'
-// params are read and dropped through their TVM-compatible faces
-// (get_params_bytes, remove_params), behind the session layer.
+// bind one decoded copy of their params instead of one each: the first
+// factory's arrays, compared byte for byte with the others'; each factory's
+// own copy is dropped through its TVM-compatible face (remove_params).
 #include <cstring>
 
 #include "model_state.h"
@@ -14,11 +14,8 @@ bool is_factory_model(const Model::State& s) {
   return s.kind == ModelKind::kGraph && !s.three_file;
 }
 
-ParamList factory_params(const Model::State& s) {
-  return load_param_dict(*s.runtime,
-                         call_function(s.root->require_function("get_params_bytes"), ArgList()).as_string(),
-                         "the factory's params");
-}
+// The factory's decoded arrays themselves: nothing is re-serialised or decoded again.
+ParamList factory_params(const Model::State& s) { return graph_factory_info(s.root).params; }
 
 bool same_array(const NDArray& a, const NDArray& b) {
   const DLTensor* x = a.handle();

@@ -194,6 +194,7 @@ void write_graph_executor_factory(BlobWriter& writer, const std::string& graph_j
 struct GraphFactoryInfo {
   std::string graph_json;
   std::vector<std::string> param_names;
+  ParamList params;  // the factory's own arrays (what its executors bind), shared: not copies
 };
 GraphFactoryInfo graph_factory_info(const Module& factory);
 

@@ -13,7 +13,7 @@ from _client import json_request
 from _server import Server, add_model, fixture_root
 from test_rest_slow_clients import read_response
 
-HTTP_THREADS = 16
+HTTP_THREADS = 32
 REQUESTS = 64
 
 
@@ -52,7 +52,8 @@ def test_sequential_requests_wake_few_workers(tmp_path):
     got = np.array(json.loads(payload)["outputs"][0]["data"], dtype=np.float32).reshape(want.shape)
     np.testing.assert_array_equal(got, want)
     woken = sorted(after[t] - before[t] for t in before if t in after and after[t] > before[t])
-    # The reactor and one or two workers run for every request (a worker that has not yet gone
-    # idle when the next request arrives leaves it to another), the gRPC and metrics threads now
-    # and then; workers woken in turn would add all HTTP_THREADS of them.
-    assert len(woken) <= 8, "threads that ran during %d sequential requests: %s" % (REQUESTS, woken)
+    # The reactor and a few workers run for every request (a worker that has not yet gone idle
+    # when the next request arrives, which a loaded machine makes likelier, leaves it to
+    # another), the gRPC and metrics threads now and then: 6-8 here. Workers woken in turn would
+    # add all HTTP_THREADS (32) of them.
+    assert len(woken) <= 14, "threads that ran during %d sequential requests: %s" % (REQUESTS, woken)
