@@ -34,15 +34,7 @@ PackedFunc global(const Runtime& runtime, const char* name) {
 }
 
 RetValue call(const PackedFunc& f, const std::vector<RetValue>& args) {
-  std::vector<TVMValue> values;
-  std::vector<int> codes;
-  for (const RetValue& a : args) {
-    values.push_back(a.value());
-    codes.push_back(a.code());
-  }
-  RetValue ret;
-  f->call(TVMArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
-  return ret;
+  return call_function(f, args);
 }
 
 RetValue int_value(int64_t v) {

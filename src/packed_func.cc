@@ -399,6 +399,21 @@ ArgList& ArgList::add_module(const Module& m) {
   return push(x, kTVMModuleHandle);
 }
 
+RetValue call_function(const PackedFunc& f, const std::vector<RetValue>& args) {
+  if (!f) throw Error(ErrorKind::kFailedPrecondition, "call of a null function");
+  std::vector<TVMValue> values;
+  std::vector<int> codes;
+  values.reserve(args.size());
+  codes.reserve(args.size());
+  for (const RetValue& a : args) {
+    values.push_back(a.value());
+    codes.push_back(a.code());
+  }
+  RetValue ret;
+  f->call(TVMArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
+  return ret;
+}
+
 RetValue call_function(const PackedFunc& f, const ArgList& args) {
   if (!f) throw Error(ErrorKind::kFailedPrecondition, "call of a null function");
   RetValue ret;

@@ -12,15 +12,7 @@ graphrt::PackedFunc global_function(const std::string& name) {
 }
 
 graphrt::RetValue call_packed(const graphrt::PackedFunc& f, const std::vector<graphrt::RetValue>& args) {
-  std::vector<TVMValue> values;
-  std::vector<int> codes;
-  for (const graphrt::RetValue& a : args) {
-    values.push_back(a.value());
-    codes.push_back(a.code());
-  }
-  graphrt::RetValue ret;
-  f->call(graphrt::TVMArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
-  return ret;
+  return graphrt::call_function(f, args);
 }
 
 graphrt::RetValue int_arg(int64_t v) {

@@ -129,15 +129,7 @@ class VmApi {
     return f;
   }
   RetValue call(const std::string& name, const std::vector<RetValue>& args) const {
-    std::vector<TVMValue> values;
-    std::vector<int> codes;
-    for (const RetValue& a : args) {
-      values.push_back(a.value());
-      codes.push_back(a.code());
-    }
-    RetValue ret;
-    global(name)->call(TVMArgs(values.data(), codes.data(), static_cast<int>(values.size())), &ret);
-    return ret;
+    return call_function(global(name), args);
   }
   static RetValue text_arg(const std::string& s) {
     RetValue r;
