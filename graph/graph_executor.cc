@@ -727,6 +727,7 @@ std::vector<std::string> GraphExecutor::param_names() const { return impl_->para
 void GraphExecutor::run() {
   impl_->check_inputs_set();
   ThreadPoolRunScope busy;
+  RunningDeviceApis kernels_use(*impl_->apis);
   if (impl_->device_graph_requested) {
     ExecutorRun steps(*impl_);
     impl_->device_graph.run(steps);

@@ -34,7 +34,7 @@ PackedFunc global(const Runtime& runtime, const char* name) {
 }
 
 RetValue call(const PackedFunc& f, const std::vector<RetValue>& args) {
-  return call_function(f, args);
+  return call_with_values(f, args);
 }
 
 RetValue int_value(int64_t v) {

@@ -399,7 +399,7 @@ ArgList& ArgList::add_module(const Module& m) {
   return push(x, kTVMModuleHandle);
 }
 
-RetValue call_function(const PackedFunc& f, const std::vector<RetValue>& args) {
+RetValue call_with_values(const PackedFunc& f, const std::vector<RetValue>& args) {
   if (!f) throw Error(ErrorKind::kFailedPrecondition, "call of a null function");
   std::vector<TVMValue> values;
   std::vector<int> codes;

@@ -12,7 +12,7 @@ graphrt::PackedFunc global_function(const std::string& name) {
 }
 
 graphrt::RetValue call_packed(const graphrt::PackedFunc& f, const std::vector<graphrt::RetValue>& args) {
-  return graphrt::call_function(f, args);
+  return graphrt::call_with_values(f, args);
 }
 
 graphrt::RetValue int_arg(int64_t v) {

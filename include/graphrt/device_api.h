@@ -130,4 +130,22 @@ class DeviceApis {
   std::vector<std::pair<DLDevice, DeviceAPI*>> cached_;
 };
 
+// While it lives, the calling thread's runs (a graph executor's, a Relax VM's) are those of
+// `apis`: what generated kernels call with no runtime in hand (TVMBackendAllocWorkspace and
+// TVMBackendFreeWorkspace) is served by the run's runtime, not the default. Kernels allocate
+// and free their workspace on one thread, within the call, so both reach the same API; tasks
+// on the thread pool's workers, outside any scope, reach the default's.
+class RunningDeviceApis {
+ public:
+  explicit RunningDeviceApis(const DeviceApis& apis);
+  ~RunningDeviceApis();
+  RunningDeviceApis(const RunningDeviceApis&) = delete;
+  RunningDeviceApis& operator=(const RunningDeviceApis&) = delete;
+  // The API of `dev` for the calling thread: its running scope's, else the default runtime's.
+  static DeviceAPI* of(DLDevice dev);
+
+ private:
+  const DeviceApis* previous_;
+};
+
 }  // namespace graphrt

@@ -163,8 +163,9 @@ class ArgList {
 };
 
 RetValue call_function(const PackedFunc& f, const ArgList& args);
-// With values another call returned (objects, shapes, arrays): each passed as it is held.
-RetValue call_function(const PackedFunc& f, const std::vector<RetValue>& args);
+// call_function with values another call returned (objects, shapes, arrays), each passed as
+// it is held.
+RetValue call_with_values(const PackedFunc& f, const std::vector<RetValue>& args);
 
 // The calling thread's last error message (TVMGetLastError semantics) and
 // kind. Both stay until the thread's next failure: a success clears neither.

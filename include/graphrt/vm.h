@@ -129,7 +129,7 @@ class VmApi {
     return f;
   }
   RetValue call(const std::string& name, const std::vector<RetValue>& args) const {
-    return call_function(global(name), args);
+    return call_with_values(global(name), args);
   }
   static RetValue text_arg(const std::string& s) {
     RetValue r;

@@ -110,6 +110,7 @@ Value VirtualMachine::call(int64_t function, const Value* const* args, int num_a
     explicit Nest(int* count) : n(count) { ++*n; }
     ~Nest() { --*n; }
   } nest(&nested_calls_);
+  RunningDeviceApis kernels_use(apis_);
   Value ret;
   dispatch(static_cast<int32_t>(function), args, num_args, &ret);
   return ret;

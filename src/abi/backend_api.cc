@@ -48,7 +48,7 @@ extern "C" GRAPHRT_API void* TVMBackendAllocWorkspace(int device_type, int devic
   void* p = nullptr;
   int rc = graphrt::c_api_guard([&] {
     DLDevice dev{static_cast<DLDeviceType>(device_type), device_id};
-    p = graphrt::device_api(dev)->alloc_workspace(dev, nbytes);
+    p = graphrt::RunningDeviceApis::of(dev)->alloc_workspace(dev, nbytes);
     if (!p) throw Error(ErrorKind::kResourceExhausted,
                         "TVMBackendAllocWorkspace: out of memory for " + std::to_string(nbytes) + " bytes");
   });
@@ -58,7 +58,7 @@ extern "C" GRAPHRT_API void* TVMBackendAllocWorkspace(int device_type, int devic
 extern "C" GRAPHRT_API int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
   return graphrt::c_api_guard([&] {
     DLDevice dev{static_cast<DLDeviceType>(device_type), device_id};
-    graphrt::device_api(dev)->free_workspace(dev, ptr);
+    graphrt::RunningDeviceApis::of(dev)->free_workspace(dev, ptr);
   });
 }
 

@@ -73,4 +73,17 @@ DeviceAPI& DeviceApis::of(DLDevice dev) const {
   return *device_api(*runtime_, dev);
 }
 
+namespace {
+thread_local const DeviceApis* running_apis = nullptr;
+}  // namespace
+
+RunningDeviceApis::RunningDeviceApis(const DeviceApis& apis) : previous_(running_apis) { running_apis = &apis; }
+
+RunningDeviceApis::~RunningDeviceApis() { running_apis = previous_; }
+
+DeviceAPI* RunningDeviceApis::of(DLDevice dev) {
+  const DeviceApis* apis = running_apis;
+  return apis ? &apis->of(dev) : device_api(dev);
+}
+
 }  // namespace graphrt

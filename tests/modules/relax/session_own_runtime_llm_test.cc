@@ -2,10 +2,9 @@
 // (fixtures/relax-ffi/relax_tiny_llm_gqa, TVM v0.26 on its paged KV cache)
 // driven through graphrt::LanguageModel, and the tensor cache's functions,
 // allocate and copy through the device APIs of the runtime they are
-// registered in. The tensor cache never builds the process's default runtime;
-// the language model's kernels do, for their workspace alone
-// (TVMBackendAllocWorkspace names no runtime), and the default's CPU then
-// hands out no array memory. Its own process (as session_own_runtime_test):
+// registered in, and the kernels' workspace (TVMBackendAllocWorkspace names no
+// runtime) comes from the running VM's: neither builds the process's default
+// runtime. Its own process (as session_own_runtime_test):
 // the default must not exist when it starts, so that building it can be seen.
 #include <gtest/gtest.h>
 
@@ -166,6 +165,7 @@ TEST_F(OwnRuntimeCaches, ALanguageModelsKvCacheAllocatesFromTheSessionsRuntime) 
   const size_t page_bytes = static_cast<size_t>(pages * 2 * m["kv_heads"].get<int64_t>() * o.page_size *
                                                 m["head_dim"].get<int64_t>() * 4);
 
+  const bool default_built = graphrt_test::default_runtime_built();  // by another test of this process
   Session session(*own_, cpu());
   ModelSource source;
   source.path = graphrt_test::fixture_path(std::string(kCase) + "/deploy_relax.so");
@@ -187,7 +187,9 @@ TEST_F(OwnRuntimeCaches, ALanguageModelsKvCacheAllocatesFromTheSessionsRuntime) 
   }
   EXPECT_EQ(7, lm.total_sequence_length());  // the case's 5 + 1 + 1 tokens
   // The kernels' workspace (rms_norm's, transpose_append's) comes through TVM's C ABI, which
-  // names no runtime: that, and only that, builds the default and reaches its CPU.
+  // names no runtime: it is the running VM's runtime's (RunningDeviceApis), so nothing builds
+  // the default or reaches its CPU.
+  EXPECT_EQ(default_built, graphrt_test::default_runtime_built()) << "the language model built the default runtime";
   EXPECT_EQ(0, default_cpu()->allocs()) << "an array of the model or its cache came from the default runtime";
 }
 
