@@ -26,8 +26,10 @@
 namespace graphrt {
 
 struct GraphExecutor::Impl {
+  explicit Impl(std::shared_ptr<const GraphDef> parsed) : graph_def(std::move(parsed)), graph(*graph_def) {}
   Module owner;  // GraphExecutorOptions::owner
-  GraphDef graph;
+  std::shared_ptr<const GraphDef> graph_def;  // shared with the other executors of a factory
+  const GraphDef& graph;
   Module lib;
   std::vector<DLDevice> devices;
   // The device APIs of `devices` in GraphExecutorOptions::runtime, resolved at
@@ -549,8 +551,8 @@ std::shared_ptr<GraphExecutor> GraphExecutor::create_with_params(const std::stri
                                                                  const ParamList& params) {
   if (!lib) throw Error("graph executor needs a library module");
   if (devices.empty()) throw Error("graph executor needs at least one device");
-  auto impl = std::make_unique<Impl>();
-  impl->graph = parse_graph_json(graph_json);
+  auto impl = std::make_unique<Impl>(options.parsed_graph ? options.parsed_graph
+                                                          : std::make_shared<const GraphDef>(parse_graph_json(graph_json)));
   impl->lib = lib;
   impl->owner = options.owner;
   impl->devices = devices;

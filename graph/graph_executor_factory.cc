@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "graphrt/binary_loader.h"
+#include "graphrt/graph_json.h"
 #include "src/layer_api/params_cache.h"
 #include "graphrt/registry.h"
 
@@ -79,6 +80,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
       return make_function([this, keep](const TVMArgs&, RetValue* ret) {
         FactoryContents stripped{contents_.graph_json, {}, contents_.module_name, contents_.origin};
         auto node = make_ref<GraphExecutorFactoryNode>(std::move(stripped), *runtime_);
+        node->parsed_ = parsed_graph_if_any();
         for (const Module& m : imports()) node->add_import(m);
         ret->set_module(Module(node));
       }, name);
@@ -105,9 +107,23 @@ class GraphExecutorFactoryNode : public ModuleNode {
     }
     options.owner = self;
     options.runtime = runtime_;
+    options.parsed_graph = parsed_graph();
     // The factory's arrays become the executor's param storage: one copy of
     // the params however many executors are made.
     return GraphExecutor::create_with_params(contents_.graph_json, imports()[0], devices, options, params());
+  }
+
+  // The graph JSON parsed on the first executor's creation (where a malformed one is reported,
+  // as before), then shared by every executor made: one parse and one copy of the graph's
+  // structure for a server's instances.
+  std::shared_ptr<const GraphDef> parsed_graph() {
+    std::lock_guard<std::mutex> lock(parsed_mutex_);
+    if (!parsed_) parsed_ = std::make_shared<const GraphDef>(parse_graph_json(contents_.graph_json));
+    return parsed_;
+  }
+  std::shared_ptr<const GraphDef> parsed_graph_if_any() {
+    std::lock_guard<std::mutex> lock(parsed_mutex_);
+    return parsed_;
   }
 
   ParamList params() const {
@@ -130,6 +146,8 @@ class GraphExecutorFactoryNode : public ModuleNode {
   FactoryContents contents_;
   Runtime* runtime_;
   mutable std::mutex params_mutex_;  // use_params_cache replaces contents_.params
+  std::mutex parsed_mutex_;
+  std::shared_ptr<const GraphDef> parsed_;
 };
 
 Module load_factory(BlobReader& reader, Runtime& runtime) {

@@ -50,6 +50,9 @@ struct GraphExecutorOptions {
   // creation (null: the process's default runtime). A factory passes the
   // runtime it was loaded through. It must outlive the executor.
   Runtime* runtime = nullptr;
+  // The graph JSON already parsed (a factory parses it once for all the executors it makes,
+  // which then share it): used instead of parsing the JSON text again.
+  std::shared_ptr<const GraphDef> parsed_graph;
 };
 
 struct TensorInfo {

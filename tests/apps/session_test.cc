@@ -87,6 +87,20 @@ TEST(Session, GraphModelsOneAndThreeFileGiveTheSameMetadataAndOutputs) {
   }
 }
 
+// A factory parses its graph JSON once: the executors it makes share the parsed graph (a
+// server's instances hold one copy of the graph's structure).
+TEST(Session, ExecutorsOfOneFactoryShareTheParsedGraph) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  Session session(graphrt::runtime(), graphrt::cpu());
+  std::shared_ptr<graphrt::Model> model = session.load(source("chain1000/deploy_factory.so"));
+  std::unique_ptr<graphrt::Runner> first = model->runner();
+  std::unique_ptr<graphrt::Runner> second = model->runner();
+  ASSERT_TRUE(first->graph_executor() && second->graph_executor());
+  EXPECT_NE(first->graph_executor().get(), second->graph_executor().get());
+  EXPECT_EQ(&first->graph_executor()->graph(), &second->graph_executor()->graph());
+  EXPECT_EQ(1000u, first->graph_executor()->graph().nodes.size() - first->graph_executor()->graph().arg_nodes.size());
+}
+
 TEST(Session, RelaxExecutableListsItsFunctionsAndRuns) {
   GRAPHRT_REQUIRE_FIXTURES();
   Session session(graphrt::runtime(), graphrt::cpu());
