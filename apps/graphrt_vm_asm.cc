@@ -24,7 +24,7 @@ std::string read_all(const std::string& path) { return graphrt::read_regular_fil
 const graphrt_apps::AppHelp kHelp = {
     "graphrt-vm-asm", "IN [options]",
     "Assembles VM text (.vmasm) into verified bytecode (.vmbc), or verifies bytecode and prints it as\n"
-    "text (--dump). The text format is described in modules/vm/README.md.",
+    "text (--dump). The text format is described in backends/vm/README.md.",
     "  graphrt-vm-asm prog.vmasm -o prog.vmbc\n"
     "  graphrt-vm-asm prog.vmbc --dump\n"};
 

@@ -20,9 +20,9 @@
 
 #include "graphrt/graph_executor.h"
 #include "graphrt/runtime.h"
-#include "modules/cuda/cuda_device_api.h"
-#include "modules/cuda/cuda_module.h"
-#include "modules/cuda/register.h"
+#include "backends/cuda/cuda_device_api.h"
+#include "backends/cuda/cuda_module.h"
+#include "backends/cuda/register.h"
 
 using namespace graphrt;
 using Clock = std::chrono::steady_clock;

@@ -11,13 +11,13 @@
 #include <memory>
 
 #include "graphrt/runtime.h"
-#include "modules/vm/bytecode/binary_format.h"
-#include "modules/vm/bytecode/program.h"
+#include "backends/vm/bytecode/binary_format.h"
+#include "backends/vm/bytecode/program.h"
 
-#include "modules/vm/bytecode/assembler.h"
-#include "modules/vm/bytecode/bytecode_module.h"
-#include "modules/vm/host/context.h"
-#include "modules/vm/host/native_module.h"
+#include "backends/vm/bytecode/assembler.h"
+#include "backends/vm/bytecode/bytecode_module.h"
+#include "backends/vm/host/context.h"
+#include "backends/vm/host/native_module.h"
 
 namespace {
 

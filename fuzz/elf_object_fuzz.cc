@@ -9,7 +9,7 @@
 
 #include "src/elf/elf_imports.h"
 #include "graphrt/error.h"
-#include "modules/elf_object/object_export.h"
+#include "backends/elf_object/object_export.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   graphrt::elf::LoadOptions options;

@@ -8,7 +8,7 @@
 
 #include "fuzz_support.h"
 #include "src/elf/elf_image.h"
-#include "modules/elf_so/elf_library.h"
+#include "backends/elf_so/elf_library.h"
 #include "src/elf/elf_imports.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

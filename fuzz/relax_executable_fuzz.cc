@@ -8,11 +8,11 @@
 #include <memory>
 #include <string>
 
-#include "modules/relax/disassembler.h"
-#include "modules/relax/executable_reader.h"
-#include "modules/relax/executable_writer.h"
-#include "modules/relax/linked_executable.h"
-#include "modules/relax/verifier.h"
+#include "backends/relax/disassembler.h"
+#include "backends/relax/executable_reader.h"
+#include "backends/relax/executable_writer.h"
+#include "backends/relax/linked_executable.h"
+#include "backends/relax/verifier.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace graphrt::relax;

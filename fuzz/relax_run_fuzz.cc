@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "modules/relax/executable_reader.h"
-#include "modules/relax/interpreter.h"
-#include "modules/relax/linked_executable.h"
-#include "modules/relax/packed_convention.h"
-#include "modules/relax/param_signature.h"
-#include "modules/relax/verifier.h"
+#include "backends/relax/executable_reader.h"
+#include "backends/relax/interpreter.h"
+#include "backends/relax/linked_executable.h"
+#include "backends/relax/packed_convention.h"
+#include "backends/relax/param_signature.h"
+#include "backends/relax/verifier.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // libFuzzer target: the tensor cache's manifest reader (tensor-cache.json,
-// modules/relax/tensor_cache/manifest.cc). Any input either parses into
+// backends/relax/tensor_cache/manifest.cc). Any input either parses into
 // records whose byte ranges lie inside their shards, or ends in one
 // graphrt::Error; anything else (another exception, a crash) is a finding.
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "graphrt/error.h"
-#include "modules/relax/tensor_cache/manifest.h"
+#include "backends/relax/tensor_cache/manifest.h"
 
 using graphrt::relax::tensor_cache::Manifest;
 

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "graphrt/error.h"
-#include "modules/vm/bytecode/assembler.h"
-#include "modules/vm/bytecode/binary_format.h"
-#include "modules/vm/bytecode/disassembler.h"
-#include "modules/vm/bytecode/verifier.h"
+#include "backends/vm/bytecode/assembler.h"
+#include "backends/vm/bytecode/binary_format.h"
+#include "backends/vm/bytecode/disassembler.h"
+#include "backends/vm/bytecode/verifier.h"
 
 namespace {
 

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "graphrt/error.h"
-#include "modules/vm/bytecode/binary_format.h"
-#include "modules/vm/bytecode/bytecode_module.h"
-#include "modules/vm/host/context.h"
-#include "modules/vm/host/limits.h"
-#include "modules/vm/host/native_module.h"
-#include "modules/vm/host/signature.h"
-#include "modules/vm/host/tensor_module.h"
+#include "backends/vm/bytecode/binary_format.h"
+#include "backends/vm/bytecode/bytecode_module.h"
+#include "backends/vm/host/context.h"
+#include "backends/vm/host/limits.h"
+#include "backends/vm/host/native_module.h"
+#include "backends/vm/host/signature.h"
+#include "backends/vm/host/tensor_module.h"
 
 namespace {
 

@@ -28,3 +28,14 @@ fi
 generator_for() {
   if [ ! -f "$1/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then echo "-GNinja"; fi
 }
+
+# ccache where installed: builds of the same sources in other folders (a fresh clone, a second
+# work tree) reuse each other's objects. Paths are made relative to the folder above the
+# checkout and the working directory is left out of the hash (line tables name it).
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd .. && pwd)}" CCACHE_NOHASHDIR=1
+  launcher_options=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+else
+  launcher_options=()
+fi
+normal_build_options+=("${launcher_options[@]}")

@@ -35,7 +35,7 @@ else
   with_fuzzers=OFF
   echo "== [${SECONDS} s] ASan+UBSan build (build-asan/; clang not installed: no libFuzzer targets)"
 fi
-cmake -S . -B build-asan $(generator_for build-asan) "${sanitizer_compiler[@]}" -DCMAKE_BUILD_TYPE=Debug -DGRAPHRT_SANITIZE=ON \
+cmake -S . -B build-asan $(generator_for build-asan) "${sanitizer_compiler[@]}" "${launcher_options[@]}" -DCMAKE_BUILD_TYPE=Debug -DGRAPHRT_SANITIZE=ON \
   -DGRAPHRT_FUZZ=$with_fuzzers -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF \
   -DGRAPHRT_REQUIRE_FIXTURES=$require_fixtures -DGRAPHRT_FIXTURES_DIR="$(realpath -m "$fixtures")"
 cmake --build build-asan -j"$jobs"
@@ -45,7 +45,7 @@ cmake --build build-asan -j"$jobs"
 echo "== [${SECONDS} s] ThreadSanitizer build (build-tsan/): concurrency stress test"
 # The stress test loads graph exports through dlopen and the embedded ELF loader: the library
 # is built with that one back end, which halves what this build compiles.
-cmake -S . -B build-tsan $(generator_for build-tsan) "${sanitizer_compiler[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_TSAN=ON -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF \
+cmake -S . -B build-tsan $(generator_for build-tsan) "${sanitizer_compiler[@]}" "${launcher_options[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHRT_TSAN=ON -DGRAPHRT_PYTHON_TESTS=OFF -DGRAPHRT_BUILD_BENCH=OFF \
   -DGRAPHRT_BACKENDS=elf_so \
   -DGRAPHRT_REQUIRE_FIXTURES=$require_fixtures -DGRAPHRT_FIXTURES_DIR="$(realpath -m "$fixtures")"
 cmake --build build-tsan -j"$jobs" --target graphrt_stress_test

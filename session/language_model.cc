@@ -15,7 +15,7 @@ namespace graphrt {
 
 namespace {
 
-// TVM's names of what a step calls (modules/relax/kv_cache/builtins.cc registers them).
+// TVM's names of what a step calls (backends/relax/kv_cache/builtins.cc registers them).
 constexpr const char* kShapeTuple = "runtime.ShapeTuple";
 constexpr const char* kAddSequence = "vm.builtin.kv_state_add_sequence";
 constexpr const char* kRemoveSequence = "vm.builtin.kv_state_remove_sequence";

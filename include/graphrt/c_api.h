@@ -163,7 +163,7 @@ GRAPHRT_API int graphrt_runner_get_output(graphrt_runner_t runner, int index, TV
 typedef void (*graphrt_log_callback)(int level, const char* message, void* user_data);
 GRAPHRT_API void graphrt_set_log_callback(graphrt_log_callback callback, void* user_data);
 
-/* ---- the VM (modules/vm): global functions, through TVMFuncGetGlobal / TVMFuncCall ----
+/* ---- the VM (backends/vm): global functions, through TVMFuncGetGlobal / TVMFuncCall ----
  *   graphrt.vm.load(path, [module...])     a .vmbc/.vmasm module (kTVMModuleHandle) whose
  *                                          functions take ints, floats, DLTensor/NDArray,
  *                                          bytes, lists and NULL by their signature; one

@@ -3,7 +3,7 @@
 // The module system builds TVM's module tree on top of a Library: it fills the
 // image's context-function pointers, reads `__tvm_dev_mblob` and wraps exported
 // functions as packed functions. Two implementations exist: the dlopen one in
-// the core (src/module/dso_library.cc) and the embedded ELF loader (modules/elf_so), which
+// the core (src/module/dso_library.cc) and the embedded ELF loader (backends/elf_so), which
 // registers itself under the loader name "elf".
 #pragma once
 

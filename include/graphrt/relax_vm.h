@@ -116,7 +116,7 @@ struct RelaxParamSpec {
   bool known() const { return tensor && dtype.bits != 0 && ndim >= 0; }
 
   // The record [tensor, dtype code, bits, lanes, ndim, dims[ndim], symbols[ndim]]
-  // (modules/relax/param_signature.h, signature_record, writes it).
+  // (backends/relax/param_signature.h, signature_record, writes it).
   static RelaxParamSpec from_record(const NDArray& record) {
     const DLTensor* t = record.handle();
     const int64_t n = t->ndim == 1 ? t->shape[0] : -1;

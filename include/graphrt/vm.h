@@ -12,7 +12,7 @@
 //
 // A thin layer over the back end's graphrt.vm.* global functions of one
 // runtime (the ones C and Python call by name, listed in
-// modules/vm/README.md); it lives in this header only, so it adds nothing to
+// backends/vm/README.md); it lives in this header only, so it adds nothing to
 // libgraphrt's exported names. Errors are the functions' graphrt::Errors,
 // kinds included. The limits it sets are that runtime's: another runtime's
 // VM keeps its own.

@@ -2,7 +2,7 @@
 //
 // The core never calls up: it knows no layer above it, and no symbol its
 // objects reference is defined above it (tests/core/link_layering_test.py).
-// The composition unit of libgraphrt (modules/register_all.cc) builds the
+// The composition unit of libgraphrt (backends/register_all.cc) builds the
 // default runtime: an empty Runtime, the core's registrations
 // (register_core), then the graph executor's and every back end's. It hands
 // the core that recipe through install_default_runtime_factory, before any

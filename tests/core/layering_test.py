@@ -10,16 +10,16 @@ including a layer's internals).
   src/elf/             (the base's ELF reader and image loader) public headers
                        and its own files only: it is below the core
   graph/               public headers, its own files, src/layer_api/
-  modules/<name>/      public headers, its own files, src/layer_api/, src/elf/
-  modules/vm/host/     public headers and modules/vm/host/ only (the VM's values,
+  backends/<name>/     public headers, its own files, src/layer_api/, src/elf/
+  backends/vm/host/    public headers and backends/vm/host/ only (the VM's values,
                        modules and contexts)
-  modules/vm/bytecode/ public headers, modules/vm/host/ and modules/vm/bytecode/ (the
+  backends/vm/bytecode/ public headers, backends/vm/host/ and backends/vm/bytecode/ (the
                        instruction set and what reads, writes or runs it)
-  modules/vm/tvm_bridge/, modules/vm/register.cc  the rest of the back end and
+  backends/vm/tvm_bridge/, backends/vm/register.cc  the rest of the back end and
                        src/layer_api/ (what makes the VM a graphrt back end)
-  modules/register_all.cc  public headers, src/layer_api/ and each layer's one
+  backends/register_all.cc public headers, src/layer_api/ and each layer's one
                        registration header (graph/register_graph_executor.h,
-                       modules/<name>/register.h)
+                       backends/<name>/register.h)
   session/             public headers, its own files and src/layer_api/c_api_guard.h (the
                        one C boundary guard, for its C functions)
   apps/                public headers and apps/common/ (and what protoc generates from an
@@ -63,7 +63,7 @@ def includes(path):
 def is_repo_path(target):
     """True when `target` names something in this repository rather than a system header."""
     head = target.split("/", 1)[0]
-    return head in ("src", "graph", "modules", "apps", "tests", "bench", "fuzz", "python", "include")
+    return head in ("src", "graph", "backends", "apps", "tests", "bench", "fuzz", "python", "include")
 
 
 def own_file(path, target):
@@ -117,24 +117,24 @@ def check_upper_layer(path, kind, target, own_prefix):
 
 # What each side of the VM may include of the VM (besides the public headers).
 VM_SIDES = {
-    "host": ("modules/vm/host/",),
-    "bytecode": ("modules/vm/host/", "modules/vm/bytecode/"),
+    "host": ("backends/vm/host/",),
+    "bytecode": ("backends/vm/host/", "backends/vm/bytecode/"),
 }
 
 
 def check_vm_side(path, kind, target, side):
-    why = check_upper_layer(path, kind, target, "modules/vm/")
+    why = check_upper_layer(path, kind, target, "backends/vm/")
     if why:
         return why
     if target.startswith("src/layer_api/"):
         return "only the VM's TVM bridge reaches the core"
-    if target.startswith("modules/vm/") and not target.startswith(VM_SIDES[side]):
+    if target.startswith("backends/vm/") and not target.startswith(VM_SIDES[side]):
         return "the VM's %s side includes only %s of the VM" % (side, " and ".join(VM_SIDES[side]))
     return None
 
 
 def check_registration(path, kind, target):
-    if target == "graph/register_graph_executor.h" or re.match(r"modules/[a-z0-9_]+/register\.h$", target):
+    if target == "graph/register_graph_executor.h" or re.match(r"backends/[a-z0-9_]+/register\.h$", target):
         return None
     return check_upper_layer(path, kind, target, None)
 
@@ -187,12 +187,12 @@ def rule_for(relpath):
         return check_core
     if parts[0] == "graph":
         return lambda p, k, t: check_upper_layer(p, k, t, "graph/")
-    if parts[0] == "modules" and len(parts) == 2:
+    if parts[0] == "backends" and len(parts) == 2:
         return check_registration
-    if parts[:2] == ["modules", "vm"] and len(parts) > 3 and parts[2] in VM_SIDES:
+    if parts[:2] == ["backends", "vm"] and len(parts) > 3 and parts[2] in VM_SIDES:
         return lambda p, k, t: check_vm_side(p, k, t, parts[2])
-    if parts[0] == "modules":
-        return lambda p, k, t: check_upper_layer(p, k, t, "modules/%s/" % parts[1])
+    if parts[0] == "backends":
+        return lambda p, k, t: check_upper_layer(p, k, t, "backends/%s/" % parts[1])
     if parts[0] == "session":
         return check_session
     if parts[0] == "apps":
@@ -206,12 +206,12 @@ STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
 def build_rule_violations():
     out = []
-    for folder in ("src", "graph", "modules", "apps", "tests", "fuzz", "bench", "include", "examples"):
+    for folder in ("src", "graph", "backends", "apps", "tests", "fuzz", "bench", "include", "examples"):
         for path in sources(folder):
             for number, _, target in includes(path):
                 if target.startswith("dmlc/"):
                     out.append("%s:%d: includes %s: dmlc-core is not used" % (os.path.relpath(path, ROOT), number, target))
-    for dirpath, _, files in os.walk(os.path.join(ROOT, "modules")):
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "backends")):
         if "CMakeLists.txt" in files:
             path = os.path.join(dirpath, "CMakeLists.txt")
             with open(path, encoding="utf-8") as f:
@@ -219,7 +219,7 @@ def build_rule_violations():
                     if "../shared" in line.split("#", 1)[0]:
                         out.append("%s:%d: a back end looks for ../shared (use GRAPHRT_FIXTURES_DIR)" %
                                    (os.path.relpath(path, ROOT), number))
-    for folder in ("src", "graph", "modules"):
+    for folder in ("src", "graph", "backends"):
         for path in sources(folder):
             with open(path, encoding="utf-8", errors="replace") as f:
                 for number, line in enumerate(f, 1):
@@ -234,7 +234,7 @@ def build_rule_violations():
 def main():
     violations = build_rule_violations()
     checked = 0
-    for folder in ("src", "graph", "modules", "session", "apps"):
+    for folder in ("src", "graph", "backends", "session", "apps"):
         for path in sources(folder):
             rel = os.path.relpath(path, ROOT)
             rule = rule_for(rel)

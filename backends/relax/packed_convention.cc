@@ -1,0 +1,164 @@
+#include "backends/relax/packed_convention.h"
+
+#include <string>
+#include <vector>
+
+namespace graphrt {
+namespace relax {
+
+namespace {
+
+struct Encoder {
+  TVMValue* values;
+  int* codes;
+
+  void set(int i, void* handle, int code) {
+    values[i].v_handle = handle;
+    codes[i] = code;
+  }
+  void operator()(int i, const Value& v) {
+    switch (v.index()) {
+      case kIntValue:
+        values[i].v_int64 = std::get<int64_t>(v);
+        codes[i] = kDLInt;
+        return;
+      case kFloatValue:
+        values[i].v_float64 = std::get<double>(v);
+        codes[i] = kDLFloat;
+        return;
+      case kDTypeValue:
+        values[i].v_type = std::get<DLDataType>(v);
+        codes[i] = kTVMDataType;
+        return;
+      case kStringValue:
+        values[i].v_str = std::get<StringRef>(v)->c_str();
+        codes[i] = kTVMStr;
+        return;
+      case kTensorValue:
+        return set(i, std::get<NDArray>(v).handle(), kTVMNDArrayHandle);
+      case kShapeValue:
+        return set(i, std::get<Ref<ShapeObj>>(v).get(), kTVMObjectHandle);
+      case kTupleValue:
+        return set(i, std::get<Ref<TupleObj>>(v).get(), kTVMObjectHandle);
+      case kClosureValue:
+        return set(i, std::get<Ref<ClosureObj>>(v).get(), kTVMObjectHandle);
+      case kStorageValue:
+        return set(i, std::get<Ref<StorageObj>>(v).get(), kTVMObjectHandle);
+      case kFunctionValue:
+        return set(i, std::get<PackedFunc>(v).get(), kTVMPackedFuncHandle);
+      case kStateValue:
+        return set(i, std::get<Ref<StateObj>>(v).get(), kTVMObjectHandle);
+      default:  // None, and the VM register: packed functions outside the VM get no VM handle
+        return set(i, nullptr, kTVMNullptr);
+    }
+  }
+};
+
+Value value_from_object(const Ref<Object>& obj) {
+  Object* p = obj.get();
+  if (!p) return std::monostate();
+  if (auto* s = dynamic_cast<ShapeObj*>(p)) return Ref<ShapeObj>(s);
+  if (auto* t = dynamic_cast<TupleObj*>(p)) return Ref<TupleObj>(t);
+  if (auto* c = dynamic_cast<ClosureObj*>(p)) return Ref<ClosureObj>(c);
+  if (auto* s = dynamic_cast<StorageObj*>(p)) return Ref<StorageObj>(s);
+  if (auto* s = dynamic_cast<StateObj*>(p)) return Ref<StateObj>(s);
+  throw Error(ErrorKind::kTypeMismatch, std::string("a '") + p->object_type_key() + "' object is not a Relax VM value");
+}
+
+void call_generated(TVMBackendPackedCFunc fn, const PackedFunc& f, TVMValue* values, int* codes, int n, Value* ret) {
+  TVMValue rv;
+  int rcode = kTVMNullptr;
+  if (fn(values, codes, n, &rv, &rcode, nullptr) != 0) throw last_error_as_exception().with("symbol", f->name());
+  if (rcode == kDLInt || rcode == kTVMArgBool) {
+    *ret = rv.v_int64;
+  } else if (rcode == kDLFloat) {
+    *ret = rv.v_float64;
+  } else {
+    *ret = std::monostate();
+  }
+}
+
+}  // namespace
+
+void call_packed(const PackedFunc& f, const Value* const* args, int num_args, Value* ret) {
+  constexpr int kOnStack = 16;
+  TVMValue stack_values[kOnStack];
+  int stack_codes[kOnStack];
+  std::vector<TVMValue> heap_values;
+  std::vector<int> heap_codes;
+  TVMValue* values = stack_values;
+  int* codes = stack_codes;
+  if (num_args > kOnStack) {
+    heap_values.resize(static_cast<size_t>(num_args));
+    heap_codes.resize(static_cast<size_t>(num_args));
+    values = heap_values.data();
+    codes = heap_codes.data();
+  }
+  Encoder enc{values, codes};
+  for (int i = 0; i < num_args; ++i) enc(i, *args[i]);
+  if (TVMBackendPackedCFunc fn = f->backend_c_func()) return call_generated(fn, f, values, codes, num_args, ret);
+  RetValue rv;
+  f->call(TVMArgs(values, codes, num_args), &rv);
+  *ret = rv.is_none() ? Value() : value_from_arg(rv.as_args(), 0);
+}
+
+Value value_from_arg(const TVMArgs& args, int i) {
+  switch (args.code(i)) {
+    case kTVMNullptr:
+      return std::monostate();
+    case kDLInt:
+    case kDLUInt:
+    case kTVMArgBool:
+      return args.as_int(i);
+    case kDLFloat:
+      return args.as_float(i);
+    case kTVMDataType:
+      return args.as_dtype(i);
+    case kTVMStr:
+    case kTVMBytes:
+      return std::make_shared<const std::string>(args.as_string(i));
+    case kTVMNDArrayHandle:
+    case kTVMDLTensorHandle:
+      return args.as_ndarray(i);
+    case kTVMObjectHandle:
+      return value_from_object(args.as_object(i));
+    case kTVMPackedFuncHandle:
+      return args.as_function(i);
+    default:
+      throw Error(ErrorKind::kTypeMismatch, std::string("a value of type ") + type_code_name(args.code(i)) +
+                                                " cannot be passed to a Relax VM function")
+          .with("argument", std::to_string(i));
+  }
+}
+
+void value_to_ret(const Value& v, RetValue* ret) {
+  switch (v.index()) {
+    case kIntValue:
+      return ret->set_int(std::get<int64_t>(v));
+    case kFloatValue:
+      return ret->set_float(std::get<double>(v));
+    case kDTypeValue:
+      return ret->set_dtype(std::get<DLDataType>(v));
+    case kStringValue:
+      return ret->set_string(*std::get<StringRef>(v));
+    case kTensorValue:
+      return ret->set_ndarray(std::get<NDArray>(v));
+    case kShapeValue:
+      return ret->set_object(std::get<Ref<ShapeObj>>(v));
+    case kTupleValue:
+      return ret->set_object(std::get<Ref<TupleObj>>(v));
+    case kClosureValue:
+      return ret->set_object(std::get<Ref<ClosureObj>>(v));
+    case kStorageValue:
+      return ret->set_object(std::get<Ref<StorageObj>>(v));
+    case kFunctionValue:
+      return ret->set_function(std::get<PackedFunc>(v));
+    case kStateValue:
+      return ret->set_object(std::get<Ref<StateObj>>(v));
+    default:
+      return ret->set_none();
+  }
+}
+
+}  // namespace relax
+}  // namespace graphrt
