@@ -34,7 +34,7 @@ def mlp_input():
 
 def test_repository_index_load_unload(mlp_repo, mlp_input):
     import requests
-    with Server(mlp_repo, "--model-control-mode", "explicit") as s:
+    with Server(mlp_repo, "--model-control-mode", "explicit", "--load-model", "*") as s:
         index = requests.post(s.url + "/v2/repository/index").json()
         assert index == [{"name": "mlp", "version": "1", "state": "READY", "reason": ""},
                          {"name": "multi_io", "version": "1", "state": "READY", "reason": ""}]
@@ -76,7 +76,7 @@ def test_repository_index_load_unload(mlp_repo, mlp_input):
 
 def test_reload_under_load_drops_nothing(mlp_repo, mlp_input):
     import requests
-    with Server(mlp_repo, "--model-control-mode", "explicit") as s:
+    with Server(mlp_repo, "--model-control-mode", "explicit", "--load-model", "*") as s:
         body = json_request({"data": mlp_input})
         failures, done = [], []
         stop = threading.Event()
