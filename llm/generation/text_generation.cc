@@ -99,7 +99,7 @@ std::optional<int32_t> TextGeneration::step(const float* logits, size_t count, c
     s.finish(FinishReason::kStop, on_text);
     return std::nullopt;
   }
-  s.emit(s.decoder.put(sampled.token), on_text);
+  s.emit(s.decoder.push(sampled.token), on_text);
   if (s.stops.stopped()) {
     s.finish(FinishReason::kStop, on_text);
     return std::nullopt;

@@ -44,11 +44,22 @@ int64_t active_vocab_size(const std::string& chat_config_text) {
   return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 
+// The folder's tokenizer, with mlc-chat-config.json's tokenizer_info when it has one.
+std::unique_ptr<Tokenizer> tokenizer_of(const std::string& folder, const std::string& chat_config_text) {
+  const auto config = nlohmann::json::parse(chat_config_text, nullptr, false);
+  if (config.is_object() && config.contains("tokenizer_info") && !config["tokenizer_info"].is_null()) {
+    const TokenizerInfo info =
+        TokenizerInfo::from_json_text(config["tokenizer_info"].dump(), folder + "/mlc-chat-config.json");
+    return std::make_unique<Tokenizer>(Tokenizer::from_folder(folder, &info));
+  }
+  return std::make_unique<Tokenizer>(Tokenizer::from_folder(folder));
+}
+
 }  // namespace
 
 TextGenerator::TextGenerator(const Session& session, const std::string& folder, MlcFolderOptions options)
     : model_(std::make_unique<LanguageModel>(session, folder, std::move(options))),
-      tokenizer_(std::make_unique<Tokenizer>(Tokenizer::from_folder(folder))) {
+      tokenizer_(tokenizer_of(folder, model_->chat_config().text)) {
   const std::string& config_text = model_->chat_config().text;
   try {
     defaults_ = generation_defaults_from_chat_config(config_text);

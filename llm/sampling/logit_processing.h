@@ -1,6 +1,7 @@
 // The steps of sampling that change logits, in MLC's order: logit bias, then the penalties.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <vector>

@@ -2,6 +2,7 @@
 // 0), then top_k and top_p, each renormalising what it keeps.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

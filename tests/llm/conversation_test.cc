@@ -81,10 +81,10 @@ TEST(Conversation, NoRoleAfterTheSystemMessageAndPrefilledTurns) {
 }
 
 TEST(Conversation, FunctionStringAndReasoningInHistory) {
-  const auto conv = parse_conv_template(R"({
+  const auto conv = parse_conv_template(R"j({
     "system_template": "{function_string}tools: {function_string}{system_message}",
     "system_message": ".", "function_string": "f()", "strip_reasoning_in_history": true,
-    "roles": {"user": "U", "assistant": "A"}, "seps": ["\n"], "role_content_sep": ":"})");
+    "roles": {"user": "U", "assistant": "A"}, "seps": ["\n"], "role_content_sep": ":"})j");
   const auto prompt = assemble_chat_prompt(conv, {{"user", "q"}, {"assistant", "<think>hmm</think>ok"}, {"user", "r"}});
   EXPECT_EQ(prompt.text, "tools: f().U:q\nA:ok\nU:r\nA");
 }
