@@ -23,37 +23,12 @@ import threading
 from . import _lib
 from .device import to_device
 
-_TextCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
-
-_SIGNATURES = {
-    "graphrt_lm_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
-                                       ctypes.POINTER(ctypes.c_void_p)]),
-    "graphrt_lm_free": (None, [ctypes.c_void_p]),
-    "graphrt_lm_tokenize": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(ctypes.c_int32)),
-                                           ctypes.POINTER(ctypes.c_size_t)]),
-    "graphrt_lm_detokenize": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
-                                             ctypes.POINTER(ctypes.c_char_p)]),
-    "graphrt_lm_generate": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, _TextCallback,
-                                           ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p),
-                                           ctypes.POINTER(ctypes.c_char_p)]),
-    "graphrt_lm_chat": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, _TextCallback,
-                                       ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p),
-                                       ctypes.POINTER(ctypes.c_char_p)]),
-    "graphrt_lm_default_config": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p)]),
-}
-
 
 def _function(name):
     f = getattr(_lib.lib(), name, None)
     if f is None:
         raise _lib.GraphrtError("this libgraphrt (%s) has no C function %s" % (_lib.library_path(), name))
-    restype, argtypes = _SIGNATURES[name]
-    f.restype, f.argtypes = restype, argtypes
     return f
-
-
-def _call(name, *args, path=None):
-    _lib.check(_function(name)(*args), path)
 
 
 def _config_json(fields):
@@ -70,7 +45,7 @@ class Tokenizer:
         ids = ctypes.POINTER(ctypes.c_int32)()
         count = ctypes.c_size_t()
         with self._model._lock:
-            _call("graphrt_lm_tokenize", self._model._handle, _lib.c_str(text), ctypes.byref(ids), ctypes.byref(count))
+            _lib.call("graphrt_lm_tokenize", self._model._handle, _lib.c_str(text), ctypes.byref(ids), ctypes.byref(count))
             return [ids[i] for i in range(count.value)]
 
     def decode(self, ids):
@@ -78,7 +53,7 @@ class Tokenizer:
         array = (ctypes.c_int32 * max(len(ids), 1))(*ids)
         text = ctypes.c_char_p()
         with self._model._lock:
-            _call("graphrt_lm_detokenize", self._model._handle, array, len(ids), ctypes.byref(text))
+            _lib.call("graphrt_lm_detokenize", self._model._handle, array, len(ids), ctypes.byref(text))
             return _lib.py_str(text.value)
 
 
@@ -89,7 +64,7 @@ class LanguageModel:
     def __init__(self, folder, device="cpu", model_lib=None):
         dev = to_device(device)
         handle = ctypes.c_void_p()
-        _call("graphrt_lm_open", _lib.c_str(str(folder)), _lib.c_str(str(model_lib)) if model_lib else None,
+        _lib.call("graphrt_lm_open", _lib.c_str(str(folder)), _lib.c_str(str(model_lib)) if model_lib else None,
               dev.device_type, dev.device_id, ctypes.byref(handle), path=str(folder))
         self._handle = handle
         self._lock = threading.RLock()
@@ -108,7 +83,7 @@ class LanguageModel:
         """The request defaults from mlc-chat-config.json, as generation fields."""
         out = ctypes.c_char_p()
         with self._lock:
-            _call("graphrt_lm_default_config", self._handle, ctypes.byref(out))
+            _lib.call("graphrt_lm_default_config", self._handle, ctypes.byref(out))
             return json.loads(out.value.decode("utf-8"))
 
     def generate(self, prompt, **fields):
@@ -140,7 +115,7 @@ class LanguageModel:
                 raised.append(e)
                 return 1
 
-        c_callback = _TextCallback(callback) if on_piece is not None else _TextCallback()
+        c_callback = _lib.TextCallback(callback) if on_piece is not None else _lib.TextCallback()
         text = ctypes.c_char_p()
         result = ctypes.c_char_p()
         with self._lock:
