@@ -379,8 +379,8 @@ LanguageModel::LanguageModel(const Session& session, const std::string& folder, 
   const std::string config_file = folder + "/" + kMlcChatConfigName;
   mlc_folder::check_agreement(config_, metadata_, config_file);
   impl_->bind_folder_model(*model);
-  MlcFolderOptions sizes = options;
-  options_ = mlc_folder::cache_sizes(config_, metadata_, sizes);
+  if (!options.use_batch_functions) impl_->functions[2] = impl_->functions[3] = PackedFunc();
+  options_ = mlc_folder::cache_sizes(config_, metadata_, options);
   options_.create_cache = "create_tir_paged_kv_cache";
   check_sizes(options_);
   impl_->padding = metadata_.seqlen_padding_factor;

@@ -67,6 +67,9 @@ struct MlcFolderOptions {
   int64_t max_total_seq_len = 0;   // 0: the context window (the config's, capped by the library's), 8192 if none
   int64_t prefill_chunk_size = 0;  // 0: the config's, capped by the library's
   int64_t page_size = 16;
+  // false: one sequence per forward pass even where the library has batch functions (the
+  // logits of each sequence then do not depend on what else is in the step).
+  bool use_batch_functions = true;
 };
 
 // New tokens of one sequence in a step: one token is a decode, several a prefill.
