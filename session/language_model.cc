@@ -321,19 +321,6 @@ NDArray LanguageModel::Impl::logits_rows(const NDArray& logits, size_t rows, con
   return logits.view({static_cast<int64_t>(rows), width}, f32);
 }
 
-StepLogits::StepLogits(NDArray rows) : array_(std::move(rows)) {
-  if (!array_.defined() || array_.shape().size() != 2 || array_.dtype() != DLDataType{kDLFloat, 32, 1} ||
-      array_.device().device_type != kDLCPU)
-    throw Error(ErrorKind::kInvalidArgument, "StepLogits holds float32 [rows, vocab] on the host");
-}
-
-const float* StepLogits::row(size_t i) const {
-  if (i >= rows())
-    throw Error(ErrorKind::kOutOfRange, "row " + std::to_string(i) + " of logits with " + std::to_string(rows()) +
-                                            " rows");
-  return static_cast<const float*>(array_->data) + i * static_cast<size_t>(vocab_size());
-}
-
 LanguageModel::LanguageModel(const Model& model, LanguageModelOptions options) : options_(std::move(options)) {
   if (model.kind() != ModelKind::kRelax)
     throw Error("a language model is a Relax executable; this model is a graph");
@@ -379,8 +366,8 @@ LanguageModel::LanguageModel(const Session& session, const std::string& folder, 
   const std::string config_file = folder + "/" + kMlcChatConfigName;
   mlc_folder::check_agreement(config_, metadata_, config_file);
   impl_->bind_folder_model(*model);
-  MlcFolderOptions sizes = options;
-  options_ = mlc_folder::cache_sizes(config_, metadata_, sizes);
+  if (!options.use_batch_functions) impl_->functions[2] = impl_->functions[3] = PackedFunc();
+  options_ = mlc_folder::cache_sizes(config_, metadata_, options);
   options_.create_cache = "create_tir_paged_kv_cache";
   check_sizes(options_);
   impl_->padding = metadata_.seqlen_padding_factor;

@@ -35,7 +35,10 @@
 #include <string>
 #include <vector>
 
+#include "graphrt/error.h"
+#include "graphrt/export.h"
 #include "graphrt/mlc_chat_config.h"
+#include "graphrt/ndarray.h"
 #include "graphrt/session.h"
 
 #pragma GCC visibility push(default)  // exported: see graphrt/export.h
@@ -67,6 +70,9 @@ struct MlcFolderOptions {
   int64_t max_total_seq_len = 0;   // 0: the context window (the config's, capped by the library's), 8192 if none
   int64_t prefill_chunk_size = 0;  // 0: the config's, capped by the library's
   int64_t page_size = 16;
+  // false: one sequence per forward pass even where the library has batch functions (the
+  // logits of each sequence then do not depend on what else is in the step).
+  bool use_batch_functions = true;
 };
 
 // New tokens of one sequence in a step: one token is a decode, several a prefill.
@@ -81,10 +87,21 @@ struct SequenceStep {
 class StepLogits {
  public:
   StepLogits() = default;
-  explicit StepLogits(NDArray rows);  // float32 [rows, vocab] on the host
+  // `rows`: float32 [rows, vocab] on the host.
+  GRAPHRT_HEADER_ONLY explicit StepLogits(NDArray rows) : array_(std::move(rows)) {
+    if (!array_.defined() || array_.shape().size() != 2 || array_.dtype() != DLDataType{kDLFloat, 32, 1} ||
+        array_.device().device_type != kDLCPU)
+      throw Error(ErrorKind::kInvalidArgument, "StepLogits holds float32 [rows, vocab] on the host");
+  }
   size_t rows() const { return array_.defined() ? static_cast<size_t>(array_.shape()[0]) : 0; }
   int64_t vocab_size() const { return array_.defined() ? array_.shape()[1] : 0; }
-  const float* row(size_t i) const;  // an index past rows() is an Error
+  // Row i's vocab_size() floats; an index past rows() is an Error.
+  GRAPHRT_HEADER_ONLY const float* row(size_t i) const {
+    if (i >= rows())
+      throw Error(ErrorKind::kOutOfRange, "row " + std::to_string(i) + " of logits with " + std::to_string(rows()) +
+                                              " rows");
+    return static_cast<const float*>(array_->data) + i * static_cast<size_t>(vocab_size());
+  }
   const NDArray& array() const { return array_; }
 
  private:
