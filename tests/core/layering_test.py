@@ -22,8 +22,6 @@ including a layer's internals).
                        backends/<name>/register.h)
   session/             public headers, its own files and src/layer_api/c_api_guard.h (the
                        one C boundary guard, for its C functions)
-  llm/                 public headers, llm/ and src/layer_api/c_api_guard.h (the language-model
-                       layer above the session: sampling, prompts, generation, its C functions)
   apps/                public headers and apps/common/ (and what protoc generates from an
                        app's own .proto, beside it)
 
@@ -102,18 +100,6 @@ def check_session(path, kind, target):
         return None
     if is_repo_path(target) or kind == '"':
         return "the session layer includes public headers, its own files and src/layer_api/c_api_guard.h only"
-    return None
-
-
-def check_llm(path, kind, target):
-    """The language-model layer stands on the public API (the session's LanguageModel included)
-    and its own folders; of the core's offer, only the one C boundary guard (graphrt_lm_*)."""
-    if target.startswith(PUBLIC_PREFIXES) or target == "src/layer_api/c_api_guard.h":
-        return None
-    if kind == '"' and (target.startswith("llm/") or (own_file(path, target) and "/" not in target)):
-        return None
-    if is_repo_path(target) or kind == '"':
-        return "the language-model layer includes public headers, llm/ and src/layer_api/c_api_guard.h only"
     return None
 
 
@@ -209,8 +195,6 @@ def rule_for(relpath):
         return lambda p, k, t: check_upper_layer(p, k, t, "backends/%s/" % parts[1])
     if parts[0] == "session":
         return check_session
-    if parts[0] == "llm":
-        return check_llm
     if parts[0] == "apps":
         return check_app
     return None
@@ -250,7 +234,7 @@ def build_rule_violations():
 def main():
     violations = build_rule_violations()
     checked = 0
-    for folder in ("src", "graph", "backends", "session", "llm", "apps"):
+    for folder in ("src", "graph", "backends", "session", "apps"):
         for path in sources(folder):
             rel = os.path.relpath(path, ROOT)
             rule = rule_for(rel)
