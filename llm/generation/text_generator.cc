@@ -66,7 +66,8 @@ TextGenerator::TextGenerator(const Session& session, const std::string& folder, 
   } catch (Error& e) {
     throw e.with("file", folder + "/mlc-chat-config.json");
   }
-  if (nlohmann::json::parse(config_text, nullptr, false).contains("conv_template")) {
+  const auto config = nlohmann::json::parse(config_text, nullptr, false);
+  if (config.is_object() && config.contains("conv_template") && !config["conv_template"].is_null()) {
     try {
       conv_ = conv_template_from_chat_config(config_text);
     } catch (Error& e) {
