@@ -21,6 +21,7 @@
 
 #include "common/args.h"
 #include "common/expected_output.h"
+#include "common/language_model_run.h"
 #include "common/npz.h"
 #include "common/model.h"
 #include "common/output_file.h"
@@ -48,7 +49,8 @@ const AppHelp kHelp = {
     "  graphrt-run deploy.so --random-inputs 0 --repeat 100 --json > summary.json\n"
     "  graphrt-run deploy.so --input data=input.npy --expected-output 0=tvm_output_0.npy --tolerance 1e-5\n"
     "  graphrt-run deploy_lib.so --graph deploy_graph.json --params deploy_params.params --inputs inputs.npz\n"
-    "  graphrt-run module.tar --inputs inputs.npz --output-dir out/ --output-format npz   # tvmc package\n"};
+    "  graphrt-run module.tar --inputs inputs.npz --output-dir out/ --output-format npz   # tvmc package\n"
+    "  graphrt-run dist/tiny_gpt2_chat --generate \"Once upon a time,\" --max-tokens 16 --temperature 0   # MLC-LLM folder\n"};
 
 const std::vector<FlagSpec> kFlags = {
     {"--graph", true, false, "G.json",
@@ -475,13 +477,25 @@ int run_steps(const Model& model, const Args& args, DLDevice dev) {
   return failed ? 1 : 0;
 }
 
+// The flag table: the model runner's, then the language-model mode's.
+std::vector<FlagSpec> all_flags() {
+  std::vector<FlagSpec> flags = kFlags;
+  for (const FlagSpec& f : language_model_flags()) flags.push_back(f);
+  return flags;
+}
+
 int run(int argc, char** argv) {
-  Args args(kHelp, kFlags);
+  Args args(kHelp, all_flags());
   if (!args.parse(argc, argv)) return 0;
   if (args.positional().size() != 1)
     throw UsageError(args.positional().empty() ? "no MODEL given" : "expected one MODEL, got " +
                                                                      std::to_string(args.positional().size()) +
                                                                      " (" + join(args.positional()) + ")");
+  if (wants_language_model(args)) {
+    const DLDevice lm_device = parse_device(args.get("--device", "cpu"));
+    require_device(lm_device);
+    return run_language_model(args, lm_device, std::cout, std::cerr);
+  }
   if (args.has("--json")) g_report = g_human = &std::cerr;
   if (args.has("--quiet")) g_human = &g_silent;
   const graphrt::LoadOptions load_options = load_options_from_args(args);

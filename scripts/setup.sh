@@ -6,7 +6,8 @@
 #                             clang with its sanitizer/libFuzzer runtimes and lld
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
-packages=(cmake g++ make ninja-build pkg-config libdlpack-dev nlohmann-json3-dev zlib1g-dev python3-numpy)
+packages=(cmake g++ make ninja-build pkg-config libdlpack-dev nlohmann-json3-dev zlib1g-dev python3-numpy
+          libpcre2-dev libicu-dev libsentencepiece-dev)  # the tokenizers: regexes, normalizers, tokenizer.model
 if [ "${1:-}" = --tests ]; then
   packages+=(googletest libgtest-dev libbenchmark-dev python3-pytest python3-setuptools
              libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc

@@ -157,6 +157,48 @@ GRAPHRT_API int graphrt_runner_num_outputs(graphrt_runner_t runner, int* out);
  * (free it with TVMArrayFree; the next run may overwrite what it holds). */
 GRAPHRT_API int graphrt_runner_get_output(graphrt_runner_t runner, int index, TVMArrayHandle* out);
 
+/* ---- language models as MLC-LLM ships them (graphrt/text_generation.h) ----
+ * A model folder (mlc-chat-config.json, the tensor cache, the tokenizer's files, the library),
+ * text in and text out; the same behaviour as graphrt-run's --generate and Python's
+ * graphrt.LanguageModel.
+ *
+ *   graphrt_lm_t lm;
+ *   graphrt_lm_open("dist/tiny_gpt2_chat", NULL, 0, 0, &lm);   (NULL: <name>-cpu.so beside)
+ *   const char* text;
+ *   graphrt_lm_generate(lm, "Once upon a time,", "{\"temperature\": 0, \"max_tokens\": 16}",
+ *                       NULL, NULL, &text, NULL);
+ *   graphrt_lm_free(lm);
+ *
+ * `config_json`: NULL or a JSON object of generation fields over the model's defaults
+ * (temperature, top_p, top_k, presence_penalty, frequency_penalty, repetition_penalty,
+ * logit_bias, seed, max_tokens, stop, stop_token_ids, logprobs, top_logprobs); an unknown
+ * field or a value out of range fails, naming it. Strings handed out are the calling thread's
+ * until its next call of the same function. One thread at a time per model. */
+typedef struct graphrt_lm* graphrt_lm_t;
+/* A piece of streamed text (whole UTF-8 characters); a non-zero return stops the generation
+ * (the call then fails with kInterrupted). */
+typedef int (*graphrt_text_callback)(const char* piece, size_t size, void* user_data);
+
+/* model_lib NULL or "": <folder>/<name>-<device>.so; device_type 0: the CPU. */
+GRAPHRT_API int graphrt_lm_open(const char* folder, const char* model_lib, int device_type, int device_id, graphrt_lm_t* out);
+GRAPHRT_API void graphrt_lm_free(graphrt_lm_t lm);
+/* The token ids of `text` (no special tokens added). */
+GRAPHRT_API int graphrt_lm_tokenize(graphrt_lm_t lm, const char* text, const int32_t** ids, size_t* count);
+GRAPHRT_API int graphrt_lm_detokenize(graphrt_lm_t lm, const int32_t* ids, size_t count, const char** text);
+/* A completion of `prompt` (encoded as is); `on_text` (may be NULL) gets each piece as it is
+ * released. *text: the completion; *result_json (may be NULL): {"text", "finish_reason",
+ * "tokens", "prompt_tokens", "logprobs", "time_to_first_token_s", "decode_s"}. */
+GRAPHRT_API int graphrt_lm_generate(graphrt_lm_t lm, const char* prompt, const char* config_json,
+                                    graphrt_text_callback on_text, void* user_data, const char** text,
+                                    const char** result_json);
+/* The assistant's answer under the model's conv_template; messages_json:
+ * [{"role": "system"|"user"|"assistant"|"tool", "content": "..."}, ...]. */
+GRAPHRT_API int graphrt_lm_chat(graphrt_lm_t lm, const char* messages_json, const char* config_json,
+                                graphrt_text_callback on_text, void* user_data, const char** text,
+                                const char** result_json);
+/* The model's request defaults, as a JSON object of generation fields. */
+GRAPHRT_API int graphrt_lm_default_config(graphrt_lm_t lm, const char** config_json);
+
 /* ---- warnings ---- */
 /* The library never prints: warnings (level 1) go to this callback, or nowhere
  * when it is NULL (the default). */

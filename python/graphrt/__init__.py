@@ -22,6 +22,7 @@ from .module import (Module, Function, Object, Array, load_module, load_module_f
                      list_global_func_names, load_plugin, BenchmarkResult)
 from .ndarray import NDArray, from_dlpack
 from .session import Session, Model, Runner, TensorInfo
+from .language_model import LanguageModel
 from .python_function import register_func, function_from_python
 from .shape_tuple import ShapeTuple
 from . import ndarray as nd
@@ -113,4 +114,4 @@ __all__ = ["GraphrtError", "GraphrtTypeError", "FunctionNotFoundError", "Invalid
            "Module", "Function", "NDArray", "nd", "from_dlpack", "load_module", "load_module_from_memory", "get_global_func",
            "list_global_func_names", "graph_executor", "save_param_dict", "load_param_dict", "version",
            "set_num_threads", "get_num_threads", "find_library", "library_path", "runtime", "contrib", "TVMError",
-           "PackedFunc", "BenchmarkResult", "install_as_tvm"]
+           "PackedFunc", "BenchmarkResult", "install_as_tvm", "LanguageModel"]

@@ -122,6 +122,9 @@ _int = ctypes.c_int
 _cp = ctypes.c_char_p
 _p = ctypes.POINTER
 
+# graphrt_text_callback: (piece, size, user_data) -> non-zero stops the generation.
+TextCallback = ctypes.CFUNCTYPE(_int, _vp, ctypes.c_size_t, _vp)
+
 # name: (restype, [argtypes])
 _SIGNATURES = {
     "TVMGetLastError": (_cp, []),
@@ -187,6 +190,13 @@ _SIGNATURES = {
     "graphrt_runner_run": (_int, [_vp]),
     "graphrt_runner_num_outputs": (_int, [_vp, _p(_int)]),
     "graphrt_runner_get_output": (_int, [_vp, _int, _p(_vp)]),
+    "graphrt_lm_open": (_int, [_cp, _cp, _int, _int, _p(_vp)]),
+    "graphrt_lm_free": (None, [_vp]),
+    "graphrt_lm_tokenize": (_int, [_vp, _cp, _p(_p(ctypes.c_int32)), _p(ctypes.c_size_t)]),
+    "graphrt_lm_detokenize": (_int, [_vp, _p(ctypes.c_int32), ctypes.c_size_t, _p(_cp)]),
+    "graphrt_lm_generate": (_int, [_vp, _cp, _cp, TextCallback, _vp, _p(_cp), _p(_cp)]),
+    "graphrt_lm_chat": (_int, [_vp, _cp, _cp, TextCallback, _vp, _p(_cp), _p(_cp)]),
+    "graphrt_lm_default_config": (_int, [_vp, _p(_cp)]),
     "graphrt_version": (_cp, []),
     "graphrt_init": (_int, []),
 }

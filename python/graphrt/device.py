@@ -72,6 +72,19 @@ class Device:
     def __dlpack_device__(self):
         return (self.device_type, self.device_id)
 
+    # tvm_ffi.Device's names (TVM v0.22+): MLC-LLM's and TVM's own code pass
+    # dev.dlpack_device_type() where older code passed dev.device_type.
+    def dlpack_device_type(self):
+        return self.device_type
+
+    @property
+    def type(self):
+        return self.type_name
+
+    @property
+    def index(self):
+        return self.device_id
+
     def __eq__(self, other):
         return isinstance(other, Device) and (self.device_type, self.device_id) == (other.device_type,
                                                                                     other.device_id)

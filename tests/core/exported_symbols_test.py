@@ -2,7 +2,7 @@
 
 Reads `nm -DC --defined-only` of the built library and checks it against
 exported_symbols.txt (one demangled name per line): no standard-library
-instantiation, no back-end or loader internal, at most 350 names (vtables aside), and no name
+instantiation, no back-end or loader internal, at most 365 names (vtables aside), and no name
 added or removed without the list changing with it.
 Usage: exported_symbols_test.py LIBGRAPHRT [--update]  (--update rewrites the list)."""
 import os
@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 ALLOWED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exported_symbols.txt")
-MAX_SYMBOLS = 350  # 300 until the session layer (Session, Model, Runner) and the tvm-ffi C ABI; 340 with its C API (graphrt_model_*, graphrt_runner_*: 17); 350 with graphrt::LanguageModel (7)
+MAX_SYMBOLS = 365  # 300 until the session layer (Session, Model, Runner) and the tvm-ffi C ABI; 340 with its C API (graphrt_model_*, graphrt_runner_*: 17); 350 with graphrt::LanguageModel (7); 365 with MLC folders and batch steps (LanguageModel: 9, parse/read_mlc_chat_config, parse_mlc_model_metadata)
 INTERNAL = re.compile(r"std::|__gnu_cxx::|nlohmann|dmlc|graphrt::(elf|vm|cuda_backend|detail)::|\(anonymous namespace\)")
 
 

@@ -20,6 +20,8 @@ including a layer's internals).
   backends/register_all.cc public headers, src/layer_api/ and each layer's one
                        registration header (graph/register_graph_executor.h,
                        backends/<name>/register.h)
+  llm/                 (the language-model library: tokenizers) public headers, its own
+                       files (llm/...) and src/layer_api/
   session/             public headers, its own files and src/layer_api/c_api_guard.h (the
                        one C boundary guard, for its C functions)
   apps/                public headers and apps/common/ (and what protoc generates from an
@@ -63,7 +65,7 @@ def includes(path):
 def is_repo_path(target):
     """True when `target` names something in this repository rather than a system header."""
     head = target.split("/", 1)[0]
-    return head in ("src", "graph", "backends", "apps", "tests", "bench", "fuzz", "python", "include")
+    return head in ("src", "graph", "backends", "llm", "session", "apps", "tests", "bench", "fuzz", "python", "include")
 
 
 def own_file(path, target):
@@ -193,6 +195,8 @@ def rule_for(relpath):
         return lambda p, k, t: check_vm_side(p, k, t, parts[2])
     if parts[0] == "backends":
         return lambda p, k, t: check_upper_layer(p, k, t, "backends/%s/" % parts[1])
+    if parts[0] == "llm":
+        return lambda p, k, t: check_upper_layer(p, k, t, "llm/")
     if parts[0] == "session":
         return check_session
     if parts[0] == "apps":
@@ -206,7 +210,7 @@ STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
 def build_rule_violations():
     out = []
-    for folder in ("src", "graph", "backends", "apps", "tests", "fuzz", "bench", "include", "examples"):
+    for folder in ("src", "graph", "backends", "llm", "apps", "tests", "fuzz", "bench", "include", "examples"):
         for path in sources(folder):
             for number, _, target in includes(path):
                 if target.startswith("dmlc/"):
@@ -219,7 +223,7 @@ def build_rule_violations():
                     if "../shared" in line.split("#", 1)[0]:
                         out.append("%s:%d: a back end looks for ../shared (use GRAPHRT_FIXTURES_DIR)" %
                                    (os.path.relpath(path, ROOT), number))
-    for folder in ("src", "graph", "backends"):
+    for folder in ("src", "graph", "backends", "llm"):
         for path in sources(folder):
             with open(path, encoding="utf-8", errors="replace") as f:
                 for number, line in enumerate(f, 1):
@@ -234,7 +238,7 @@ def build_rule_violations():
 def main():
     violations = build_rule_violations()
     checked = 0
-    for folder in ("src", "graph", "backends", "session", "apps"):
+    for folder in ("src", "graph", "backends", "llm", "session", "apps"):
         for path in sources(folder):
             rel = os.path.relpath(path, ROOT)
             rule = rule_for(rel)

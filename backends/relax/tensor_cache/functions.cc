@@ -2,11 +2,13 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "graphrt/device_api.h"
 #include "graphrt/module.h"
 #include "backends/relax/packed_convention.h"
+#include "backends/relax/tensor_cache/loader.h"
 #include "backends/relax/tensor_cache/store.h"
 
 namespace graphrt {
@@ -183,6 +185,41 @@ void array_by_name_unpacked(TensorStore& store, const char* name, const TVMArgs&
   value_to_ret(as_array(by_names(store, name, names)), ret);
 }
 
+// graphrt's own: the weights of a folder in the order of `names` (none: param_0, param_1, ...
+// up to the first missing, the legacy form), read without the store, so that an engine's
+// load neither sees nor changes what others put there (TVM's engine loads into the process
+// pool and clears it). Tensors the folder has beyond the names are dropped.
+void load_params(TensorStore& store, const char* name, const TVMArgs& args, RetValue* ret) {
+  if (args.size() < 3)
+    throw Error(ErrorKind::kInvalidArgument, std::string(name) + ": usage (folder, device_type, device_id, name...)")
+        .with("builtin", name);
+  const std::string folder = string_arg(name, args, 0, "folder");
+  const DLDevice device{static_cast<DLDeviceType>(args.as_int(1)), static_cast<int32_t>(args.as_int(2))};
+  const DeviceApis apis(store.runtime(), {device});
+  std::unordered_map<std::string, NDArray> arrays;
+  for (auto& named : tensor_cache::load_folder(folder, apis, device)) arrays.emplace(named.first, std::move(named.second));
+  const std::string manifest = folder + "/" + tensor_cache::kManifestName;
+  std::vector<NDArray> out;
+  if (args.size() == 3) {
+    for (size_t i = 0;; ++i) {
+      auto it = arrays.find("param_" + std::to_string(i));
+      if (it == arrays.end()) break;
+      out.push_back(it->second);
+    }
+  }
+  for (int i = 3; i < args.size(); ++i) {
+    const std::string key = string_arg(name, args, i, "name");
+    auto it = arrays.find(key);
+    if (it == arrays.end())
+      throw Error(ErrorKind::kNotFound, manifest + " has no tensor '" + key + "' (weight " + std::to_string(i - 3) +
+                                            " of " + std::to_string(args.size() - 3) + ")")
+          .with("file", manifest)
+          .with("tensor", key);
+    out.push_back(it->second);
+  }
+  value_to_ret(as_array(std::move(out)), ret);
+}
+
 // An error of the body that does not name the builtin yet gets its name in front.
 Error named(const char* name, const Error& e) {
   if (!e.context_value("builtin").empty()) return e;
@@ -219,6 +256,7 @@ void register_tensor_cache_functions(Runtime& runtime) {
   set(runtime, store, "vm.builtin.param_array_from_cache_by_name", array_by_name);
   set(runtime, store, "vm.builtin.param_module_from_cache_by_name", module_by_name);
   set(runtime, store, "vm.builtin.param_array_from_cache_by_name_unpacked", array_by_name_unpacked);
+  set(runtime, store, "graphrt.tensor_cache.load_params", load_params);
 }
 
 }  // namespace relax

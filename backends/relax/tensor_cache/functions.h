@@ -13,6 +13,9 @@
 //   vm.builtin.param_module_from_cache(prefix, n),
 //   vm.builtin.param_module_from_cache_by_name(names)
 //       -> a module whose get_params() returns the array
+//   graphrt.tensor_cache.load_params(folder, device_type, device_id, name...)
+//       -> [tensors] of those names (none: param_0, param_1, ...), read from the
+//       folder without the store (graphrt's own: MLC folders in LanguageModel)
 //
 // The arrays live in one store per runtime (TVM: one per process). An
 // executable's calls reach them as packed functions; an engine calls them by

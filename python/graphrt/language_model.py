@@ -1,0 +1,159 @@
+"""Language models as MLC-LLM ships them (graphrt_lm_* of c_api.h): a model folder with
+mlc-chat-config.json, its weights, tokenizer and model library; text in, text out.
+
+    import graphrt
+    lm = graphrt.LanguageModel("dist/tiny_gpt2_chat")            # <name>-cpu.so beside
+    lm.generate("Once upon a time,", max_tokens=16, temperature=0)  # -> str
+    for piece in lm.stream("Once upon a time,", max_tokens=16):
+        print(piece, end="", flush=True)
+    lm.chat([{"role": "user", "content": "What is the capital of France?"}], max_tokens=12)
+    lm.tokenizer.encode("Hello")                                  # -> [15496]
+
+Generation fields are keyword arguments (graphrt/generation_config.h): max_tokens, temperature,
+top_p, top_k, presence_penalty, frequency_penalty, repetition_penalty, logit_bias ({id: bias}),
+seed, stop (str or list), stop_token_ids, logprobs, top_logprobs; None keeps the model's
+default. An unknown or out-of-range field raises, naming it. After a call, `last_result` holds
+its finish_reason, tokens, prompt_tokens, logprobs and timings.
+"""
+import ctypes
+import json
+import queue
+import threading
+
+from . import _lib
+from .device import to_device
+
+
+def _function(name):
+    f = getattr(_lib.lib(), name, None)
+    if f is None:
+        raise _lib.GraphrtError("this libgraphrt (%s) has no C function %s" % (_lib.library_path(), name))
+    return f
+
+
+def _config_json(fields):
+    return json.dumps(fields).encode("utf-8")
+
+
+class Tokenizer:
+    """The model's tokenizer: encode adds no special tokens, decode skips none (as MLC)."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def encode(self, text):
+        ids = ctypes.POINTER(ctypes.c_int32)()
+        count = ctypes.c_size_t()
+        with self._model._lock:
+            _lib.call("graphrt_lm_tokenize", self._model._handle, _lib.c_str(text), ctypes.byref(ids), ctypes.byref(count))
+            return [ids[i] for i in range(count.value)]
+
+    def decode(self, ids):
+        ids = list(ids)
+        array = (ctypes.c_int32 * max(len(ids), 1))(*ids)
+        text = ctypes.c_char_p()
+        with self._model._lock:
+            _lib.call("graphrt_lm_detokenize", self._model._handle, array, len(ids), ctypes.byref(text))
+            return _lib.py_str(text.value)
+
+
+class LanguageModel:
+    """An MLC-LLM model folder on a device ("cpu", "opencl", graphrt.cpu(0), ...);
+    `model_lib`: the model library (MLC's --model-lib; None: <folder>/<name>-<device>.so)."""
+
+    def __init__(self, folder, device="cpu", model_lib=None):
+        dev = to_device(device)
+        handle = ctypes.c_void_p()
+        _lib.call("graphrt_lm_open", _lib.c_str(str(folder)), _lib.c_str(str(model_lib)) if model_lib else None,
+              dev.device_type, dev.device_id, ctypes.byref(handle), path=str(folder))
+        self._handle = handle
+        self._lock = threading.RLock()
+        self.folder = str(folder)
+        self.device = dev
+        self.tokenizer = Tokenizer(self)
+        self.last_result = None
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle is not None and handle.value:
+            _function("graphrt_lm_free")(handle)
+            self._handle = None
+
+    def default_config(self):
+        """The request defaults from mlc-chat-config.json, as generation fields."""
+        out = ctypes.c_char_p()
+        with self._lock:
+            _lib.call("graphrt_lm_default_config", self._handle, ctypes.byref(out))
+            return json.loads(out.value.decode("utf-8"))
+
+    def generate(self, prompt, **fields):
+        """The completion of `prompt` (encoded as is; the conv_template's stops apply)."""
+        return self._run("graphrt_lm_generate", _lib.c_str(prompt), fields, None)
+
+    def chat(self, messages, **fields):
+        """The assistant's answer to `messages` ([{"role": ..., "content": ...}]) under the
+        model's conv_template."""
+        return self._run("graphrt_lm_chat", _lib.c_str(json.dumps(list(messages))), fields, None)
+
+    def stream(self, prompt, **fields):
+        """Yields the completion of `prompt` piece by piece (whole characters, no part of a stop
+        string); the pieces join to what generate returns. Closing the generator stops it."""
+        return self._stream("graphrt_lm_generate", _lib.c_str(prompt), fields)
+
+    def stream_chat(self, messages, **fields):
+        """chat, piece by piece."""
+        return self._stream("graphrt_lm_chat", _lib.c_str(json.dumps(list(messages))), fields)
+
+    def _run(self, function, first, fields, on_piece):
+        """Calls `function`; each piece goes to on_piece(bytes) -> bool (True: stop)."""
+        raised = []
+
+        def callback(data, size, _user):
+            try:
+                return 1 if on_piece(ctypes.string_at(data, size)) else 0
+            except BaseException as e:  # a Python error cannot cross the C frames: stop and re-raise after
+                raised.append(e)
+                return 1
+
+        c_callback = _lib.TextCallback(callback) if on_piece is not None else _lib.TextCallback()
+        text = ctypes.c_char_p()
+        result = ctypes.c_char_p()
+        with self._lock:
+            rc = _function(function)(self._handle, first, _config_json(fields), c_callback, None, ctypes.byref(text),
+                                     ctypes.byref(result))
+            if raised:
+                raise raised[0]
+            _lib.check(rc)
+            self.last_result = json.loads(result.value.decode("utf-8"))
+            return self.last_result["text"]
+
+    def _stream(self, function, first, fields):
+        pieces = queue.Queue()
+        stop = threading.Event()
+        end = object()
+        failure = []
+
+        def worker():
+            try:
+                self._run(function, first, fields, lambda b: pieces.put(b.decode("utf-8", "replace")) or stop.is_set())
+            except BaseException as e:  # handed to the consumer
+                failure.append(e)
+            finally:
+                pieces.put(end)
+
+        thread = threading.Thread(target=worker, daemon=True)
+        thread.start()
+        closed_early = True
+        try:
+            while True:
+                piece = pieces.get()
+                if piece is end:
+                    closed_early = False
+                    break
+                yield piece
+        finally:
+            if closed_early:
+                stop.set()  # the next piece's callback answers "stop"
+            thread.join()
+        if failure:
+            raise failure[0]
