@@ -50,7 +50,7 @@ const FunctionSpec& model_function(const Model& model, const std::string& name, 
     if (f.name == name) return f;
     list += (list.empty() ? "" : ", ") + f.name;
   }
-  throw Error(ErrorKind::kNotFound, "the model has no function '" + name + "' (functions: " + list + ")")
+  throw Error(ErrorKind::kNotFound, "the model has no function " + quote_untrusted(name) + " (functions: " + list + ")")
       .with("function", name)
       .with("option", option);
 }
@@ -60,7 +60,7 @@ DLDataType token_dtype(const FunctionSpec& prefill) {
   DLDataType t{kDLInt, 32, 1};
   if (!prefill.inputs.empty() && prefill.inputs[0].known) t = prefill.inputs[0].dtype;
   if (t.code != kDLInt || (t.bits != 32 && t.bits != 64) || t.lanes != 1)
-    throw Error(ErrorKind::kUnsupported, "function '" + prefill.name + "' takes token ids of type " +
+    throw Error(ErrorKind::kUnsupported, "function " + quote_untrusted(prefill.name) + " takes token ids of type " +
                                              dtype_to_string(t) + ", not int32 or int64")
         .with("function", prefill.name)
         .with("option", "prefill");
@@ -186,7 +186,7 @@ LanguageModel::LanguageModel(const Model& model, LanguageModelOptions options) :
     throw e.with("function", options_.prefill);
   }
   if (vocab_ < 1)
-    throw Error(ErrorKind::kUnsupported, "function '" + options_.prefill + "' returned no logits [..., vocab]")
+    throw Error(ErrorKind::kUnsupported, "function " + quote_untrusted(options_.prefill) + " returned no logits [..., vocab]")
         .with("function", options_.prefill)
         .with("option", "prefill");
 }
