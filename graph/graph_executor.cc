@@ -268,8 +268,7 @@ struct GraphExecutor::Impl {
     for (uint32_t e = 0; e < n; ++e) group_members[alias_group[e]].push_back(e);
   }
 
-  // Before a write into a bound param: this executor gets its own copy, so
-  // the arrays' other holders keep their values.
+  // A zero-copy input: the group points at the caller's memory until a copied input.
   void lend(uint32_t entry, void* data) {
     before_zero_copy.emplace(alias_group[entry], std::make_pair(entries[entry]->data,
                                                                  !external.empty() && external[entry]));
@@ -286,8 +285,8 @@ struct GraphExecutor::Impl {
       for (uint32_t member : group_members[alias_group[entry]]) external[member] = true;
   }
 
-  // Before a write into `entry`: its own storage again (after a zero-copy input), and an own
-  // copy of a bound param's.
+  // Before a write into `entry`: its own storage again (after a zero-copy input); and for a
+  // bound param, this executor's own copy, so the arrays' other holders keep their values.
   void unshare(uint32_t entry) {
     take_back(entry);
     if (external.empty() || !external[entry]) return;
@@ -375,8 +374,8 @@ struct GraphExecutor::Impl {
     }
     std::string hint = closest_matches(node.func_name, names, 3);
     throw Error(ErrorKind::kNotFound,
-                "graph node " + std::to_string(nid) + " " + quote_untrusted(node.name) + " calls function '" + node.func_name +
-                "', which the library does not have" + (hint.empty() ? "" : " (did you mean: " + hint + "?)"))
+                "graph node " + std::to_string(nid) + " " + quote_untrusted(node.name) + " calls function " + quote_untrusted(node.func_name) +
+                ", which the library does not have" + (hint.empty() ? "" : " (did you mean: " + hint + "?)"))
         .with("node", node.name)
         .with("symbol", node.func_name);
   }
@@ -641,7 +640,7 @@ std::vector<TensorInfo> GraphExecutor::output_info() const {
 
 void GraphExecutor::set_input(int index, const DLTensor* value) {
   uint32_t entry = impl_->input_entry(index);
-  impl_->check_tensor_matches(entry, value, "input " + quote_untrusted(input_name(index)) + "");
+  impl_->check_tensor_matches(entry, value, "input " + quote_untrusted(input_name(index)));
   impl_->unshare(entry);
   impl_->apis->copy(value, impl_->entries[entry].handle());
   impl_->mark_input_set(index);
@@ -678,7 +677,7 @@ void GraphExecutor::set_input(const std::string& name, const DLTensor* value) {
 
 void GraphExecutor::set_input_zero_copy(int index, const DLTensor* value) {
   uint32_t entry = impl_->input_entry(index);
-  impl_->check_zero_copy(entry, value, "input " + quote_untrusted(input_name(index)) + "");
+  impl_->check_zero_copy(entry, value, "input " + quote_untrusted(input_name(index)));
   impl_->lend(entry, static_cast<char*>(value->data) + value->byte_offset);
   impl_->mark_input_set(index);
 }
@@ -735,10 +734,10 @@ void GraphExecutor::share_params(const GraphExecutor& other, const std::string& 
     if (index < 0) continue;
     int other_index = other.input_index(p.first);
     if (other_index < 0) throw Error(ErrorKind::kNotFound,
-                                     "share_params: the other executor has no input " + quote_untrusted(p.first) + "").with("param", p.first);
+                                     "share_params: the other executor has no input " + quote_untrusted(p.first)).with("param", p.first);
     NDArray theirs = other.get_input(other_index);
     uint32_t entry = impl_->input_entry(index);
-    impl_->check_tensor_matches(entry, theirs.handle(), "shared param " + quote_untrusted(p.first) + "");
+    impl_->check_tensor_matches(entry, theirs.handle(), "shared param " + quote_untrusted(p.first));
     impl_->point_group_at(entry, theirs->data);
     impl_->shared_param_owners.push_back(theirs);
     impl_->mark_input_set(index);

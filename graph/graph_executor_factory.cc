@@ -52,7 +52,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
       return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
         std::string wanted = args.as_string(0);
         if (wanted != contents_.module_name)
-          throw Error(ErrorKind::kNotFound, "debug_create: this factory holds module " + quote_untrusted(contents_.module_name) + ", not " + quote_untrusted(wanted) + "");
+          throw Error(ErrorKind::kNotFound, "debug_create: this factory holds module " + quote_untrusted(contents_.module_name) + ", not " + quote_untrusted(wanted));
         ret->set_module(make_graph_executor_module(create(keep, devices_from_args(args, 1), GraphExecutorOptions())));
       }, name);
     }

@@ -126,7 +126,7 @@ void read_node(GraphDef& g, size_t nid, JsonCursor& c) {
     } else if (key == "control_deps") {
       c.skip_value();
     } else {
-      throw node_error(g, nid, "unknown node key " + quote_untrusted(std::string(key)) + "");
+      throw node_error(g, nid, "unknown node key " + quote_untrusted(std::string(key)));
     }
   });
   GraphNode& stored = g.nodes.back();
@@ -391,7 +391,7 @@ GraphDef parse_graph_json(const std::string& json_text) {
   bool seen[5] = {false, false, false, false, false};
   c.object([&](std::string_view key) {
     size_t k = static_cast<size_t>(std::find(std::begin(known), std::end(known), key) - std::begin(known));
-    if (k == 6) throw Error("graph JSON: unknown top-level key " + quote_untrusted(std::string(key)) + "");
+    if (k == 6) throw Error("graph JSON: unknown top-level key " + quote_untrusted(std::string(key)));
     if (k < 5) seen[k] = true;
     switch (k) {
       case 0:

@@ -129,7 +129,7 @@ class GraphRunner final : public Runner {
   }
   int index_of(const std::string& name) const {
     const int index = executor_->input_index(name);
-    if (index < 0) throw Error(ErrorKind::kNotFound, "unknown input " + quote_untrusted(name) + "").with("tensor", name);
+    if (index < 0) throw Error(ErrorKind::kNotFound, "unknown input " + quote_untrusted(name)).with("tensor", name);
     return index;
   }
   std::shared_ptr<Model::State> state_;

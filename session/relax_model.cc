@@ -106,7 +106,7 @@ class RelaxRunner final : public Runner {
   size_t index_of(const std::string& name) const {
     for (size_t i = 0; i < function_.inputs.size(); ++i)
       if (function_.inputs[i].name == name) return i;
-    throw Error(ErrorKind::kNotFound, "function " + quote_untrusted(function_.name) + " has no parameter " + quote_untrusted(name) + "")
+    throw Error(ErrorKind::kNotFound, "function " + quote_untrusted(function_.name) + " has no parameter " + quote_untrusted(name))
         .with("tensor", name);
   }
   std::shared_ptr<Model::State> state_;

@@ -56,7 +56,7 @@ Module make_vm_module(std::shared_ptr<const LinkedExecutable> linked) {
 int64_t VmModuleNode::vm_function_index(const std::string& name) const {
   const int64_t i = linked_->exe->find_function(name);
   if (i < 0 || linked_->exe->functions[static_cast<size_t>(i)].kind != FunctionKind::kVMFunc)
-    throw Error(ErrorKind::kNotFound, "the Relax executable has no function " + quote_untrusted(name) + "").with("function", name);
+    throw Error(ErrorKind::kNotFound, "the Relax executable has no function " + quote_untrusted(name)).with("function", name);
   return i;
 }
 
@@ -180,7 +180,7 @@ PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module
       const std::string fn = args.as_string(0);
       auto it = inputs_.find(fn);
       if (it == inputs_.end())
-        throw Error(ErrorKind::kFailedPrecondition, "invoke_stateful: no inputs set for " + quote_untrusted(fn) + "").with("function", fn);
+        throw Error(ErrorKind::kFailedPrecondition, "invoke_stateful: no inputs set for " + quote_untrusted(fn)).with("function", fn);
       outputs_[fn] = invoke(fn, it->second);
     }, name);
   if (name == "get_output")

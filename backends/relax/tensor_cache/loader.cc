@@ -74,7 +74,7 @@ void load_shard(const std::string& folder, size_t index, const ShardRecord& s, c
       try {
         out->emplace_back(t.name, make_tensor(t, shard, apis, device));
       } catch (Error& e) {
-        e.with("record", "tensor " + quote_untrusted(t.name) + "");
+        e.with("record", "tensor " + quote_untrusted(t.name));
         throw;
       }
     }

@@ -138,7 +138,7 @@ TensorRecord read_tensor(JsonCursor& c) {
 
 std::string describe_tensor(size_t index, const TensorRecord* t) {
   std::string s = "tensor " + std::to_string(index);
-  if (t && !t->name.empty()) s += " " + quote_untrusted(t->name) + "";
+  if (t && !t->name.empty()) s += " " + quote_untrusted(t->name);
   return s;
 }
 
