@@ -81,8 +81,8 @@ void load_graph_model(Model::State& state, const ModelSource& source) {
     state.graph_json = read_regular_file(source.graph_json_path, "graph JSON");
     if (!source.params_path.empty()) state.three_file_params = three_file_params(state, source);
   } else if (!is_factory(state.root)) {
-    throw Error("the model's root is a '" + state.root->type_key() +
-                "' module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "
+    throw Error("the model's root is a " + quote_untrusted(state.root->type_key()) +
+                " module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "
                 "for a kernels library")
         .with("file", source.path)
         .with("option", "graph");
