@@ -452,11 +452,17 @@ struct GraphExecutor::Impl {
 
   void check_tensor_matches(uint32_t entry, const DLTensor* value, const std::string& what) const {
     const DLTensor* mine = entries[entry].handle();
+    // A caller's raw DLTensor (TVM's C ABI): null pointers and a rank no tensor has are refused
+    // before the shape is read (a message prints it).
+    if (!value) throw Error(what + ": null tensor");
+    if (value->ndim < 0 || value->ndim > 64) throw Error(what + ": ndim " + std::to_string(value->ndim) + " is not a rank");
+    if (value->ndim > 0 && !value->shape) throw Error(what + ": null shape");
     bool same_shape = mine->ndim == value->ndim &&
                       std::equal(mine->shape, mine->shape + mine->ndim, value->shape);
     if (!same_shape || mine->dtype != value->dtype)
       throw Error(what + " expects " + shape_to_string(mine->shape, mine->ndim) + " " + dtype_to_string(mine->dtype) +
                   ", got " + shape_to_string(value->shape, value->ndim) + " " + dtype_to_string(value->dtype));
+    if (!value->data && tensor_nbytes(mine) != 0) throw Error(what + ": null data");
   }
 
   void point_group_at(uint32_t entry, void* data) {
