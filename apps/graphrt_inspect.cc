@@ -44,15 +44,16 @@ void print_tree(const graphrt::Module& m, int depth, bool all_functions,
                 std::vector<const graphrt::ModuleNode*>* listed) {
   std::string pad(2 * depth, ' ');
   if (std::find(listed->begin(), listed->end(), m.get()) != listed->end()) {
-    std::cout << pad << "- " << m->type_key() << " (listed above)\n";
+    std::cout << pad << "- " << graphrt::shown_name(m->type_key()) << " (listed above)\n";
     return;
   }
   listed->push_back(m.get());
   std::vector<std::string> names = m->function_names();
-  std::cout << pad << "- " << m->type_key() << " (" << names.size() << " function" << (names.size() == 1 ? "" : "s")
+  // Names come from the file: shown_name quotes one that could drive the terminal.
+  std::cout << pad << "- " << graphrt::shown_name(m->type_key()) << " (" << names.size() << " function" << (names.size() == 1 ? "" : "s")
             << ", " << m->imports().size() << " import" << (m->imports().size() == 1 ? "" : "s") << ")\n";
   size_t limit = all_functions ? names.size() : std::min<size_t>(names.size(), 12);
-  for (size_t i = 0; i < limit; ++i) std::cout << pad << "    " << names[i] << "\n";
+  for (size_t i = 0; i < limit; ++i) std::cout << pad << "    " << graphrt::shown_name(names[i]) << "\n";
   if (limit < names.size()) std::cout << pad << "    ... " << names.size() - limit << " more (--all-functions)\n";
   for (const graphrt::Module& child : m->imports()) print_tree(child, depth + 1, all_functions, listed);
 }
@@ -116,8 +117,8 @@ int run(int argc, char** argv) {
       return 0;
     }
     if (root->type_key() != "GraphExecutorFactory" && root->type_key() != "GraphRuntimeFactory") {
-      std::cout << "\ngraph: none in this library (root is '" << root->type_key()
-                << "'); pass --graph G.json to inspect a three-file model\n";
+      std::cout << "\ngraph: none in this library (root is " << graphrt::quote_untrusted(root->type_key())
+                << "); pass --graph G.json to inspect a three-file model\n";
       return 0;
     }
     model = load_model(path, options, "", "");

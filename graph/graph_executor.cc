@@ -42,6 +42,10 @@ struct GraphExecutor::Impl {
   // other holders (whole alias groups). Writes go to an own copy first.
   std::vector<bool> external;
   std::vector<NDArray> own_copies;  // params unshared by a write
+  // Per alias group moved to a caller's memory by a zero-copy input: where it pointed before,
+  // and whether that was a bound param's. A copied input goes back there: it must never write
+  // into memory the caller lent for an earlier run (and may have freed since).
+  std::map<uint32_t, std::pair<void*, bool>> before_zero_copy;
 
   std::vector<NDArray> buffers;          // allocated storage
   std::vector<NDArray> entries;          // one view per entry (its DLTensor is what kernels see)
@@ -139,7 +143,7 @@ struct GraphExecutor::Impl {
       std::string given_list;
       for (const DLDevice& d : devices) given_list += (given_list.empty() ? "" : ", ") + device_to_string(d);
       std::string why = kv.second ? "its device_index attrs place " + std::to_string(kv.second) + " tensors on " + type
-                                  : "its library holds a '" + type + "' module";
+                                  : "its library holds a " + quote_untrusted(type) + " module";
       throw Error("the graph wants a " + upper(type) + " device (" + why + ") but was given " + given_list +
                   ": create it on a " + type + " device (Python: lib[\"default\"](graphrt." + type + "(0)))")
           .with("option", "device=" + type);
@@ -264,9 +268,27 @@ struct GraphExecutor::Impl {
     for (uint32_t e = 0; e < n; ++e) group_members[alias_group[e]].push_back(e);
   }
 
-  // Before a write into a bound param: this executor gets its own copy, so
-  // the arrays' other holders keep their values.
+  // A zero-copy input: the group points at the caller's memory until a copied input.
+  void lend(uint32_t entry, void* data) {
+    before_zero_copy.emplace(alias_group[entry], std::make_pair(entries[entry]->data,
+                                                                 !external.empty() && external[entry]));
+    point_group_at(entry, data);
+  }
+
+  void take_back(uint32_t entry) {
+    auto lent = before_zero_copy.find(alias_group[entry]);
+    if (lent == before_zero_copy.end()) return;
+    const std::pair<void*, bool> own = lent->second;
+    before_zero_copy.erase(lent);
+    point_group_at(entry, own.first);
+    if (own.second)
+      for (uint32_t member : group_members[alias_group[entry]]) external[member] = true;
+  }
+
+  // Before a write into `entry`: its own storage again (after a zero-copy input); and for a
+  // bound param, this executor's own copy, so the arrays' other holders keep their values.
   void unshare(uint32_t entry) {
+    take_back(entry);
     if (external.empty() || !external[entry]) return;
     size_t bytes = 0;
     uint32_t group = alias_group[entry];
@@ -352,8 +374,8 @@ struct GraphExecutor::Impl {
     }
     std::string hint = closest_matches(node.func_name, names, 3);
     throw Error(ErrorKind::kNotFound,
-                "graph node " + std::to_string(nid) + " '" + node.name + "' calls function '" + node.func_name +
-                "', which the library does not have" + (hint.empty() ? "" : " (did you mean: " + hint + "?)"))
+                "graph node " + std::to_string(nid) + " " + quote_untrusted(node.name) + " calls function " + quote_untrusted(node.func_name) +
+                ", which the library does not have" + (hint.empty() ? "" : " (did you mean: " + hint + "?)"))
         .with("node", node.name)
         .with("symbol", node.func_name);
   }
@@ -430,11 +452,17 @@ struct GraphExecutor::Impl {
 
   void check_tensor_matches(uint32_t entry, const DLTensor* value, const std::string& what) const {
     const DLTensor* mine = entries[entry].handle();
+    // A caller's raw DLTensor (TVM's C ABI): null pointers and a rank no tensor has are refused
+    // before the shape is read (a message prints it).
+    if (!value) throw Error(what + ": null tensor");
+    if (value->ndim < 0 || value->ndim > 64) throw Error(what + ": ndim " + std::to_string(value->ndim) + " is not a rank");
+    if (value->ndim > 0 && !value->shape) throw Error(what + ": null shape");
     bool same_shape = mine->ndim == value->ndim &&
                       std::equal(mine->shape, mine->shape + mine->ndim, value->shape);
     if (!same_shape || mine->dtype != value->dtype)
       throw Error(what + " expects " + shape_to_string(mine->shape, mine->ndim) + " " + dtype_to_string(mine->dtype) +
                   ", got " + shape_to_string(value->shape, value->ndim) + " " + dtype_to_string(value->dtype));
+    if (!value->data && tensor_nbytes(mine) != 0) throw Error(what + ": null data");
   }
 
   void point_group_at(uint32_t entry, void* data) {
@@ -473,7 +501,7 @@ struct GraphExecutor::Impl {
         const char* other = static_cast<const char*>(entries[e]->data);
         if (other < old + nbytes && old < other + entry_bytes(graph, e)) clash = &graph.nodes[ops[i].node_id()].name;
       }
-      if (uses && clash) blocker = "node '" + *clash + "' has another tensor at the same address";
+      if (uses && clash) blocker = "node " + quote_untrusted(*clash) + " has another tensor at the same address";
       if (uses) steps.push_back(static_cast<uint32_t>(i));
     }
     device_graph.follow_move(old, nbytes, data, steps, blocker);
@@ -517,7 +545,7 @@ MemoryPlan memory_plan_from_name(const std::string& name) {
   if (name == "tvm") return MemoryPlan::kTvm;
   if (name == "liveness") return MemoryPlan::kLiveness;
   if (name == "auto") return MemoryPlan::kAuto;
-  throw Error("unknown memory plan '" + name + "' (use 'tvm', 'liveness' or 'auto')");
+  throw Error("unknown memory plan " + quote_untrusted(name) + " (use 'tvm', 'liveness' or 'auto')");
 }
 
 const char* memory_plan_name(MemoryPlan plan) {
@@ -618,7 +646,7 @@ std::vector<TensorInfo> GraphExecutor::output_info() const {
 
 void GraphExecutor::set_input(int index, const DLTensor* value) {
   uint32_t entry = impl_->input_entry(index);
-  impl_->check_tensor_matches(entry, value, "input '" + input_name(index) + "'");
+  impl_->check_tensor_matches(entry, value, "input " + quote_untrusted(input_name(index)));
   impl_->unshare(entry);
   impl_->apis->copy(value, impl_->entries[entry].handle());
   impl_->mark_input_set(index);
@@ -629,7 +657,7 @@ void GraphExecutor::set_checked_input(int index, const DLTensor* value) {
   DLTensor* mine = impl_->entries[entry].handle();
   // The one check kept: a size that differs would read past the caller's bytes.
   if (tensor_nbytes(value) != tensor_nbytes(mine))
-    throw Error("input '" + input_name(index) + "' takes " + std::to_string(tensor_nbytes(mine)) + " bytes, got " +
+    throw Error("input " + quote_untrusted(input_name(index)) + " takes " + std::to_string(tensor_nbytes(mine)) + " bytes, got " +
                 std::to_string(tensor_nbytes(value)))
         .with("input", input_name(index));
   impl_->unshare(entry);
@@ -648,15 +676,15 @@ void GraphExecutor::set_input(const std::string& name, const DLTensor* value) {
     std::vector<int> all(impl_->graph.arg_nodes.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
     throw Error(ErrorKind::kNotFound,
-                "unknown input '" + name + "' (" + impl_->describe_inputs(all, 8) + ")").with("tensor", name);
+                "unknown input " + quote_untrusted(name) + " (" + impl_->describe_inputs(all, 8) + ")").with("tensor", name);
   }
   set_input(index, value);
 }
 
 void GraphExecutor::set_input_zero_copy(int index, const DLTensor* value) {
   uint32_t entry = impl_->input_entry(index);
-  impl_->check_zero_copy(entry, value, "input '" + input_name(index) + "'");
-  impl_->point_group_at(entry, static_cast<char*>(value->data) + value->byte_offset);
+  impl_->check_zero_copy(entry, value, "input " + quote_untrusted(input_name(index)));
+  impl_->lend(entry, static_cast<char*>(value->data) + value->byte_offset);
   impl_->mark_input_set(index);
 }
 
@@ -689,7 +717,7 @@ void GraphExecutor::set_params(const ParamList& params) {
     uint32_t entry = impl_->input_entry(index);
     const DLTensor* mine = impl_->entries[entry].handle();
     if (tensor_nbytes(mine) != p.second.nbytes())
-      throw Error("param '" + p.first + "' has " + std::to_string(p.second.nbytes()) + " bytes " +
+      throw Error("param " + quote_untrusted(p.first) + " has " + std::to_string(p.second.nbytes()) + " bytes " +
                   shape_to_string(p.second.shape()) + " " + dtype_to_string(p.second.dtype()) + ", the graph expects " +
                   std::to_string(tensor_nbytes(mine)) + " bytes " + shape_to_string(mine->shape, mine->ndim) + " " +
                   dtype_to_string(mine->dtype))
@@ -712,10 +740,10 @@ void GraphExecutor::share_params(const GraphExecutor& other, const std::string& 
     if (index < 0) continue;
     int other_index = other.input_index(p.first);
     if (other_index < 0) throw Error(ErrorKind::kNotFound,
-                                     "share_params: the other executor has no input '" + p.first + "'").with("param", p.first);
+                                     "share_params: the other executor has no input " + quote_untrusted(p.first)).with("param", p.first);
     NDArray theirs = other.get_input(other_index);
     uint32_t entry = impl_->input_entry(index);
-    impl_->check_tensor_matches(entry, theirs.handle(), "shared param '" + p.first + "'");
+    impl_->check_tensor_matches(entry, theirs.handle(), "shared param " + quote_untrusted(p.first));
     impl_->point_group_at(entry, theirs->data);
     impl_->shared_param_owners.push_back(theirs);
     impl_->mark_input_set(index);
@@ -784,7 +812,7 @@ NDArray GraphExecutor::node_output(int node, int index) const {
   const GraphNode& n = impl_->graph.nodes[node];
   if (index < 0 || static_cast<uint32_t>(index) >= n.num_outputs)
     throw Error(ErrorKind::kOutOfRange,
-                "node " + std::to_string(node) + " ('" + n.name + "') has " + std::to_string(n.num_outputs) +
+                "node " + std::to_string(node) + " (" + quote_untrusted(n.name) + ") has " + std::to_string(n.num_outputs) +
                 " outputs, not " + std::to_string(index + 1))
         .with("node", n.name);
   return impl_->entries[impl_->graph.entry_id(node, index)];

@@ -52,7 +52,7 @@ class GraphExecutorFactoryNode : public ModuleNode {
       return make_function([this, keep](const TVMArgs& args, RetValue* ret) {
         std::string wanted = args.as_string(0);
         if (wanted != contents_.module_name)
-          throw Error(ErrorKind::kNotFound, "debug_create: this factory holds module '" + contents_.module_name + "', not '" + wanted + "'");
+          throw Error(ErrorKind::kNotFound, "debug_create: this factory holds module " + quote_untrusted(contents_.module_name) + ", not " + quote_untrusted(wanted));
         ret->set_module(make_graph_executor_module(create(keep, devices_from_args(args, 1), GraphExecutorOptions())));
       }, name);
     }
@@ -198,7 +198,7 @@ GraphFactoryInfo graph_factory_info(const Module& factory) {
   const auto* node = dynamic_cast<const GraphExecutorFactoryNode*>(factory.get());
   if (!node) {
     const std::string key = factory.get() ? factory->type_key() : std::string("(none)");
-    throw Error(ErrorKind::kTypeMismatch, "module '" + key + "' is not a graph executor factory").with("tkey", key);
+    throw Error(ErrorKind::kTypeMismatch, "module " + quote_untrusted(key) + " is not a graph executor factory").with("tkey", key);
   }
   return node->info();
 }

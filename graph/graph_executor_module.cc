@@ -39,7 +39,7 @@ int output_index_arg(GraphExecutor& ex, const TVMArgs& args, int i) {
   if (args.code(i) != kTVMStr) return static_cast<int>(args.as_int(i));
   std::string name = args.as_string(i);
   int index = ex.output_index(name);
-  if (index < 0) throw Error(ErrorKind::kNotFound, "no graph output named '" + name + "'").with("tensor", name);
+  if (index < 0) throw Error(ErrorKind::kNotFound, "no graph output named " + quote_untrusted(name)).with("tensor", name);
   return index;
 }
 
@@ -58,7 +58,7 @@ int node_arg(GraphExecutor& ex, const TVMArgs& a, int i) {
   if (a.code(i) != kTVMStr) return static_cast<int>(a.as_int(i));
   std::string name = a.as_string(i);
   int index = ex.node_index(name);
-  if (index < 0) throw Error(ErrorKind::kNotFound, "no graph node named '" + name + "'").with("node", name);
+  if (index < 0) throw Error(ErrorKind::kNotFound, "no graph node named " + quote_untrusted(name)).with("node", name);
   return index;
 }
 
@@ -86,7 +86,7 @@ const std::map<std::string, Method>& methods() {
          bool unknown;
          int index = input_index_arg(ex, a, 0, &unknown);
          if (unknown) throw Error(ErrorKind::kNotFound,
-                                  "unknown input '" + a.as_string(0) + "'").with("tensor", a.as_string(0));
+                                  "unknown input " + quote_untrusted(a.as_string(0))).with("tensor", a.as_string(0));
          ex.set_input_zero_copy(index, a.as_tensor(1));
        }},
       {"set_output_zero_copy", [](GraphExecutor& ex, const TVMArgs& a, RetValue*) {

@@ -12,7 +12,7 @@ namespace {
 
 Error node_error(const GraphDef& g, size_t nid, const std::string& message) {
   std::string name = nid < g.nodes.size() ? g.nodes[nid].name : "";
-  return Error("graph node " + std::to_string(nid) + " '" + name + "': " + message)
+  return Error("graph node " + std::to_string(nid) + " " + quote_untrusted(name) + ": " + message)
       .with("node", std::to_string(nid) + " (" + name + ")");
 }
 
@@ -126,13 +126,13 @@ void read_node(GraphDef& g, size_t nid, JsonCursor& c) {
     } else if (key == "control_deps") {
       c.skip_value();
     } else {
-      throw node_error(g, nid, "unknown node key '" + std::string(key) + "'");
+      throw node_error(g, nid, "unknown node key " + quote_untrusted(std::string(key)));
     }
   });
   GraphNode& stored = g.nodes.back();
   if (!has_op || !has_name) throw node_error(g, nid, "node needs 'op' and 'name'");
   if (stored.op == "null") return;
-  if (stored.op != "tvm_op") throw node_error(g, nid, "unknown op '" + stored.op + "' (expected null or tvm_op)");
+  if (stored.op != "tvm_op") throw node_error(g, nid, "unknown op " + quote_untrusted(stored.op) + " (expected null or tvm_op)");
   const OpAttrs& a = attrs.present ? attrs : attr;
   if (!a.present || !a.is_object) throw node_error(g, nid, "tvm_op node has no attrs");
   if (!a.has_func_name) throw node_error(g, nid, "missing attribute 'func_name'");
@@ -391,7 +391,7 @@ GraphDef parse_graph_json(const std::string& json_text) {
   bool seen[5] = {false, false, false, false, false};
   c.object([&](std::string_view key) {
     size_t k = static_cast<size_t>(std::find(std::begin(known), std::end(known), key) - std::begin(known));
-    if (k == 6) throw Error("graph JSON: unknown top-level key '" + std::string(key) + "'");
+    if (k == 6) throw Error("graph JSON: unknown top-level key " + quote_untrusted(std::string(key)));
     if (k < 5) seen[k] = true;
     switch (k) {
       case 0:

@@ -27,7 +27,7 @@ void OpCall::fail(const std::string& message) const { fail(Error(message)); }
 
 void OpCall::fail(const Error& inner) const {
   // The inner error's context pairs travel on (not flattened into the text).
-  Error outer(inner.kind(), "node " + std::to_string(node_id_) + " '" + node_name_ + "' (" + function_name_ + ") failed: " +
+  Error outer(inner.kind(), "node " + std::to_string(node_id_) + " " + quote_untrusted(node_name_) + " (" + function_name_ + ") failed: " +
               inner.message());
   for (const auto& kv : inner.context()) outer.with(kv.first, kv.second);
   throw outer.with("node", node_name_).with("symbol", function_name_);

@@ -1,5 +1,6 @@
 // The session layer's C API (graphrt/c_api.h, "models"): graphrt_model_* and
 // graphrt_runner_* over Session, Model and Runner, behind the one C guard.
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -15,6 +16,9 @@ struct graphrt_model {
 struct graphrt_runner {
   std::shared_ptr<graphrt::Model> model;  // the runner's model lives as long as it
   std::unique_ptr<graphrt::Runner> runner;
+  // Set for the length of each call: a runner is for one thread at a time, and a call that
+  // finds it set is another thread's, refused instead of racing (one atomic exchange a call).
+  std::atomic<bool> in_use{false};
 };
 
 namespace graphrt {
@@ -27,6 +31,27 @@ T* require_handle(T* handle, const char* what) {
   if (!handle) throw Error(std::string("null ") + what + " handle");
   return handle;
 }
+
+// The runner for the length of one call, or an Error (failed precondition) when another
+// thread's call holds it.
+class RunnerUse {
+ public:
+  RunnerUse(graphrt_runner* runner, const char* function) : runner_(require_handle(runner, "runner")) {
+    if (runner_->in_use.exchange(true, std::memory_order_acquire))
+      throw Error(ErrorKind::kFailedPrecondition,
+                  std::string(function) +
+                      ": the runner is in use by another thread's call (a runner is for one thread at a time: "
+                      "make one per thread)");
+  }
+  ~RunnerUse() { runner_->in_use.store(false, std::memory_order_release); }
+  RunnerUse(const RunnerUse&) = delete;
+  RunnerUse& operator=(const RunnerUse&) = delete;
+  Runner& operator*() const { return *runner_->runner; }
+  Runner* operator->() const { return runner_->runner.get(); }
+
+ private:
+  graphrt_runner* runner_;
+};
 
 Session session_of(const graphrt_model_options* o) {
   SessionOptions options;
@@ -168,7 +193,7 @@ extern "C" GRAPHRT_API void graphrt_runner_free(graphrt_runner_t runner) { std::
 extern "C" GRAPHRT_API int graphrt_runner_set_input(graphrt_runner_t runner, const char* name, const DLTensor* value) {
   return graphrt_api_guard([&] {
     if (!value) throw Error("graphrt_runner_set_input: null tensor").with("tensor", text(name));
-    require_handle(runner, "runner")->runner->set_input(text(name), value);
+    RunnerUse(runner, "graphrt_runner_set_input")->set_input(text(name), value);
   });
 }
 
@@ -176,24 +201,24 @@ extern "C" GRAPHRT_API int graphrt_runner_set_input_zero_copy(graphrt_runner_t r
                                                               const DLTensor* value) {
   return graphrt_api_guard([&] {
     if (!value) throw Error("graphrt_runner_set_input_zero_copy: null tensor").with("tensor", text(name));
-    require_handle(runner, "runner")->runner->set_input_zero_copy(text(name), value);
+    RunnerUse(runner, "graphrt_runner_set_input_zero_copy")->set_input_zero_copy(text(name), value);
   });
 }
 
 extern "C" GRAPHRT_API int graphrt_runner_run(graphrt_runner_t runner) {
-  return graphrt_api_guard([&] { require_handle(runner, "runner")->runner->run(); });
+  return graphrt_api_guard([&] { RunnerUse(runner, "graphrt_runner_run")->run(); });
 }
 
 extern "C" GRAPHRT_API int graphrt_runner_num_outputs(graphrt_runner_t runner, int* out) {
   return graphrt_api_guard([&] {
     require_out(out);
-    *out = require_handle(runner, "runner")->runner->num_outputs();
+    *out = RunnerUse(runner, "graphrt_runner_num_outputs")->num_outputs();
   });
 }
 
 extern "C" GRAPHRT_API int graphrt_runner_get_output(graphrt_runner_t runner, int index, TVMArrayHandle* out) {
   return graphrt_api_guard([&] {
     require_out(out);
-    *out = require_handle(runner, "runner")->runner->output(index).release();
+    *out = RunnerUse(runner, "graphrt_runner_get_output")->output(index).release();
   });
 }

@@ -5,6 +5,7 @@
 
 #include "graphrt/params_cache.h"
 #include "graphrt/regular_file.h"
+#include "input_tensor.h"
 #include "model_state.h"
 
 namespace graphrt {
@@ -80,8 +81,8 @@ void load_graph_model(Model::State& state, const ModelSource& source) {
     state.graph_json = read_regular_file(source.graph_json_path, "graph JSON");
     if (!source.params_path.empty()) state.three_file_params = three_file_params(state, source);
   } else if (!is_factory(state.root)) {
-    throw Error("the model's root is a '" + state.root->type_key() +
-                "' module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "
+    throw Error("the model's root is a " + quote_untrusted(state.root->type_key()) +
+                " module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "
                 "for a kernels library")
         .with("file", source.path)
         .with("option", "graph");
@@ -102,12 +103,17 @@ class GraphRunner final : public Runner {
     for (const TensorSpec& t : function().inputs) executor_indices_.push_back(index_of(t.name));
   }
   const FunctionSpec& function() const override { return state_->functions.front(); }
-  void set_input(const std::string& name, const DLTensor* value) override { executor_->set_input(name, value); }
+  void set_input(const std::string& name, const DLTensor* value) override {
+    check(name, value, InputUse::kCopied);
+    executor_->set_input(name, value);
+  }
   void set_checked_input(int index, const DLTensor* value) override {
     executor_->set_checked_input(executor_indices_.at(static_cast<size_t>(index)), value);
   }
   void set_input_zero_copy(const std::string& name, const DLTensor* value) override {
-    executor_->set_input_zero_copy(index_of(name), value);
+    const int index = index_of(name);
+    check(name, value, InputUse::kZeroCopy);
+    executor_->set_input_zero_copy(index, value);
   }
   void run() override { executor_->run(); }
   int num_outputs() const override { return executor_->num_outputs(); }
@@ -115,9 +121,15 @@ class GraphRunner final : public Runner {
   std::shared_ptr<GraphExecutor> graph_executor() const override { return executor_; }
 
  private:
+  // An unknown name is left to the executor's error (it lists the inputs); a known one's
+  // tensor is checked at the rank the graph gives it.
+  void check(const std::string& name, const DLTensor* value, InputUse use) const {
+    for (const TensorSpec& t : function().inputs)
+      if (t.name == name) return check_input_tensor(value, name, use, static_cast<int>(t.shape.size()));
+  }
   int index_of(const std::string& name) const {
     const int index = executor_->input_index(name);
-    if (index < 0) throw Error(ErrorKind::kNotFound, "unknown input '" + name + "'").with("tensor", name);
+    if (index < 0) throw Error(ErrorKind::kNotFound, "unknown input " + quote_untrusted(name)).with("tensor", name);
     return index;
   }
   std::shared_ptr<Model::State> state_;

@@ -59,7 +59,7 @@ const FunctionSpec& model_function(const Model& model, const std::string& name, 
   if (const FunctionSpec* f = find_function(model, name)) return *f;
   std::string list;
   for (const FunctionSpec& f : model.functions()) list += (list.empty() ? "" : ", ") + f.name;
-  Error e(ErrorKind::kNotFound, "the model has no function '" + name + "' (functions: " + list + ")");
+  Error e(ErrorKind::kNotFound, "the model has no function " + quote_untrusted(name) + " (functions: " + list + ")");
   e.with("function", name);
   if (option) e.with("option", option);
   throw e;
@@ -72,7 +72,7 @@ DLDataType token_dtype(const FunctionSpec& prefill) {
   DLDataType t{kDLInt, 32, 1};
   if (!prefill.inputs.empty() && prefill.inputs[0].known) t = prefill.inputs[0].dtype;
   if (t.code != kDLInt || (t.bits != 32 && t.bits != 64) || t.lanes != 1)
-    throw Error(ErrorKind::kUnsupported, "function '" + prefill.name + "' takes token ids of type " +
+    throw Error(ErrorKind::kUnsupported, "function " + quote_untrusted(prefill.name) + " takes token ids of type " +
                                              dtype_to_string(t) + ", not int32 or int64")
         .with("function", prefill.name)
         .with("option", "prefill");
@@ -344,6 +344,10 @@ LanguageModel::LanguageModel(const Model& model, LanguageModelOptions options) :
   } catch (Error& e) {
     throw e.with("function", options_.prefill);
   }
+  if (vocab_ < 1)
+    throw Error(ErrorKind::kUnsupported, "function " + quote_untrusted(options_.prefill) + " returned no logits [..., vocab]")
+        .with("function", options_.prefill)
+        .with("option", "prefill");
   impl_->vocab = vocab_;
 }
 

@@ -2,6 +2,7 @@
 // names, dtypes and shapes as the code checks them, from the VM (through
 // graphrt/relax_vm.h), runners over one VM each.
 #include "graphrt/device_api.h"
+#include "input_tensor.h"
 #include "model_state.h"
 
 namespace graphrt {
@@ -55,20 +56,31 @@ class RelaxRunner final : public Runner {
   const FunctionSpec& function() const override { return function_; }
   // A copy on the model's device: kernels may rely on the allocator's alignment. The function's
   // code checks each argument's dtype and shape when called.
-  void set_input(const std::string& name, const DLTensor* value) override { bind_copy(index_of(name), value); }
+  void set_input(const std::string& name, const DLTensor* value) override {
+    const size_t index = index_of(name);
+    check(index, value, InputUse::kCopied);
+    bind_copy(index, value);
+  }
   void set_checked_input(int index, const DLTensor* value) override {
     bind_copy(static_cast<size_t>(index), value);
   }
   void set_input_zero_copy(const std::string& name, const DLTensor* value) override {
-    // The caller's memory, kept alive by the caller until the run is done.
-    inputs_[index_of(name)] = NDArray::wrap(static_cast<char*>(value->data) + value->byte_offset,
+    // The caller's memory, kept alive by the caller until the run is done. The VM's tensors
+    // have no strides: only compact memory may be wrapped as one.
+    const size_t index = index_of(name);
+    check(index, value, InputUse::kZeroCopy);
+    if (!(value->device == state_->device))
+      throw Error("input " + quote_untrusted(name) + ": a zero-copy tensor must be on the model's device " +
+                  device_to_string(state_->device) + ", got " + device_to_string(value->device))
+          .with("tensor", name);
+    inputs_[index] = NDArray::wrap(static_cast<char*>(value->data) + value->byte_offset,
                                             std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype,
                                             value->device, nullptr);
   }
   void run() override {
     for (size_t i = 0; i < inputs_.size(); ++i)
       if (!inputs_[i].defined())
-        throw Error(ErrorKind::kFailedPrecondition, "run() before input '" + function_.inputs[i].name + "' was set")
+        throw Error(ErrorKind::kFailedPrecondition, "run() before input " + quote_untrusted(function_.inputs[i].name) + " was set")
             .with("tensor", function_.inputs[i].name);
     outputs_ = vm_.call(function_.name, inputs_).flatten();
   }
@@ -81,6 +93,10 @@ class RelaxRunner final : public Runner {
   }
 
  private:
+  void check(size_t index, const DLTensor* value, InputUse use) const {
+    const TensorSpec& t = function_.inputs[index];
+    check_input_tensor(value, t.name, use, t.known ? static_cast<int>(t.shape.size()) : -1);
+  }
   void bind_copy(size_t index, const DLTensor* value) {
     NDArray copy = apis_.empty(std::vector<int64_t>(value->shape, value->shape + value->ndim), value->dtype,
                                state_->device);
@@ -91,9 +107,9 @@ class RelaxRunner final : public Runner {
     for (size_t i = 0; i < function_.inputs.size(); ++i)
       if (function_.inputs[i].name == name) return i;
     std::string names;
-    for (const TensorSpec& t : function_.inputs) names += (names.empty() ? "" : ", ") + t.name;
-    throw Error(ErrorKind::kNotFound,
-                "function '" + function_.name + "' has no parameter '" + name + "' (parameters: " + names + ")")
+    for (const TensorSpec& t : function_.inputs) names += (names.empty() ? "" : ", ") + shown_name(t.name);
+    throw Error(ErrorKind::kNotFound, "function " + quote_untrusted(function_.name) + " has no parameter " +
+                                          quote_untrusted(name) + " (parameters: " + names + ")")
         .with("tensor", name);
   }
   std::shared_ptr<Model::State> state_;

@@ -46,7 +46,7 @@ const FunctionSpec& Model::function(const std::string& name) const {
   }
   if (name.empty() && state_->functions.size() == 1) return state_->functions.front();
   throw Error(ErrorKind::kNotFound, (name.empty() ? std::string("the model has no entry function 'main'")
-                                                  : "the model has no function '" + name + "'") +
+                                                  : "the model has no function " + quote_untrusted(name)) +
                                         " (functions: " + list + ")")
       .with("function", name)
       .with("option", "function");

@@ -87,7 +87,7 @@ static DLDataType parse_dtype(const std::string& text) {
     }
     return t;
   }
-  throw Error("unknown dtype '" + text + "'");
+  throw Error("unknown dtype " + quote_untrusted(text));
 }
 
 DLDataType dtype_from_string(const std::string& text) { return parse_dtype(text); }

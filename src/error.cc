@@ -46,7 +46,10 @@ std::string format_error(const std::string& message, const std::vector<std::pair
 Error::Error(ErrorKind kind, std::string message)
     : std::runtime_error(message), kind_(kind), message_(std::move(message)), formatted_(message_) {}
 
-Error& Error::with(const std::string& key, const std::string& value) {
+// A context value is a name (a file, a tensor, a record's key), often read from the input: one
+// that could drive a terminal or is longer than any path is shown quoted and cut.
+Error& Error::with(const std::string& key, const std::string& raw_value) {
+  const std::string value = shown_name(raw_value, 4096);
   for (const auto& pair : context_) {
     if (pair.first == key && pair.second == value) return *this;
   }

@@ -76,7 +76,7 @@ void set_last_error_from_tvm(const std::string& message) { set_last_error(messag
 uint64_t last_error_generation() { return last_error_counter; }
 Error kernel_failure(const std::string& function, uint64_t generation_before) {
   if (last_error_counter == generation_before || last_error_storage().message.empty())
-    return Error("kernel '" + function + "' failed without a message (it returned non-zero without calling "
+    return Error("kernel " + quote_untrusted(function) + " failed without a message (it returned non-zero without calling "
                  "TVMAPISetLastError)");
   return last_error_as_exception();
 }

@@ -143,7 +143,7 @@ bool same_params(const ParamList& a, const ParamList& b, std::string* difference
     const bool same = a[i].first == b[i].first && x.dtype() == y.dtype() && x.shape() == y.shape() &&
                       x.nbytes() == y.nbytes() && (x.nbytes() == 0 || std::memcmp(x->data, y->data, x.nbytes()) == 0);
     if (!same) {
-      *difference = "param " + std::to_string(i) + " ('" + a[i].first + "') differs from the model's ('" +
+      *difference = "param " + std::to_string(i) + " (" + quote_untrusted(a[i].first) + ") differs from the model's ('" +
                     b[i].first + "')";
       return false;
     }
@@ -160,15 +160,18 @@ constexpr std::chrono::seconds kLockWait{120};
 
 class FolderLock {
  public:
-  explicit FolderLock(const std::string& dir) {
+  enum class Wait { kBounded, kNone };
+  // kNone: one try; held() says whether it was taken (a writer at work holds it otherwise).
+  explicit FolderLock(const std::string& dir, Wait wait = Wait::kBounded) {
     fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd_ < 0)
       throw Error(Error::kind_of_errno(errno), std::string("cannot open the params cache folder: ") +
                                                    std::strerror(errno))
           .with("dir", dir);
     const auto deadline = std::chrono::steady_clock::now() + kLockWait;
-    while (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    while (!(held_ = flock(fd_, LOCK_EX | LOCK_NB) == 0)) {
       if (errno != EWOULDBLOCK && errno != EINTR) break;  // no locks on this file system: writers race
+      if (wait == Wait::kNone) break;
       if (std::chrono::steady_clock::now() >= deadline) {
         ::close(fd_);
         throw Error(ErrorKind::kResourceExhausted,
@@ -183,30 +186,50 @@ class FolderLock {
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;
   int fd() const { return fd_; }
+  bool held() const { return held_; }
 
  private:
   int fd_ = -1;
+  bool held_ = false;
 };
 
-// Removes the temporaries "<cache_path>.tmp.*" that writers killed mid-write left behind. Called
-// under the folder's lock, so no live writer of this file holds one; on a file system without
-// locks a writer may be running, so only files untouched for a minute go.
-void remove_stale_temporaries(const std::string& dir, const std::string& cache_path) {
+// The temporaries "<cache_path>.tmp.*" in `dir` (writers make them under the folder's lock).
+std::vector<std::string> temporaries_of(const std::string& dir, const std::string& cache_path) {
   const size_t slash = cache_path.find_last_of('/');
   const std::string prefix = (slash == std::string::npos ? cache_path : cache_path.substr(slash + 1)) + ".tmp.";
+  std::vector<std::string> out;
   DIR* d = opendir(dir.c_str());
-  if (!d) return;
+  if (!d) return out;
+  while (dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) out.push_back(dir + "/" + e->d_name);
+  closedir(d);
+  return out;
+}
+
+// Removes the temporaries that writers killed mid-write left behind. With the folder's lock held
+// no live writer owns one, so all go; on a file system without locks a writer may be running,
+// so only files untouched for a minute go.
+void remove_stale_temporaries(const std::string& dir, const std::string& cache_path, const FolderLock& lock) {
   const time_t now = time(nullptr);
-  while (dirent* e = readdir(d)) {
-    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
-    const std::string path = dir + "/" + e->d_name;
+  for (const std::string& path : temporaries_of(dir, cache_path)) {
     struct stat st;
-    if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime >= 60) {
+    if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (lock.held() || now - st.st_mtime >= 60)) {
       ::unlink(path.c_str());
-      log_warning("params cache: removed '" + path + "', a temporary left by a writer that did not finish");
+      log_warning("params cache: removed " + quote_untrusted(path, 4096) + ", a temporary left by a writer that did not finish");
     }
   }
-  closedir(d);
+}
+
+// A valid cache is mapped without the lock; temporaries beside it are left by killed writers
+// unless a writer is at work now (it holds the lock). One try for the lock, no wait.
+void remove_temporaries_beside_valid_cache(const std::string& dir, const std::string& cache_path) {
+  if (temporaries_of(dir, cache_path).empty()) return;
+  try {
+    FolderLock lock(dir, FolderLock::Wait::kNone);
+    if (lock.held()) remove_stale_temporaries(dir, cache_path, lock);
+  } catch (const Error&) {
+    // The folder cannot be opened: the mapped cache serves, the temporaries wait for a writer.
+  }
 }
 
 std::string folder_of(const std::string& path) {
@@ -432,12 +455,13 @@ ParamList open_params_cache(const std::string& cache_path, const std::string& so
   };
   std::optional<ParamList> mapped = try_map(cache_path, key, &why);
   if (usable(mapped)) {
+    remove_temporaries_beside_valid_cache(folder_of(cache_path), cache_path);
     if (use) *use = ParamsCacheUse::kMapped;
     return std::move(*mapped);
   }
   // Checked again under the lock: another process may have written it meanwhile.
   FolderLock lock(folder_of(cache_path));
-  remove_stale_temporaries(folder_of(cache_path), cache_path);
+  remove_stale_temporaries(folder_of(cache_path), cache_path, lock);
   mapped = try_map(cache_path, key, &why);
   if (usable(mapped)) {
     if (use) *use = ParamsCacheUse::kMapped;

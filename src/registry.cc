@@ -10,7 +10,7 @@ void Runtime::set_function(const std::string& name, PackedFunc f, bool override)
   std::lock_guard<std::mutex> lock(tables_->functions_mutex);
   auto it = tables_->functions.find(name);
   if (it != tables_->functions.end() && !override)
-    throw Error(ErrorKind::kFailedPrecondition, "global function '" + name + "' is already registered");
+    throw Error(ErrorKind::kFailedPrecondition, "global function " + quote_untrusted(name) + " is already registered");
   tables_->functions[name] = std::move(f);
 }
 

@@ -113,7 +113,7 @@ void make_time_evaluator(const TVMArgs& args, RetValue* ret) {
   if (!preproc_name.empty()) {
     preproc = registry_get(preproc_name);
     if (!preproc) throw Error(ErrorKind::kNotFound,
-                              "time evaluator: no global function '" + preproc_name + "' (f_preproc)");
+                              "time evaluator: no global function " + quote_untrusted(preproc_name) + " (f_preproc)");
   }
   ret->set_function(make_function(
       [module, fn, device, options, preproc](const TVMArgs& call_args, RetValue* out) {

@@ -50,8 +50,8 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
   m.is_relax = is_relax_executable(m.root);
   if (m.is_relax) return m;
   if (!m.is_factory)
-    throw Error("model root is a '" + m.root->type_key() +
-                "' module, not a GraphExecutorFactory: pass --graph G.json [--params P.params] (three-file form)")
+    throw Error("model root is a " + graphrt::quote_untrusted(m.root->type_key()) +
+                " module, not a GraphExecutorFactory: pass --graph G.json [--params P.params] (three-file form)")
         .with("file", path);
   // The names only: the weights are never re-serialised to learn them.
   graphrt::GraphFactoryInfo info = graphrt::graph_factory_info(m.root);

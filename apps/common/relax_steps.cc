@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -49,6 +50,32 @@ struct StepsRun {
   std::vector<StepCheck> checks;
 };
 
+// Whether `v` nests at most `levels` deep: what a message may print (json::dump recurses).
+bool shallow(const json& v, int levels) {
+  if (!v.is_structured()) return true;
+  if (levels == 0) return false;
+  for (const json& child : v)
+    if (!shallow(child, levels - 1)) return false;
+  return true;
+}
+
+// A value of the file as a message shows it.
+std::string shown(const json& v) {
+  return shallow(v, 8) ? graphrt::quote_untrusted(v.dump(), 80) : std::string("(a value nested more than 8 deep)");
+}
+
+// A JSON integer as it is: a fraction (0.5), a float (5.0), a string or a number past int64 is
+// refused, never truncated or narrowed.
+int64_t exact_int(const json& v, const std::string& field) {
+  if (!v.is_number_integer())
+    throw Error(field + " must be an integer, not " + shown(v)).with("field", field);
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    throw Error(ErrorKind::kOutOfRange, field + " is past int64: " + shown(v)).with("field", field);
+  return v.get<int64_t>();
+}
+
+std::string arg_field(size_t i, const char* key) { return "args[" + std::to_string(i) + "]." + key; }
+
 const json& arg(const json& step, size_t i) {
   const json& args = step.at("args");
   if (!args.is_array() || args.size() <= i) throw Error("the step has no argument " + std::to_string(i));
@@ -56,16 +83,69 @@ const json& arg(const json& step, size_t i) {
 }
 
 int64_t int_argument(const json& a, size_t i) {
-  if (!a.is_object() || !a.contains("int")) throw Error("argument " + std::to_string(i) + " must be {\"int\": n}: " + a.dump());
-  return a["int"].get<int64_t>();
+  if (!a.is_object() || !a.contains("int"))
+    throw Error("argument " + std::to_string(i) + " must be {\"int\": n}: " + shown(a));
+  return exact_int(a["int"], arg_field(i, "int"));
 }
 
 // A {"shape": [v]} argument of one value: a forward pass is of one sequence.
 int64_t one_value_shape(const json& a, size_t i) {
   if (!a.is_object() || !a.contains("shape") || !a["shape"].is_array() || a["shape"].size() != 1)
     throw Error(ErrorKind::kUnsupported, "argument " + std::to_string(i) +
-                                             " must be {\"shape\": [v]}: a forward pass of one sequence (" + a.dump() + ")");
-  return a["shape"][0].get<int64_t>();
+                                             " must be {\"shape\": [v]}: a forward pass of one sequence (" + shown(a) + ")");
+  return exact_int(a["shape"][0], arg_field(i, "shape[0]"));
+}
+
+// Every argument's form, before any step runs: a name, {"int": n}, {"shape": [n, ...]} with
+// dimensions not negative, or {"file": "x.npy"}.
+void check_argument(const json& a, size_t i) {
+  if (a.is_string()) return;
+  if (!a.is_object() || a.size() != 1)
+    throw Error("argument " + std::to_string(i) + " must be a name, {\"int\": n}, {\"shape\": [...]} or "
+                "{\"file\": x.npy}: " + shown(a)).with("field", "args[" + std::to_string(i) + "]");
+  if (a.contains("int")) {
+    exact_int(a["int"], arg_field(i, "int"));
+  } else if (a.contains("shape")) {
+    const std::string field = arg_field(i, "shape");
+    if (!a["shape"].is_array()) throw Error(field + " must be a list of integers: " + shown(a)).with("field", field);
+    for (size_t d = 0; d < a["shape"].size(); ++d) {
+      const std::string dim = field + "[" + std::to_string(d) + "]";
+      if (exact_int(a["shape"][d], dim) < 0)
+        throw Error(dim + " is negative: " + shown(a)).with("field", dim);
+    }
+  } else if (!a.contains("file") || !a["file"].is_string()) {
+    throw Error("argument " + std::to_string(i) + " must be a name, {\"int\": n}, {\"shape\": [...]} or "
+                "{\"file\": x.npy}: " + shown(a)).with("field", "args[" + std::to_string(i) + "]");
+  }
+}
+
+void check_names(const json& v, const char* field) {
+  if (v.is_string()) return;
+  bool names = v.is_array();
+  for (size_t i = 0; names && i < v.size(); ++i) names = v[i].is_string();
+  if (!names) throw Error(std::string(field) + " must be a name or a list of names: " + shown(v)).with("field", field);
+}
+
+void check_step(const json& step) {
+  if (!step.is_object()) throw Error("a step must be an object: " + shown(step));
+  const bool is_call = step.contains("call");
+  if (is_call == step.contains("global")) throw Error("a step names one \"call\" or one \"global\": " + shown(step));
+  const char* what = is_call ? "call" : "global";
+  if (!step[what].is_string()) throw Error(std::string(what) + " must be a name: " + shown(step)).with("field", what);
+  if (step.contains("args")) {
+    if (!step["args"].is_array()) throw Error("args must be a list: " + shown(step)).with("field", "args");
+    for (size_t i = 0; i < step["args"].size(); ++i) check_argument(step["args"][i], i);
+  }
+  if (step.contains("result")) check_names(step["result"], "result");
+  if (step.contains("expect")) {
+    const json& e = step["expect"];
+    if (!e.is_object()) throw Error("expect must map names to files: " + shown(e)).with("field", "expect");
+    for (const auto& item : e.items())
+      if (!item.value().is_string())
+        throw Error("expect." + graphrt::shown_name(item.key()) + " must name a file: " + shown(item.value()))
+            .with("field", "expect");
+  }
+  if (step.contains("expect_int")) exact_int(step["expect_int"], "expect_int");
 }
 
 // Argument 0 of a builtin: the create call's result.
@@ -73,21 +153,33 @@ void require_cache(const StepsRun& run, const json& step) {
   if (!run.lm) throw Error(ErrorKind::kFailedPrecondition, "no KV cache yet (the first call step creates it)");
   const json& a = arg(step, 0);
   if (!a.is_string() || a.get<std::string>() != run.cache)
-    throw Error("argument 0 must name the KV cache ('" + run.cache + "'): " + a.dump());
+    throw Error("argument 0 must name the KV cache (" + graphrt::quote_untrusted(run.cache) + "): " + shown(a));
 }
 
 std::vector<int32_t> token_file(const StepsRun& run, const json& a) {
-  if (!a.is_object() || !a.contains("file")) throw Error("the token ids must be {\"file\": x.npy}: " + a.dump());
+  if (!a.is_object() || !a.contains("file")) throw Error("the token ids must be {\"file\": x.npy}: " + shown(a));
   const std::string file = a["file"].get<std::string>();
   const NpyArray ids = read_npy(run.dir + "/" + file);
   const int64_t n = ids.numel();
   std::vector<int32_t> out(static_cast<size_t>(n));
+  // A token id is an int32 at least 0 (what the model's embedding takes): an int64 past that
+  // range is refused, never narrowed to another token.
+  const auto refuse = [&](size_t i, int64_t id) {
+    return Error(ErrorKind::kOutOfRange, graphrt::quote_untrusted(file) + " holds token id " + std::to_string(id) + " at " +
+                                             std::to_string(i) + ": not a token id (0 to 2^31-1)")
+        .with("file", file);
+  };
   if (ids.dtype.code == kDLInt && ids.dtype.bits == 32) {
     std::memcpy(out.data(), ids.data.data(), out.size() * sizeof(int32_t));
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i] < 0) throw refuse(i, out[i]);
   } else if (ids.dtype.code == kDLInt && ids.dtype.bits == 64) {
     std::vector<int64_t> wide(out.size());
     std::memcpy(wide.data(), ids.data.data(), wide.size() * sizeof(int64_t));
-    for (size_t i = 0; i < wide.size(); ++i) out[i] = static_cast<int32_t>(wide[i]);
+    for (size_t i = 0; i < wide.size(); ++i) {
+      if (wide[i] < 0 || wide[i] > std::numeric_limits<int32_t>::max()) throw refuse(i, wide[i]);
+      out[i] = static_cast<int32_t>(wide[i]);
+    }
   } else {
     throw Error(ErrorKind::kTypeMismatch, file + " holds " + npy_descr(ids.dtype) + ", not int32 or int64 token ids");
   }
@@ -160,7 +252,7 @@ StepCheck compare(StepsRun& run, size_t index, const std::string& step_name, con
   c.what = step_name + " -> " + name + " vs " + file;
   c.tensor = true;
   auto it = run.tensors.find(name);
-  if (it == run.tensors.end()) throw Error("the step gives no logits named '" + name + "'");
+  if (it == run.tensors.end()) throw Error("the step gives no logits named " + graphrt::quote_untrusted(name));
   const graphrt::NDArray got = it->second.copy_to_device(graphrt::cpu());
   ExpectedOutput expected{0, file, read_npy(run.dir + "/" + file)};
   const ExpectedOutputResult r = check_expected_outputs({got}, {expected}, run.tolerance).at(0);
@@ -175,7 +267,7 @@ StepCheck compare(StepsRun& run, size_t index, const std::string& step_name, con
 void check_int(StepsRun& run, size_t index, const std::string& name, const json& step, int64_t got) {
   StepCheck c;
   c.step = index;
-  const int64_t want = step["expect_int"].get<int64_t>();
+  const int64_t want = exact_int(step["expect_int"], "expect_int");
   c.what = name + " = " + std::to_string(got) + " (expected " + std::to_string(want) + ")";
   c.matches = got == want;
   if (!c.matches) c.problem = "got " + std::to_string(got);
@@ -208,15 +300,27 @@ void run_step(StepsRun& run, size_t index, const json& step) {
   }
 }
 
+// The case file's text as a document whose every step has the form check_step says.
+json parse_case(const std::string& text, const std::string& origin) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("steps") || !j["steps"].is_array())
+    throw Error(origin + " is not a case file with a \"steps\" list").with("file", origin);
+  for (size_t i = 0; i < j["steps"].size(); ++i) {
+    try {
+      check_step(j["steps"][i]);
+    } catch (Error& e) {
+      throw e.with("step", std::to_string(i)).with("file", origin);
+    }
+  }
+  return j;
+}
+
 json read_case(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(ErrorKind::kNotFound, "cannot open " + path);
   std::stringstream text;
   text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, false);
-  if (j.is_discarded() || !j.contains("steps") || !j["steps"].is_array())
-    throw Error(path + " is not a case file with a \"steps\" list");
-  return j;
+  return parse_case(text.str(), path);
 }
 
 // The forward functions: the first called after the create call is the prefill, the next
@@ -235,6 +339,10 @@ void forward_functions(const json& steps, graphrt::LanguageModelOptions* options
 }
 
 }  // namespace
+
+size_t check_relax_steps(const std::string& text, const std::string& origin) {
+  return parse_case(text, origin)["steps"].size();
+}
 
 std::vector<StepCheck> run_relax_steps(const graphrt::Model& model, const std::string& case_path, double tolerance) {
   const json c = read_case(case_path);

@@ -39,6 +39,14 @@ struct StepCheck {
 // `model` (a Relax executable); files are relative to the case's folder;
 // outputs are compared within `tolerance` (absolute). Throws graphrt::Error
 // naming the step that failed.
+// Reads a case file's text as run_relax_steps does, checking every step's form before any runs:
+// an object naming one "call" or "global"; each argument a name, {"int": n}, {"shape": [n, ...]}
+// (dimensions not negative) or {"file": "x.npy"}, every n a JSON integer within int64 (0.5, 5.0
+// or 2^63 are refused, never truncated); "result" a name or names; "expect" names to files;
+// "expect_int" an integer. Throws graphrt::Error naming the step and the field; returns the
+// number of steps.
+size_t check_relax_steps(const std::string& text, const std::string& origin);
+
 std::vector<StepCheck> run_relax_steps(const graphrt::Model& model, const std::string& case_path, double tolerance);
 
 }  // namespace graphrt_apps

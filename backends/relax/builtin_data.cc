@@ -140,7 +140,7 @@ void invoke_debug_func(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) 
   args.require(3, "(io_effect, name, line_info, args...)");
   const std::string name = args.as_string(1, "debug function name");
   PackedFunc f = vm.runtime().function(name);
-  if (!f) throw args.error("debug function '" + name + "' is not registered", ErrorKind::kNotFound).with("function", name);
+  if (!f) throw args.error("debug function " + quote_untrusted(name) + " is not registered", ErrorKind::kNotFound).with("function", name);
   std::vector<const Value*> call_args = argument_span(args, 2, args.size());
   Value ignored;
   call_packed(f, call_args.data(), static_cast<int>(call_args.size()), &ignored);

@@ -31,7 +31,7 @@ void alloc_storage(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
     const Value& scope = args.at(4);
     const StringRef* s = std::get_if<StringRef>(&scope);
     if (s && !(*s)->empty() && **s != "global")
-      throw args.error("memory scope '" + **s + "' is not supported (only 'global')", ErrorKind::kUnsupported)
+      throw args.error("memory scope " + quote_untrusted(**s) + " is not supported (only 'global')", ErrorKind::kUnsupported)
           .with("argument", "4");
   }
   try {

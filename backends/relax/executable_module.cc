@@ -118,11 +118,11 @@ void ExecutableModuleNode::replace_constants(const ParamList& arrays) {
     const int64_t i = constant_index(named.first, next->constants.size());
     const NDArray* old = i < 0 ? nullptr : std::get_if<NDArray>(&next->constants[static_cast<size_t>(i)]);
     if (!old)
-      throw Error(ErrorKind::kNotFound, "the Relax executable has no tensor constant '" + named.first + "'")
+      throw Error(ErrorKind::kNotFound, "the Relax executable has no tensor constant " + quote_untrusted(named.first))
           .with("constant", named.first);
     const std::string problem = replacement_problem(named.second, *old);
     if (!problem.empty())
-      throw Error("cannot replace the Relax executable's constant '" + named.first + "': " + problem)
+      throw Error("cannot replace the Relax executable's constant " + quote_untrusted(named.first) + ": " + problem)
           .with("constant", named.first);
     next->constants[static_cast<size_t>(i)] = named.second;
   }

@@ -16,7 +16,7 @@ void read_header(BlobReader& r, Executable& exe) {
   exe.format_v2 = magic == kExecutableMagicV2;
   exe.version = r.read_string("relax executable version");
   if (exe.version != kExecutableVersion) {
-    throw Error(ErrorKind::kUnsupported, "unsupported Relax executable version '" + exe.version + "' (expected '" +
+    throw Error(ErrorKind::kUnsupported, "unsupported Relax executable version " + quote_untrusted(exe.version) + " (expected '" +
                                              kExecutableVersion + "')")
         .with("field", "version");
   }

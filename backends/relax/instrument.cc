@@ -43,7 +43,7 @@ Value VirtualMachine::callee_value(int32_t function) const {
       break;
   }
   return make_function([name](const TVMArgs&, RetValue*) {
-    throw Error(ErrorKind::kUnsupported, "builtin '" + name + "' runs inside the Relax VM only").with("function", name);
+    throw Error(ErrorKind::kUnsupported, "builtin " + quote_untrusted(name) + " runs inside the Relax VM only").with("function", name);
   }, name);
 }
 

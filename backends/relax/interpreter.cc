@@ -59,8 +59,8 @@ void VirtualMachine::budget_exhausted(const char* what) const {
 }
 
 void VirtualMachine::deadline_passed(const FunctionInfo& f, int64_t pc, const Instr& in) const {
-  std::string where = "instruction " + std::to_string(pc - f.start_instr) + " of '" + f.name + "'";
-  if (in.op == Opcode::kCall) where += ", a call of '" + linked_->exe->functions[static_cast<size_t>(in.func)].name + "'";
+  std::string where = "instruction " + std::to_string(pc - f.start_instr) + " of " + quote_untrusted(f.name);
+  if (in.op == Opcode::kCall) where += ", a call of " + quote_untrusted(linked_->exe->functions[static_cast<size_t>(in.func)].name);
   throw Error(ErrorKind::kInterrupted, "Relax VM run interrupted: its deadline passed before " + where)
       .with("function", f.name)
       .with("instruction", std::to_string(pc - f.start_instr));
@@ -99,7 +99,7 @@ Value VirtualMachine::call(int64_t function, const Value* const* args, int num_a
     throw Error(ErrorKind::kOutOfRange, "function index " + std::to_string(function) + " outside the table");
   const FunctionInfo& f = functions[static_cast<size_t>(function)];
   if (f.kind == FunctionKind::kVMFunc && f.num_args != num_args)
-    throw Error(ErrorKind::kTypeMismatch, "Relax function '" + f.name + "' takes " + std::to_string(f.num_args) + " arguments, " +
+    throw Error(ErrorKind::kTypeMismatch, "Relax function " + quote_untrusted(f.name) + " takes " + std::to_string(f.num_args) + " arguments, " +
                 std::to_string(num_args) + " given")
         .with("function", f.name);
   if (depth_ == 0 && nested_calls_ == 0) remaining_ = budget_ ? budget_ : ~uint64_t{0};
@@ -238,8 +238,8 @@ Value VirtualMachine::run_loop(const FunctionInfo& f, Frame& frame) {
   } catch (Error& e) {
     if (!e.context_value("function").empty()) throw;
     const Instr& in = code[pc];
-    Error outer(e.kind(), "in Relax function '" + f.name + "'" +
-                              (in.op == Opcode::kCall ? " calling '" + linked_->exe->functions[static_cast<size_t>(in.func)].name + "'" : "") +
+    Error outer(e.kind(), "in Relax function " + quote_untrusted(f.name) +
+                              (in.op == Opcode::kCall ? " calling " + quote_untrusted(linked_->exe->functions[static_cast<size_t>(in.func)].name) : "") +
                               ": " + e.message());
     for (const auto& kv : e.context()) outer.with(kv.first, kv.second);
     throw outer.with("function", f.name).with("instruction", std::to_string(pc));

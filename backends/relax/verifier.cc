@@ -72,7 +72,7 @@ void verify_call(const Executable& exe, const FunctionInfo& f, const RawInstruct
                                              str(static_cast<int64_t>(exe.functions.size())));
   const FunctionInfo& callee = exe.functions[static_cast<size_t>(in.func_index)];
   if (callee.kind == FunctionKind::kVMFunc && callee.num_args != in.num_args)
-    throw Error("calls '" + callee.name + "' with " + str(in.num_args) + " arguments; it takes " + str(callee.num_args))
+    throw Error("calls " + quote_untrusted(callee.name) + " with " + str(in.num_args) + " arguments; it takes " + str(callee.num_args))
         .with("field", "num_args");
   for (int64_t i = 0; i < in.num_args; ++i) verify_argument(exe, f, in.args[i]);
 }
@@ -127,7 +127,7 @@ void verify_executable(const Executable& exe) {
     try {
       verify_function(exe, f);
     } catch (Error& e) {
-      Error outer(e.kind(), "relax function '" + f.name + "': " + e.message());
+      Error outer(e.kind(), "relax function " + quote_untrusted(f.name) + ": " + e.message());
       for (const auto& kv : e.context()) outer.with(kv.first, kv.second);
       throw outer.with("function", f.name);
     }

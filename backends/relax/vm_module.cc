@@ -56,7 +56,7 @@ Module make_vm_module(std::shared_ptr<const LinkedExecutable> linked) {
 int64_t VmModuleNode::vm_function_index(const std::string& name) const {
   const int64_t i = linked_->exe->find_function(name);
   if (i < 0 || linked_->exe->functions[static_cast<size_t>(i)].kind != FunctionKind::kVMFunc)
-    throw Error(ErrorKind::kNotFound, "the Relax executable has no function '" + name + "'").with("function", name);
+    throw Error(ErrorKind::kNotFound, "the Relax executable has no function " + quote_untrusted(name)).with("function", name);
   return i;
 }
 
@@ -65,7 +65,7 @@ ParamSignature VmModuleNode::param_signature(const TVMArgs& args) const {
   std::vector<ParamSignature> params = param_signatures(*linked_->exe, f);
   const int64_t i = args.as_int(1);
   if (i < 0 || i >= static_cast<int64_t>(params.size()))
-    throw Error(ErrorKind::kOutOfRange, "'" + args.as_string(0) + "' has no parameter " + std::to_string(i))
+    throw Error(ErrorKind::kOutOfRange, quote_untrusted(args.as_string(0)) + " has no parameter " + std::to_string(i))
         .with("function", args.as_string(0));
   return std::move(params[static_cast<size_t>(i)]);
 }
@@ -111,7 +111,7 @@ void VmModuleNode::set_input(const TVMArgs& args) {
   const FunctionInfo& f = linked_->exe->functions[static_cast<size_t>(vm_function_index(name))];
   std::vector<Value> values = values_from(args, 1, &vm_->device_apis());
   if (static_cast<int64_t>(values.size()) != f.num_args)
-    throw Error(ErrorKind::kTypeMismatch, "set_input: '" + name + "' takes " + std::to_string(f.num_args) + " arguments, " +
+    throw Error(ErrorKind::kTypeMismatch, "set_input: " + quote_untrusted(name) + " takes " + std::to_string(f.num_args) + " arguments, " +
                 std::to_string(values.size()) + " given")
         .with("function", name);
   inputs_[name] = std::move(values);
@@ -122,13 +122,13 @@ void VmModuleNode::get_output(const TVMArgs& args, RetValue* ret, bool arity) {
   const std::string name = args.as_string(0);
   auto it = outputs_.find(name);
   if (it == outputs_.end())
-    throw Error(ErrorKind::kFailedPrecondition, "no output of '" + name + "': call invoke_stateful first")
+    throw Error(ErrorKind::kFailedPrecondition, "no output of " + quote_untrusted(name) + ": call invoke_stateful first")
         .with("function", name);
   const Value* v = &it->second;
   for (int i = 1; i < args.size(); ++i) {
     const auto* t = std::get_if<Ref<TupleObj>>(v);
     const int64_t k = args.as_int(i);
-    if (!t) throw Error(ErrorKind::kTypeMismatch, "output of '" + name + "' indexed at depth " + std::to_string(i) + " is not a tuple");
+    if (!t) throw Error(ErrorKind::kTypeMismatch, "output of " + quote_untrusted(name) + " indexed at depth " + std::to_string(i) + " is not a tuple");
     if (k < 0 || k >= static_cast<int64_t>((*t)->items.size()))
       throw Error(ErrorKind::kOutOfRange, "output index " + std::to_string(k) + " outside a tuple of " +
                                               std::to_string((*t)->items.size()));
@@ -180,7 +180,7 @@ PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module
       const std::string fn = args.as_string(0);
       auto it = inputs_.find(fn);
       if (it == inputs_.end())
-        throw Error(ErrorKind::kFailedPrecondition, "invoke_stateful: no inputs set for '" + fn + "'").with("function", fn);
+        throw Error(ErrorKind::kFailedPrecondition, "invoke_stateful: no inputs set for " + quote_untrusted(fn)).with("function", fn);
       outputs_[fn] = invoke(fn, it->second);
     }, name);
   if (name == "get_output")
@@ -198,7 +198,7 @@ PackedFunc VmModuleNode::stateful_function(const std::string& name, const Module
       const FunctionInfo& f = linked_->exe->functions[static_cast<size_t>(vm_function_index(args.as_string(0)))];
       const int64_t i = args.as_int(1);
       if (i < 0 || i >= static_cast<int64_t>(f.param_names.size()))
-        throw Error(ErrorKind::kOutOfRange, "'" + f.name + "' has no parameter " + std::to_string(i)).with("function", f.name);
+        throw Error(ErrorKind::kOutOfRange, quote_untrusted(f.name) + " has no parameter " + std::to_string(i)).with("function", f.name);
       ret->set_string(f.param_names[static_cast<size_t>(i)]);
     }, name);
   if (name == "save_function")

@@ -99,7 +99,9 @@ GRAPHRT_API int graphrt_params_save(int count, const char** names, TVMArrayHandl
  *   graphrt_runner_free(runner); graphrt_model_free(model);
  *
  * A model is used by any number of threads; a runner by one thread at a time
- * (make one per thread). Models load through the process's default runtime. */
+ * (make one per thread): a call that overlaps another thread's call on the same
+ * runner fails with GRAPHRT_ERROR_FAILED_PRECONDITION (calls that do not overlap
+ * cannot be told apart). Models load through the process's default runtime. */
 typedef struct graphrt_model* graphrt_model_t;
 typedef struct graphrt_runner* graphrt_runner_t;
 
@@ -148,7 +150,14 @@ GRAPHRT_API int graphrt_model_param_names(graphrt_model_t model, const char** ou
 GRAPHRT_API int graphrt_runner_create(graphrt_model_t model, const char* function, graphrt_runner_t* out);
 GRAPHRT_API void graphrt_runner_free(graphrt_runner_t runner);
 /* Input `name` from `value`: a copy, or (zero_copy) the caller's memory, which
- * must stay valid and unchanged until the runs using it are done. */
+ * must stay valid and unchanged until the runs using it are done (the runner
+ * keeps no reference: a DLTensor has no owner to keep). A copied input after a
+ * zero-copy one goes to the runner's own storage, never into the memory lent.
+ * Refused with GRAPHRT_ERROR_INVALID_ARGUMENT naming the input, nothing read:
+ * NULL `value`, NULL `data` (of a tensor with elements) or `shape`, `ndim` not
+ * the function's rank, a negative dimension; strides that are not compact
+ * row-major (zero-copy; a copy refuses them too); a zero-copy tensor of a
+ * Relax function on another device than the model's. */
 GRAPHRT_API int graphrt_runner_set_input(graphrt_runner_t runner, const char* name, const DLTensor* value);
 GRAPHRT_API int graphrt_runner_set_input_zero_copy(graphrt_runner_t runner, const char* name, const DLTensor* value);
 GRAPHRT_API int graphrt_runner_run(graphrt_runner_t runner);

@@ -90,6 +90,42 @@ class Error : public std::runtime_error {
   std::string formatted_;
 };
 
+// Text that came from outside (a file, a request, a caller) as an error message may show it:
+// single-quoted, each byte that is not printable ASCII (control bytes, DEL, bytes of 0x80 and
+// above) and each backslash and quote as \xNN, and at most `max_bytes` of it, the rest counted
+// ("'abc'... (800000 bytes)"). A hostile file can then neither drive the reader's terminal nor
+// blow a one-line error up to megabytes. The one helper for this: every message embedding bytes
+// it did not make quotes them through here.
+GRAPHRT_HEADER_ONLY inline std::string quote_untrusted(const std::string& untrusted, size_t max_bytes = 160) {
+  static const char kHex[] = "0123456789abcdef";
+  const size_t shown = untrusted.size() < max_bytes ? untrusted.size() : max_bytes;
+  std::string out = "'";
+  for (size_t i = 0; i < shown; ++i) {
+    const unsigned char c = static_cast<unsigned char>(untrusted[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\\' || c == '\'') {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += "'";
+  if (shown < untrusted.size()) out += "... (" + std::to_string(untrusted.size()) + " bytes)";
+  return out;
+}
+
+// A name as a list or a context value shows it: as it is where it is printable ASCII of at most
+// `max_bytes`, else quote_untrusted() (so the usual name reads as before, a hostile one cannot do harm).
+GRAPHRT_HEADER_ONLY inline std::string shown_name(const std::string& name, size_t max_bytes = 160) {
+  bool plain = name.size() <= max_bytes;
+  for (size_t i = 0; i < name.size() && plain; ++i) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    plain = c >= 0x20 && c < 0x7f;
+  }
+  return plain ? name : quote_untrusted(name, max_bytes);
+}
+
 // Throws graphrt::Error when `condition` is false. The message is built only
 // on failure.
 #define GRAPHRT_CHECK(condition, message_expr)            \

@@ -62,7 +62,7 @@ Module load_binary(const Runtime& runtime, const std::string& tkey, BlobReader& 
       if (name.compare(0, sizeof(kLoaderPrefix) - 1, kLoaderPrefix) == 0)
         available += (available.empty() ? "" : ", ") + name.substr(sizeof(kLoaderPrefix) - 1);
     }
-    throw reader.error("blob record '" + tkey + "' has no loader registered (available: " + available + ")")
+    throw reader.error("blob record " + quote_untrusted(tkey) + " has no loader registered (available: " + available + ")")
         .with("tkey", tkey).with_kind(ErrorKind::kNotFound);
   }
   size_t start = reader.offset();

@@ -52,7 +52,7 @@ class ConstLoaderModuleNode : public ModuleNode {
     for (const std::string& c : needs_.at(symbol)) {
       auto it = constants_.find(c);
       if (it == constants_.end()) throw Error(ErrorKind::kNotFound,
-                                              "const_loader: constant '" + c + "' is missing").with("symbol", symbol);
+                                              "const_loader: constant " + quote_untrusted(c) + " is missing").with("symbol", symbol);
       arrays.push_back(it->second);
     }
     void* array_object = tvm_array_of_ndarrays(arrays);

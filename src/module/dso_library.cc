@@ -285,7 +285,7 @@ std::shared_ptr<Library> load_library(Runtime& runtime, const std::string& reque
   if (!fn) {
     std::string names;
     for (const std::string& n : loader_names(runtime)) names += (names.empty() ? "" : ", ") + n;
-    throw Error(ErrorKind::kNotFound, "unknown library loader '" + loader + "' (available: " + names + ")");
+    throw Error(ErrorKind::kNotFound, "unknown library loader " + quote_untrusted(loader) + " (available: " + names + ")");
   }
   return fn(source);
 }

@@ -51,18 +51,18 @@ void attach_imports(BlobReader& reader, const std::vector<Module>& modules, cons
     for (uint64_t j = row_ptr[i]; j < row_ptr[i + 1]; ++j) {
       const uint64_t child = children[j];
       if (child >= m)
-        throw reader.error("_import_tree: module " + std::to_string(i) + " ('" + modules[i]->type_key() +
-                           "') imports module " + std::to_string(child) + ", but the blob has " + std::to_string(m));
+        throw reader.error("_import_tree: module " + std::to_string(i) + " (" + quote_untrusted(modules[i]->type_key()) +
+                           ") imports module " + std::to_string(child) + ", but the blob has " + std::to_string(m));
       if (child == i)
-        throw reader.error("_import_tree: module " + std::to_string(i) + " ('" + modules[i]->type_key() +
-                           "') imports itself");
+        throw reader.error("_import_tree: module " + std::to_string(i) + " (" + quote_untrusted(modules[i]->type_key()) +
+                           ") imports itself");
       rows[i].push_back(child);
     }
   }
   const int64_t cyclic = module_on_import_cycle(rows);
   if (cyclic >= 0)
-    throw reader.error("_import_tree: module " + std::to_string(cyclic) + " ('" + modules[cyclic]->type_key() +
-                       "') imports itself through a cycle");
+    throw reader.error("_import_tree: module " + std::to_string(cyclic) + " (" + quote_untrusted(modules[cyclic]->type_key()) +
+                       ") imports itself through a cycle");
   for (size_t i = 0; i < m; ++i)
     for (uint64_t child : rows[i]) modules[i]->add_import(modules[child]);
 }

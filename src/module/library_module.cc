@@ -174,7 +174,7 @@ static Module load_legacy_blob(const Runtime& runtime, BlobReader& reader, uint6
   auto root = make_ref<LibraryModuleNode>(static_cast<LibraryModuleNode*>(lib_module.get())->library());
   for (uint64_t i = 0; i < count; ++i) {
     std::string tkey = reader.read_string("module type key");
-    if (tkey == "_lib" || tkey == "_import_tree") throw reader.error("legacy blob contains a '" + tkey + "' record");
+    if (tkey == "_lib" || tkey == "_import_tree") throw reader.error("legacy blob contains a " + quote_untrusted(tkey) + " record");
     root->add_import(load_binary(runtime, tkey, reader));
   }
   *ctx_out = Module(root);
@@ -400,7 +400,7 @@ std::string write_module_blob(const std::vector<ModuleBlobRecord>& records,
   for (size_t i = 0; i < records.size(); ++i) {
     for (uint64_t child : i < imports.size() ? imports[i] : std::vector<uint64_t>()) {
       if (child >= records.size() || child == i)
-        throw Error("module blob: record " + std::to_string(i) + " ('" + records[i].tkey + "') imports " +
+        throw Error("module blob: record " + std::to_string(i) + " (" + quote_untrusted(records[i].tkey) + ") imports " +
                     (child == i ? "itself" : "record " + std::to_string(child) + ", which does not exist"));
       children.push_back(child);
       rows[i].push_back(child);
@@ -410,8 +410,8 @@ std::string write_module_blob(const std::vector<ModuleBlobRecord>& records,
   // The reader refuses cycles: the writer never makes one.
   const int64_t cyclic = module_on_import_cycle(rows);
   if (cyclic >= 0)
-    throw Error("module blob: record " + std::to_string(cyclic) + " ('" + records[cyclic].tkey +
-                "') imports itself through a cycle");
+    throw Error("module blob: record " + std::to_string(cyclic) + " (" + quote_untrusted(records[cyclic].tkey) +
+                ") imports itself through a cycle");
   body.write_string("_import_tree");
   body.write_u64(row_ptr.size());
   for (uint64_t v : row_ptr) body.write_u64(v);

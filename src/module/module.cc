@@ -60,7 +60,7 @@ PackedFunc ModuleNode::require_function(const std::string& name) {
   collect_names(this, &names);
   std::string hint = closest_matches(name, names, 3);
   const std::string usage = module_usage_hint(type_key());
-  throw Error(ErrorKind::kNotFound, "function '" + name + "' not found in module '" + type_key() + "' or its imports" +
+  throw Error(ErrorKind::kNotFound, "function " + quote_untrusted(name) + " not found in module " + quote_untrusted(type_key()) + " or its imports" +
               (hint.empty() ? "" : " (did you mean: " + hint + "?)") + (usage.empty() ? "" : ": this is " + usage))
       .with("symbol", name);
 }
@@ -77,7 +77,7 @@ FunctionNode* ModuleNode::get_func_from_env(const std::string& name) {
   if (!f) f = registry_get(name);
   if (!f)
     throw Error(ErrorKind::kNotFound,
-                "cannot find function '" + name + "' in the imported modules or global registry").with("symbol", name);
+                "cannot find function " + quote_untrusted(name) + " in the imported modules or global registry").with("symbol", name);
   env_cache_[name] = f;  // generated code caches the raw handle forever
   return f.get();
 }

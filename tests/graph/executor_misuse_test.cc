@@ -95,3 +95,35 @@ TEST(ExecutorMisuse, ProfileWarmsUpAndTabulatesMeanAndTotal) {
   EXPECT_NE(table.find("after 3 warm-up runs"), std::string::npos) << table;
   EXPECT_NE(table.find("  tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu_1\n"), std::string::npos) << table;
 }
+
+// A raw DLTensor (TVM's C ABI, GraphModule.set_input) with null data or shape, or a rank no
+// tensor has, is an error naming the input, before the executor reads it; after a zero-copy
+// input, a copied one goes to the executor's own storage, never into the memory lent.
+TEST(ExecutorMisuse, RawTensorsThatLieAreRefusedAndLentMemoryIsNotWritten) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  auto ex = three_file_executor("multi_io");
+  NDArray a = NDArray::empty({2, 3}, DLDataType{kDLFloat, 32, 1}, cpu());
+  DLTensor t = *a.handle();
+  t.data = nullptr;
+  EXPECT_NE(error_of([&] { ex->set_input("a", &t); }).find("input 'a': null data"), std::string::npos);
+  t = *a.handle();
+  t.shape = nullptr;
+  EXPECT_NE(error_of([&] { ex->set_input("a", &t); }).find("input 'a': null shape"), std::string::npos);
+  t = *a.handle();
+  t.ndim = 1 << 30;
+  EXPECT_NE(error_of([&] { ex->set_input("a", &t); }).find("is not a rank"), std::string::npos);
+  EXPECT_NE(error_of([&] { ex->set_input("a", nullptr); }).find("null tensor"), std::string::npos);
+
+  NDArray lent = NDArray::empty({2, 3}, DLDataType{kDLFloat, 32, 1}, cpu());
+  const std::vector<float> mine = {1, 2, 3, 4, 5, 6};
+  lent.copy_from_bytes(mine.data(), 24);
+  ex->set_input_zero_copy(ex->input_index("a"), lent.handle());
+  const std::vector<float> zeros(6, 0.0f);
+  a.copy_from_bytes(zeros.data(), 24);
+  ex->set_input("a", a.handle());
+  std::vector<float> after(6);
+  lent.copy_to_bytes(after.data(), 24);
+  EXPECT_EQ(after, mine) << "a copied input wrote into the memory lent before";
+  NDArray bound = ex->get_input(ex->input_index("a"));
+  EXPECT_NE(bound->data, lent->data);
+}

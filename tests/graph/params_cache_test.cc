@@ -4,6 +4,7 @@
 // never used but rewritten; the reader refuses hostile bytes.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -194,6 +195,46 @@ TEST(ParamsCache, ConcurrentLoadsWriteOnce) {
   EXPECT_EQ(written.load(), 1);
   EXPECT_EQ(dir.files(), std::vector<std::string>{"mlp.cache"}) << "temporary files left behind";
   for (const ParamList& l : loads) EXPECT_TRUE(same_values(l, params_of_file(source)));
+}
+
+// A writer killed mid-write leaves "<cache>.tmp.XXXXXX". With the folder's lock free no live
+// writer owns it: it goes on the next load, also when the cache itself is valid (mapped without
+// rewriting), however fresh; while another process holds the lock (a writer at work) it stays.
+TEST(ParamsCache, TemporaryOfAKilledWriterGoesBesideAValidCache) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  ScratchDir dir("params_cache");
+  const std::string source = fixture_path("mlp/deploy_params.params");
+  const std::string cache = dir.path() + "/mlp.cache";
+  const auto decode = [&] { return params_of_file(source); };
+  ParamsCacheUse use;
+  map_params_cache(cache, source, decode, &use);
+  ASSERT_EQ(use, ParamsCacheUse::kWritten);
+  const std::string left = cache + ".tmp.k1LLed";
+  const std::string other = dir.path() + "/other.cache.tmp.abcdef";  // another cache's: not this one's
+  write_bytes(left, std::string(4096, '\0'));
+  write_bytes(other, "x");
+
+  // A writer at work holds the folder's lock: its temporary stays, the valid cache maps.
+  const int held = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX), 0);
+  ParamList mapped = map_params_cache(cache, source, decode, &use);
+  EXPECT_EQ(use, ParamsCacheUse::kMapped);
+  EXPECT_EQ(::access(left.c_str(), F_OK), 0) << "a live writer's temporary was removed";
+  ::close(held);
+
+  std::vector<std::string> warnings;
+  {
+    CapturedWarnings captured;
+    mapped = map_params_cache(cache, source, decode, &use);
+    warnings = captured.take();
+  }
+  EXPECT_EQ(use, ParamsCacheUse::kMapped);
+  EXPECT_NE(::access(left.c_str(), F_OK), 0) << "the dead writer's temporary stayed beside the valid cache";
+  EXPECT_EQ(::access(other.c_str(), F_OK), 0);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("mlp.cache.tmp.k1LLed"), std::string::npos) << warnings[0];
+  EXPECT_TRUE(same_values(mapped, params_of_file(source)));
 }
 
 // A source file that changed (same size, same modification time, other

@@ -8,6 +8,7 @@
 
 #include "graphrt/error.h"
 #include "graphrt/float16.h"
+#include "generation/generate_request.h"
 #include "metrics/metrics.h"
 #include "models/model_config.h"
 #include "protocol/infer_request.h"
@@ -239,4 +240,55 @@ TEST(ServeMetrics, TextFormat) {
             std::string::npos)
       << page;
   EXPECT_NE(page.find("# TYPE graphrt_inference_count_total counter"), std::string::npos);
+}
+
+namespace {
+
+// The decoder's refusal of `body`: its message and field.
+std::pair<std::string, std::string> generate_refusal(const std::string& body) {
+  try {
+    decode_generate_request(body);
+  } catch (const graphrt::Error& e) {
+    return {e.what(), e.context_value("field")};
+  }
+  return {"accepted", ""};
+}
+
+}  // namespace
+
+// A key given twice in one object is refused (the tree would keep the last silently), at the top
+// level and inside parameters; the same key in two objects is not a repetition.
+TEST(ServeGenerateDecode, RepeatedKeysAreRefused) {
+  for (const char* body : {R"({"input_ids": [1], "input_ids": [2]})",
+                           R"({"input_ids": [1], "parameters": {"max_tokens": 2, "max_tokens": 3}})",
+                           R"({"id": "a", "input_ids": [1], "id": "b"})"}) {
+    const auto refusal = generate_refusal(body);
+    EXPECT_NE(refusal.first.find("given twice in one object"), std::string::npos) << body << ": " << refusal.first;
+    EXPECT_FALSE(refusal.second.empty()) << body;
+  }
+  EXPECT_EQ(generate_refusal(R"({"input_ids": [1], "parameters": {"temperature": 1, "x": {"temperature": 2}}})").first
+                .find("twice"), std::string::npos);
+  const GenerateRequest r = decode_generate_request(R"({"input_ids": [5, 6], "parameters": {"max_tokens": 3}})");
+  EXPECT_EQ(r.input_ids, (std::vector<int32_t>{5, 6}));
+  EXPECT_EQ(r.max_tokens, 3);
+}
+
+// A body over the limit is refused by its size before it is parsed (a 40 MB body of token ids
+// never becomes a JSON tree of hundreds of MB): here one that is not even JSON past the limit.
+// An array longer than the limit is refused while it is read.
+TEST(ServeGenerateDecode, SizeLimitsHoldBeforeTheTreeIsBuilt) {
+  std::string big = R"({"input_ids": [)";
+  while (big.size() <= kMaxGenerateBodyBytes) big += "1,";
+  const auto too_big = generate_refusal(big);  // unterminated: a parse would say "not JSON"
+  EXPECT_NE(too_big.first.find("a generate request takes at most"), std::string::npos) << too_big.first;
+  EXPECT_EQ(too_big.second, "body");
+
+  std::string many = R"({"input_ids": [)";
+  for (size_t i = 0; i <= kMaxGenerateTokenIds; ++i) many += "1,";
+  many.back() = ']';
+  many += "}";
+  ASSERT_LE(many.size(), kMaxGenerateBodyBytes);
+  const auto too_many = generate_refusal(many);
+  EXPECT_NE(too_many.first.find("an array of more than 1048576 elements"), std::string::npos) << too_many.first;
+  EXPECT_EQ(too_many.second, "input_ids");
 }

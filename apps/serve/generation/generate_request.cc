@@ -1,6 +1,8 @@
 #include "generation/generate_request.h"
 
+#include <functional>
 #include <limits>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -57,13 +59,54 @@ void set_option(GenerateRequest& r, const std::string& key, const json& v, bool&
 
 }  // namespace
 
-GenerateRequest decode_generate_request(const std::string& body) {
-  // A generate request nests three levels ({"parameters": {"stop_token_ids": [...]}}); deeper
-  // documents are refused while they are read, before a tree of them exists.
-  const json root = json::parse(body, [](int depth, json::parse_event_t, json&) {
+namespace {
+
+// What the parse refuses while it reads, before the tree holds it: nesting deeper than a generate
+// request's three levels ({"parameters": {"stop_token_ids": [...]}}), a key given twice in one
+// object (the tree would keep the last silently; /infer refuses them too), an array longer than
+// kMaxGenerateTokenIds.
+class ParseGuard {
+ public:
+  bool operator()(int depth, json::parse_event_t event, json& parsed) {
     if (depth > 3) throw Error("nested deeper than a generate request (3 levels)").with("field", "body");
+    switch (event) {
+      case json::parse_event_t::object_start: keys_.emplace_back(); break;
+      case json::parse_event_t::object_end: keys_.pop_back(); break;
+      case json::parse_event_t::key: {
+        const std::string key = parsed.get<std::string>();
+        if (!keys_.back().insert(key).second)
+          throw Error("key " + graphrt::quote_untrusted(key) + " is given twice in one object")
+              .with("field", graphrt::shown_name(key));
+        last_key_ = key;
+        break;
+      }
+      case json::parse_event_t::array_start: elements_.push_back(0); break;
+      case json::parse_event_t::array_end: elements_.pop_back(); break;
+      case json::parse_event_t::value:
+        if (!elements_.empty() && ++elements_.back() > kMaxGenerateTokenIds)
+          throw Error(ErrorKind::kOutOfRange, "an array of more than " + std::to_string(kMaxGenerateTokenIds) +
+                                                  " elements (a generate request's limit)")
+              .with("field", graphrt::shown_name(last_key_));
+        break;
+    }
     return true;
-  }, false);
+  }
+
+ private:
+  std::vector<std::set<std::string>> keys_;  // per open object
+  std::vector<size_t> elements_;             // per open array
+  std::string last_key_;
+};
+
+}  // namespace
+
+GenerateRequest decode_generate_request(const std::string& body) {
+  if (body.size() > kMaxGenerateBodyBytes)
+    throw Error(ErrorKind::kOutOfRange, "the body is " + std::to_string(body.size()) + " bytes; a generate request "
+                                        "takes at most " + std::to_string(kMaxGenerateBodyBytes))
+        .with("field", "body");
+  ParseGuard guard;
+  const json root = json::parse(body, std::ref(guard), false);
   if (root.is_discarded()) throw Error("the body is not JSON").with("field", "body");
   if (!root.is_object()) throw Error("the body must be a JSON object").with("field", "body");
   GenerateRequest r;
@@ -87,7 +130,7 @@ GenerateRequest decode_generate_request(const std::string& body) {
       throw Error(ErrorKind::kUnsupported, "text is not accepted: graphrt-serve has no tokenizer; send input_ids")
           .with("field", "text_input");
     } else {
-      throw Error("unknown field '" + k + "' (known: id, input_ids, max_tokens, stop_token_ids, parameters)")
+      throw Error("unknown field " + graphrt::quote_untrusted(k) + " (known: id, input_ids, max_tokens, stop_token_ids, parameters)")
           .with("field", k);
     }
   }

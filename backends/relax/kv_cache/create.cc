@@ -66,7 +66,7 @@ PackedFunc backend_kernel(const BuiltinArgs& args, int i, const char* what) {
   if (!backend || items.size() < 2)
     throw arg_error(args, i, what, "must be a (backend name, kernel) tuple", ErrorKind::kTypeMismatch);
   if (**backend != "tirx" && **backend != "tir")
-    throw arg_error(args, i, what, "uses the '" + **backend + "' attention backend; graphrt runs TIR kernels only",
+    throw arg_error(args, i, what, "uses the " + quote_untrusted(**backend) + " attention backend; graphrt runs TIR kernels only",
                     ErrorKind::kUnsupported);
   return function_value(args, i, items[1], what);
 }

@@ -60,7 +60,7 @@ std::vector<std::string> names_arg(const char* name, const TVMArgs& args, int i)
 NDArray lookup(const TensorStore& store, const char* name, const std::string& key, const std::string& where) {
   NDArray out;
   if (!store.get(key, &out))
-    throw Error(ErrorKind::kNotFound, std::string(name) + ": no tensor '" + key + "' in the tensor cache (" + where + ")")
+    throw Error(ErrorKind::kNotFound, std::string(name) + ": no tensor " + quote_untrusted(key) + " in the tensor cache (" + where + ")")
         .with("builtin", name)
         .with("name", key);
   return out;

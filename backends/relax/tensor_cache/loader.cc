@@ -58,7 +58,7 @@ NDArray make_tensor(const TensorRecord& t, const std::shared_ptr<const ShardFile
 }
 
 std::shared_ptr<const ShardFile> open_shard(const std::string& path, const ShardRecord& s) {
-  std::shared_ptr<const ShardFile> shard = map_shard_file(path);
+  std::shared_ptr<const ShardFile> shard = read_shard_file(path);
   if (shard->size != s.nbytes)
     throw Error(ErrorKind::kInvalidArgument, "the shard file is " + std::to_string(shard->size) +
                                                  " bytes; the manifest says " + std::to_string(s.nbytes) +
@@ -76,7 +76,7 @@ void load_shard(const std::string& folder, size_t index, const ShardRecord& s, c
       try {
         out->emplace_back(t.name, make_tensor(t, shard, apis, device));
       } catch (Error& e) {
-        e.with("record", "tensor '" + t.name + "'");
+        e.with("record", "tensor " + quote_untrusted(t.name));
         throw;
       }
     }

@@ -138,7 +138,7 @@ TensorRecord read_tensor(JsonCursor& c) {
 
 std::string describe_tensor(size_t index, const TensorRecord* t) {
   std::string s = "tensor " + std::to_string(index);
-  if (t && !t->name.empty()) s += " '" + t->name + "'";
+  if (t && !t->name.empty()) s += " " + quote_untrusted(t->name);
   return s;
 }
 
@@ -253,7 +253,7 @@ void check_unique_names(const Manifest& m) {
       const TensorRecord& t = m.shards[s].tensors[i];
       auto inserted = first_shard.emplace(t.name, s);
       if (!inserted.second)
-        throw field_error("name", "is '" + t.name + "', a name given to another tensor before (in shard " +
+        throw field_error("name", "is " + quote_untrusted(t.name) + ", a name given to another tensor before (in shard " +
                                       std::to_string(inserted.first->second) + ")")
             .with("record", describe_tensor(i, &t))
             .with("shard", describe_shard(s, m.shards[s]));

@@ -1,12 +1,14 @@
-// A tensor cache's shard file, mapped read-only and shared: every load of the
-// same file (same device, inode, size and modification time) in the process,
-// from any VM or runtime, gets the one mapping while anything holds it, and
-// processes share its pages through the page cache. Arrays viewing it keep it
-// alive (its Storage).
+// A tensor cache's shard file, read whole into memory of the process's own and
+// shared: every load of the same file (same device, inode, size and
+// modification time) in the process, from any VM or runtime, gets the one copy
+// while anything holds it. Arrays viewing it keep it alive (its Storage).
 //
-// Like every file mapping, it assumes the file is not truncated while mapped
-// (reading past a new end would fault): a changed file (size or time) is
-// mapped anew by the next load.
+// Read, not mapped: a mapped file truncated underneath kills the process
+// (SIGBUS) at the next read of a weight, and one rewritten in place changes
+// the loaded weights with no error. A copy is what the loaded model keeps,
+// whatever happens to the file after (TVM copies shards at load too). A file
+// that shrinks or changes while it is read is an error naming it; a changed
+// file (size or time) is read anew by the next load.
 #pragma once
 
 #include <cstddef>
@@ -26,9 +28,9 @@ struct ShardFile {
   size_t size = 0;
 };
 
-// The file at `path`, mapped (or the mapping another load holds). Throws an
-// Error naming the file when it cannot be opened or mapped.
-std::shared_ptr<const ShardFile> map_shard_file(const std::string& path);
+// The file at `path`, read (or the copy another load holds). Throws an Error
+// naming the file when it cannot be opened or read, or changes while read.
+std::shared_ptr<const ShardFile> read_shard_file(const std::string& path);
 
 }  // namespace tensor_cache
 }  // namespace relax

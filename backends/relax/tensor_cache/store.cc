@@ -27,7 +27,7 @@ void TensorStore::update(const std::string& name, NDArray array, bool replace) {
   if (inserted.second) return;
   if (!replace)
     throw Error(ErrorKind::kFailedPrecondition,
-                "the tensor cache already holds '" + name + "' (pass override=True to replace it)")
+                "the tensor cache already holds " + quote_untrusted(name) + " (pass override=True to replace it)")
         .with("name", name);
   inserted.first->second = std::move(array);
 }

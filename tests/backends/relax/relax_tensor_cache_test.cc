@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -134,7 +136,7 @@ TEST_F(TensorCache, LoadsEveryTensorWithItsBytes) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(get(name)->data) % 64, 0u) << name;
 }
 
-// An aligned raw tensor is a view of the shard's one shared mapping: a second
+// An aligned raw tensor is a view of the shard's one copy in the process: a second
 // load (under the old name too) gives the same bytes at the same address.
 TEST_F(TensorCache, AlignedTensorsShareTheMappingAcrossLoads) {
   ScratchDir dir("tensor_cache");
@@ -148,6 +150,47 @@ TEST_F(TensorCache, AlignedTensorsShareTheMappingAcrossLoads) {
   EXPECT_EQ(first->data, second->data);
   EXPECT_NE(first_copy->data, get("layer_0")->data);  // unaligned: a copy per load
   EXPECT_EQ(contents<float>(second), kWeight);
+}
+
+// The loaded weights are the process's own copy: a shard truncated after the load (a mapping
+// would then fault, SIGBUS, at the next read) or rewritten in place (a mapping would change the
+// weights with no error) leaves them as loaded. The next load reads the file as it is now: the
+// rewritten values, or an error naming the shard cut short.
+TEST_F(TensorCache, ShardChangedAfterTheLoadLeavesTheLoadedWeights) {
+  ScratchDir dir("tensor_cache");
+  write_cache(dir.path());
+  load(dir.path());
+  const NDArray weight = get("weight"), index = get("index");
+  const std::string shard0 = dir.path() + "/params_shard_0.bin";
+  std::vector<float> other = kWeight;
+  for (float& v : other) v = -v;
+  {
+    std::fstream f(shard0, std::ios::in | std::ios::out | std::ios::binary);  // in place: same inode
+    f.write(bytes_of(other).data(), 32);
+  }
+  EXPECT_EQ(contents<float>(weight), kWeight);
+  EXPECT_EQ(contents<float>(get("weight")), kWeight);
+  ASSERT_EQ(::truncate(shard0.c_str(), 0), 0);
+  EXPECT_EQ(contents<float>(weight), kWeight);  // no SIGBUS
+  EXPECT_EQ(contents<int32_t>(index), kIndex);
+
+  try {
+    load(dir.path());
+    FAIL() << "a shard cut short loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("params_shard_0.bin"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the manifest says 52"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(contents<float>(get("weight")), kWeight);  // a failed load changes nothing
+
+  write_cache(dir.path());  // written anew, then rewritten in place: the next load reads the change
+  {
+    std::fstream f(shard0, std::ios::in | std::ios::out | std::ios::binary);
+    f.write(bytes_of(other).data(), 32);
+  }
+  load(dir.path());
+  EXPECT_EQ(contents<float>(get("weight")), other);
+  EXPECT_EQ(contents<float>(weight), kWeight);  // the earlier load's arrays are their own
 }
 
 Value value_of(const RetValue& r) { return graphrt::relax::value_from_arg(r.as_args(), 0); }
