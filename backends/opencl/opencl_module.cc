@@ -33,7 +33,7 @@ OpenclModuleNode::~OpenclModuleNode() {
 
 void OpenclModuleNode::release_driver_objects() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!api_->shut_down()) {
+  if (!kernels_.empty() && !api_->shut_down()) {
     const OpenclLibrary& lib = api_->library();
     for (auto& entry : kernels_) {
       if (entry.second->kernel) lib.clReleaseKernel(entry.second->kernel);
