@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   y = (TVMArrayHandle)ret.v_handle;
   CHECK_TRUE(y->ndim == 2 && y->shape[0] == 1 && y->shape[1] == 10);
   CHECK_CALL(TVMArrayCopyToBytes(y, got, sizeof(got)));
-  CHECK_TRUE(y->device.device_type == dev_type);
+  CHECK_TRUE((int)y->device.device_type == dev_type);
   if (on_device) {
     for (i = 0; i < 10; ++i) CHECK_TRUE(got[i] - expected[i] <= 1e-5f && expected[i] - got[i] <= 1e-5f);
   } else {

@@ -109,7 +109,7 @@ import graphrt
 dev = graphrt.opencl(0)
 vm = graphrt.relax.VirtualMachine(graphrt.load_module(sys.argv[1]), [dev, graphrt.cpu()])
 try:
-    vm["main"](graphrt.array(np.ones((2, 3), "float32"), dev), graphrt.array(np.ones((2, 3), "int32"), dev))
+    vm["main"](graphrt.nd.array(np.ones((2, 3), "float32"), dev), graphrt.nd.array(np.ones((2, 3), "int32"), dev))
 except graphrt.GraphrtError as e:
     print("error:", str(e).replace(chr(10), " | "))
 """
@@ -120,7 +120,8 @@ def test_opencl_source_that_does_not_build_names_module_function_and_field(openc
     p = _run(CALL_TUPLE_IO, path)
     assert p.returncode == 0, p.stderr
     line = p.stdout.strip()
-    assert line.startswith("error: clBuildProgram of opencl kernel 'multiply_kernel' on opencl:0"), line
+    assert line.startswith("error: in Relax function 'main' calling 'multiply': clBuildProgram of opencl kernel "
+                           "'multiply_kernel' on opencl:0"), line
     assert "CL_BUILD_PROGRAM_FAILURE (-11); build log:" in line and "'q'" in line, line
     assert "module: opencl" in line and "function: 'multiply_kernel'" in line and "field: code" in line, line
 
