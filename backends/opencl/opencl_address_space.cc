@@ -16,15 +16,17 @@ void* AddressSpace::insert(DeviceBuffer buffer) {
   return reinterpret_cast<void*>(base);
 }
 
-bool AddressSpace::find(const void* address, DeviceBuffer* out, size_t* offset) const {
+bool AddressSpace::find(const void* address, Found* out) const {
   const uintptr_t a = reinterpret_cast<uintptr_t>(address);
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = buffers_.upper_bound(a);
   if (it == buffers_.begin()) return false;
   --it;
   if (a - it->first > it->second.size) return false;
-  *out = it->second;
-  *offset = a - it->first;
+  out->mem = it->second.mem;
+  out->size = it->second.size;
+  out->device = it->second.device;
+  out->offset = a - it->first;
   return true;
 }
 

@@ -37,10 +37,17 @@ class AddressSpace {
 
   // A new range for `buffer`; returns its first address.
   void* insert(DeviceBuffer buffer);
+  // What a lookup gives: a copy, as the record may be erased by another
+  // thread afterwards (the API keeps a released buffer while work uses it).
+  struct Found {
+    cl_mem mem = nullptr;
+    size_t size = 0;
+    int device = 0;
+    size_t offset = 0;  // of the address into the buffer
+  };
   // The buffer whose range holds `address` (its last byte included, and one
-  // past it for empty views), with the offset into it; false when none does.
-  // `out` is a copy: the record may be erased by another thread afterwards.
-  bool find(const void* address, DeviceBuffer* out, size_t* offset) const;
+  // past it for empty views); false when none does.
+  bool find(const void* address, Found* out) const;
   // The sub-buffer kept for (address's buffer, offset), or null.
   cl_mem view(const void* base, size_t offset) const;
   // Keeps `view` for the buffer at `base`; false when that buffer is gone

@@ -180,6 +180,7 @@ const OpenclDevice& OpenclDeviceAPI::device(int device_id) {
     d.queue = lib_.clCreateCommandQueue(d.context, d.id, 0, &r);
     if (r != kClSuccess) d.queue = nullptr;
     check(r, "clCreateCommandQueue for " + dev_name(device_id));
+    queues_[device_id].store(d.queue, std::memory_order_release);
   }
   return d;
 }
@@ -187,13 +188,20 @@ const OpenclDevice& OpenclDeviceAPI::device(int device_id) {
 int OpenclDeviceAPI::current_device() const { return tls.device; }
 
 cl_command_queue OpenclDeviceAPI::current_queue(int device_id) {
+  if (device_id >= 0 && device_id < kMaxOpenclDevices && !shut_down_.load(std::memory_order_relaxed)) {
+    if (tls.streams_of == this && tls.streams[device_id]) return tls.streams[device_id];
+    if (cl_command_queue q = queues_[device_id].load(std::memory_order_acquire)) return q;
+  }
   const OpenclDevice& d = device(device_id);
   if (tls.streams_of == this && tls.streams[device_id]) return tls.streams[device_id];
   return d.queue;
 }
 
+// Called before every kernel's launch by TVM's host code (__tvm_set_device):
+// a device already up costs no lock.
 void OpenclDeviceAPI::set_device(DLDevice dev) {
-  device(dev.device_id);
+  if (dev.device_id < 0 || dev.device_id >= kMaxOpenclDevices || !queues_[dev.device_id].load(std::memory_order_acquire))
+    device(dev.device_id);
   tls.device = dev.device_id;
 }
 
@@ -248,19 +256,19 @@ void OpenclDeviceAPI::free_workspace(DLDevice dev, void* ptr) { free(dev, ptr); 
 cl_mem OpenclDeviceAPI::kernel_buffer(int device_id, const void* address, const std::string& kernel,
                                       size_t arg_index) {
   if (!address) return nullptr;
-  DeviceBuffer buffer;
-  size_t offset = 0;
+  AddressSpace::Found buffer;
   auto arg_error = [&](ErrorKind kind, const std::string& why) {
     return Error(kind, "argument " + std::to_string(arg_index) + " of opencl kernel " + quoted(kernel) + " " + why)
         .with("module", "opencl")
         .with("function", quoted(kernel));
   };
-  if (!addresses_.find(address, &buffer, &offset))
+  if (!addresses_.find(address, &buffer))
     throw arg_error(ErrorKind::kInvalidArgument,
                     "(address " + address_text(address) + ") is not an OpenCL buffer: a device tensor was expected");
   if (buffer.device != device_id)
     throw arg_error(ErrorKind::kInvalidArgument, "is a buffer of " + dev_name(buffer.device) +
                                                      ", the kernel runs on " + dev_name(device_id));
+  const size_t offset = buffer.offset;
   if (offset == 0 || offset == buffer.size) return buffer.mem;
   const void* base = static_cast<const char*>(address) - offset;
   if (cl_mem view = addresses_.view(base, offset)) return view;
@@ -285,14 +293,14 @@ cl_mem OpenclDeviceAPI::kernel_buffer(int device_id, const void* address, const 
 
 // --- Copies and streams.
 
-DeviceBuffer OpenclDeviceAPI::resolve(const void* address, size_t n, const char* what, size_t* offset) const {
-  DeviceBuffer buffer;
-  if (!addresses_.find(address, &buffer, offset))
+AddressSpace::Found OpenclDeviceAPI::resolve(const void* address, size_t n, const char* what) const {
+  AddressSpace::Found buffer;
+  if (!addresses_.find(address, &buffer))
     throw Error(ErrorKind::kInvalidArgument,
                 std::string("OpenCL copy ") + what + " address " + address_text(address) + ", which is no OpenCL buffer");
-  if (n > buffer.size - *offset)
+  if (n > buffer.size - buffer.offset)
     throw Error(ErrorKind::kOutOfRange, std::string("OpenCL copy of ") + std::to_string(n) + " bytes " + what + " " +
-                                            std::to_string(*offset) + " bytes into a buffer of " +
+                                            std::to_string(buffer.offset) + " bytes into a buffer of " +
                                             std::to_string(buffer.size));
   return buffer;
 }
@@ -305,18 +313,15 @@ void OpenclDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
   const bool from_dev = from->device.device_type == kDLOpenCL;
   const bool to_dev = to->device.device_type == kDLOpenCL;
   auto queue_for = [&](int id) { return stream ? static_cast<cl_command_queue>(stream) : current_queue(id); };
-  size_t src_off = 0, dst_off = 0;
   if (from_dev && to_dev) {
-    DeviceBuffer s = resolve(src, n, "from", &src_off);
-    DeviceBuffer d = resolve(dst, n, "to", &dst_off);
-    copy_device_to_device(s, src_off, d, dst_off, n, stream);
+    copy_device_to_device(resolve(src, n, "from"), resolve(dst, n, "to"), n, stream);
   } else if (to_dev) {
-    DeviceBuffer d = resolve(dst, n, "to", &dst_off);
-    check(lib_.clEnqueueWriteBuffer(queue_for(d.device), d.mem, kClTrue, dst_off, n, src, 0, nullptr, nullptr),
+    const AddressSpace::Found d = resolve(dst, n, "to");
+    check(lib_.clEnqueueWriteBuffer(queue_for(d.device), d.mem, kClTrue, d.offset, n, src, 0, nullptr, nullptr),
           "clEnqueueWriteBuffer of " + std::to_string(n) + " bytes to " + dev_name(d.device));
   } else if (from_dev) {
-    DeviceBuffer s = resolve(src, n, "from", &src_off);
-    check(lib_.clEnqueueReadBuffer(queue_for(s.device), s.mem, kClTrue, src_off, n, dst, 0, nullptr, nullptr),
+    const AddressSpace::Found s = resolve(src, n, "from");
+    check(lib_.clEnqueueReadBuffer(queue_for(s.device), s.mem, kClTrue, s.offset, n, dst, 0, nullptr, nullptr),
           "clEnqueueReadBuffer of " + std::to_string(n) + " bytes from " + dev_name(s.device));
   } else {
     throw Error(ErrorKind::kUnsupported,
@@ -326,19 +331,19 @@ void OpenclDeviceAPI::copy(const DLTensor* from, DLTensor* to, void* stream) {
 
 // Each device has a context of its own: between two devices the bytes go
 // through the host.
-void OpenclDeviceAPI::copy_device_to_device(const DeviceBuffer& src, size_t src_off, const DeviceBuffer& dst,
-                                            size_t dst_off, size_t n, void* stream) {
+void OpenclDeviceAPI::copy_device_to_device(const AddressSpace::Found& src, const AddressSpace::Found& dst, size_t n,
+                                            void* stream) {
   if (src.device == dst.device) {
     cl_command_queue q = stream ? static_cast<cl_command_queue>(stream) : current_queue(src.device);
-    check(lib_.clEnqueueCopyBuffer(q, src.mem, dst.mem, src_off, dst_off, n, 0, nullptr, nullptr),
+    check(lib_.clEnqueueCopyBuffer(q, src.mem, dst.mem, src.offset, dst.offset, n, 0, nullptr, nullptr),
           "clEnqueueCopyBuffer of " + std::to_string(n) + " bytes on " + dev_name(src.device));
     return;
   }
   std::vector<char> staging(n);
-  check(lib_.clEnqueueReadBuffer(current_queue(src.device), src.mem, kClTrue, src_off, n, staging.data(), 0, nullptr,
-                                 nullptr),
+  check(lib_.clEnqueueReadBuffer(current_queue(src.device), src.mem, kClTrue, src.offset, n, staging.data(), 0,
+                                 nullptr, nullptr),
         "clEnqueueReadBuffer of " + std::to_string(n) + " bytes from " + dev_name(src.device));
-  check(lib_.clEnqueueWriteBuffer(current_queue(dst.device), dst.mem, kClTrue, dst_off, n, staging.data(), 0,
+  check(lib_.clEnqueueWriteBuffer(current_queue(dst.device), dst.mem, kClTrue, dst.offset, n, staging.data(), 0,
                                   nullptr, nullptr),
         "clEnqueueWriteBuffer of " + std::to_string(n) + " bytes to " + dev_name(dst.device));
 }
@@ -408,6 +413,7 @@ void OpenclDeviceAPI::shutdown() {
     d.queue = nullptr;
     d.context = nullptr;
   }
+  for (auto& q : queues_) q.store(nullptr);
   shut_down_.store(true);
 }
 

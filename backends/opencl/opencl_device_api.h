@@ -85,15 +85,16 @@ class OpenclDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<Op
   void enumerate_devices();
   void release_buffer(const DeviceBuffer& buffer);
   void check_device_id(int device_id) const;
-  void copy_device_to_device(const DeviceBuffer& src, size_t src_off, const DeviceBuffer& dst, size_t dst_off,
-                             size_t n, void* stream);
-  DeviceBuffer resolve(const void* address, size_t n, const char* what, size_t* offset) const;
+  void copy_device_to_device(const AddressSpace::Found& src, const AddressSpace::Found& dst, size_t n, void* stream);
+  AddressSpace::Found resolve(const void* address, size_t n, const char* what) const;
 
   std::string library_path_;
   std::once_flag init_once_;
   OpenclLibrary lib_;
   std::string init_error_;
   std::vector<OpenclDevice> devices_;
+  // Each device's queue once made: launches and copies read it without the lock.
+  std::array<std::atomic<cl_command_queue>, kMaxOpenclDevices> queues_{};
   mutable std::mutex mutex_;  // devices_' contexts and queues, owners_
   std::vector<DriverObjectOwner*> owners_;
   AddressSpace addresses_;

@@ -1,5 +1,7 @@
 #include "backends/opencl/opencl_module.h"
 
+#include <array>
+
 #include "graphrt/error.h"
 
 namespace graphrt {
@@ -31,16 +33,17 @@ OpenclModuleNode::~OpenclModuleNode() {
   release_driver_objects();
 }
 
+// The records stay (the functions' caches point at them); their objects go.
 void OpenclModuleNode::release_driver_objects() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!kernels_.empty() && !api_->shut_down()) {
-    const OpenclLibrary& lib = api_->library();
-    for (auto& entry : kernels_) {
-      if (entry.second->kernel) lib.clReleaseKernel(entry.second->kernel);
-      if (entry.second->program) lib.clReleaseProgram(entry.second->program);
-    }
+  const bool live = !kernels_.empty() && !api_->shut_down();
+  for (auto& entry : kernels_) {
+    std::lock_guard<std::mutex> kernel_lock(entry.second->mutex);
+    if (live && entry.second->kernel) api_->library().clReleaseKernel(entry.second->kernel);
+    if (live && entry.second->program) api_->library().clReleaseProgram(entry.second->program);
+    entry.second->kernel = nullptr;
+    entry.second->program = nullptr;
   }
-  kernels_.clear();
 }
 
 std::vector<std::string> OpenclModuleNode::function_names() const {
@@ -117,11 +120,16 @@ BuiltKernel& OpenclModuleNode::kernel(int device_id, const std::string& name) {
   return *k;
 }
 
-void OpenclModuleNode::launch(const KernelPlan& plan, const TVMArgs& args) {
+void OpenclModuleNode::launch(const KernelPlan& plan, std::atomic<BuiltKernel*>* built, const TVMArgs& args) {
   const LaunchDims dims = compute_launch_dims(plan, args.values(), args.size());
   const int dev = api_->current_device();
   cl_command_queue queue = api_->current_queue(dev);
-  BuiltKernel& k = kernel(dev, plan.name);
+  BuiltKernel* cached = built[dev].load(std::memory_order_acquire);
+  if (!cached) {
+    cached = &kernel(dev, plan.name);
+    built[dev].store(cached, std::memory_order_release);
+  }
+  BuiltKernel& k = *cached;
   const OpenclLibrary& lib = api_->library();
   std::lock_guard<std::mutex> lock(k.mutex);
   for (size_t i = 0; i < plan.args.size(); ++i) {
@@ -170,9 +178,17 @@ void OpenclModuleNode::launch(const KernelPlan& plan, const TVMArgs& args) {
 PackedFunc OpenclModuleNode::find_function(const std::string& name, const Module& self) {
   auto it = plans_.find(name);
   if (it == plans_.end()) return PackedFunc();
-  const KernelPlan* plan = &it->second;
-  Module owner = self;  // keeps the module, its plans and kernels alive
-  return make_function([owner, plan, this](const TVMArgs& args, RetValue*) { launch(*plan, args); }, name);
+  struct FunctionState {
+    Module owner;  // keeps the module, its plans and kernels alive
+    const KernelPlan* plan = nullptr;
+    std::array<std::atomic<BuiltKernel*>, kMaxOpenclDevices> built{};
+  };
+  auto state = std::make_shared<FunctionState>();
+  state->owner = self;
+  state->plan = &it->second;
+  for (auto& b : state->built) b.store(nullptr);
+  return make_function(
+      [state, this](const TVMArgs& args, RetValue*) { launch(*state->plan, state->built.data(), args); }, name);
 }
 
 Module load_opencl_module(BlobReader& reader, std::shared_ptr<OpenclDeviceAPI> api, OpenclPayloadFormat format) {

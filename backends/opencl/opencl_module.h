@@ -3,6 +3,7 @@
 // there, and launched as TVM's host code calls it.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,8 +42,9 @@ class OpenclModuleNode : public ModuleNode, public DriverObjectOwner {
   // The kernel `name` built on `device_id` (built there on the first call).
   // Throws an Error with the build log, naming the module, function and field.
   BuiltKernel& kernel(int device_id, const std::string& name);
-  // Sets the arguments and enqueues the kernel on the thread's queue.
-  void launch(const KernelPlan& plan, const TVMArgs& args);
+  // Sets the arguments and enqueues the kernel on the thread's queue;
+  // `built` caches the kernel per device (the function's own table).
+  void launch(const KernelPlan& plan, std::atomic<BuiltKernel*>* built, const TVMArgs& args);
 
   void release_driver_objects() override;
 

@@ -248,17 +248,17 @@ TEST(OpenclAddressSpace, AddressesFindTheirBufferAndAreNeverReused) {
   void* pb = space.insert(b);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(pa) % AddressSpace::kAlignment, 0u);
   EXPECT_GE(reinterpret_cast<uintptr_t>(pb), reinterpret_cast<uintptr_t>(pa) + 100 + 4096 - 100);
-  DeviceBuffer found;
-  size_t offset = 0;
-  ASSERT_TRUE(space.find(static_cast<char*>(pb) + 4999, &found, &offset));
+  AddressSpace::Found found;
+  ASSERT_TRUE(space.find(static_cast<char*>(pb) + 4999, &found));
   EXPECT_EQ(found.mem, b.mem);
-  EXPECT_EQ(offset, 4999u);
-  EXPECT_TRUE(space.find(static_cast<char*>(pa) + 100, &found, &offset));  // one past: an empty view
-  EXPECT_FALSE(space.find(static_cast<char*>(pa) + 101, &found, &offset));
-  EXPECT_FALSE(space.find(reinterpret_cast<void*>(uintptr_t(0x1000)), &found, &offset));  // a host address
+  EXPECT_EQ(found.offset, 4999u);
+  EXPECT_EQ(found.size, 5000u);
+  EXPECT_TRUE(space.find(static_cast<char*>(pa) + 100, &found));  // one past: an empty view
+  EXPECT_FALSE(space.find(static_cast<char*>(pa) + 101, &found));
+  EXPECT_FALSE(space.find(reinterpret_cast<void*>(uintptr_t(0x1000)), &found));  // a host address
   DeviceBuffer erased;
   EXPECT_TRUE(space.erase(pa, &erased));
-  EXPECT_FALSE(space.find(pa, &found, &offset));
+  EXPECT_FALSE(space.find(pa, &found));
   void* pc = space.insert(a);
   EXPECT_GT(reinterpret_cast<uintptr_t>(pc), reinterpret_cast<uintptr_t>(pb));
   EXPECT_EQ(space.take_all().size(), 2u);
