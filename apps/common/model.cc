@@ -79,6 +79,7 @@ DLDevice parse_device(const std::string& text) {
   }
   if (name == "cpu") return DLDevice{kDLCPU, dev_id};
   if (name == "cuda" || name == "gpu") return DLDevice{kDLCUDA, dev_id};
+  if (name == "vulkan") return DLDevice{kDLVulkan, dev_id};
   throw UsageError("unknown device '" + text + "' (use cpu, cuda or cuda:N)");
 }
 
