@@ -7,11 +7,13 @@
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
 packages=(cmake g++ make ninja-build pkg-config libdlpack-dev nlohmann-json3-dev zlib1g-dev python3-numpy)
+packages+=(libvulkan-dev spirv-tools)  # the Vulkan back end: Vulkan's types, SPIR-V validation (linked)
 if [ "${1:-}" = --tests ]; then
   packages+=(googletest libgtest-dev libbenchmark-dev python3-pytest python3-setuptools
              libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
              python3-requests python3-grpcio python3-protobuf prometheus haproxy nginx wrk
              clang libclang-rt-14-dev lld)  # the sanitizer builds, libFuzzer and its linker
+  packages+=(libvulkan1 mesa-vulkan-drivers)  # the Vulkan loader and lavapipe, a Vulkan device on the CPU
 fi
 missing=()
 for p in "${packages[@]}"; do
