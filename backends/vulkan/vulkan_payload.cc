@@ -84,13 +84,7 @@ std::map<std::string, SpirvShader> read_shader_map(BlobReader& reader, ShaderMap
   return smap;
 }
 
-}  // namespace
-
-VulkanModuleImage decode_vulkan_payload(BlobReader& reader) {
-  VulkanModuleImage image;
-  image.fmt = reader.read_string("vulkan module format");
-  if (image.fmt != "vulkan")
-    throw reader.error("vulkan module format is " + quoted_name(image.fmt) + ", expected 'vulkan'").with("field", "fmt");
+void read_function_table(BlobReader& reader, VulkanModuleImage& image) {
   uint64_t count = reader.read_count("count of vulkan functions", 8 + 8 + 8 + 8 + 8);
   for (uint64_t i = 0; i < count; ++i) {
     size_t entry_offset = reader.offset();
@@ -103,11 +97,26 @@ VulkanModuleImage decode_vulkan_payload(BlobReader& reader) {
           .with("function", key)
           .with("field", "fmap");
   }
+}
+
+}  // namespace
+
+VulkanModuleImage decode_vulkan_payload(BlobReader& reader) {
+  VulkanModuleImage image;
+  image.fmt = reader.read_string("vulkan module format");
+  if (image.fmt != "vulkan")
+    throw reader.error("vulkan module format is " + quoted_name(image.fmt) + ", expected 'vulkan'").with("module", "vulkan").with("field", "fmt");
+  try {
+    read_function_table(reader, image);
+  } catch (Error& e) {
+    throw e.with("module", "vulkan").with("field", "fmap");
+  }
   // Both layouts start each value with 8 bytes (a bytes length, or a flag
   // and the first half of a word count): only parsing to the end tells them
   // apart. The wrapped one (every current TVM) first.
   const size_t smap_offset = reader.offset();
   BlobReader wrapped = reader;
+  bool wrapped_read = false;  // the wrapped layout read, with bytes left after it
   try {
     image.smap = read_shader_map(wrapped, ShaderMapLayout::kWrapped);
     if (wrapped.at_end()) {
@@ -115,15 +124,24 @@ VulkanModuleImage decode_vulkan_payload(BlobReader& reader) {
       reader = wrapped;
       return image;
     }
+    wrapped_read = true;
   } catch (const Error&) {
     // not the wrapped layout: the bare one says what is wrong, if anything
   }
-  BlobReader bare = reader;
-  image.smap = read_shader_map(bare, ShaderMapLayout::kBare);
-  if (!bare.at_end())
-    throw bare.error(std::to_string(bare.remaining()) + " bytes after the vulkan module's shader map")
+  auto trailing = [&](const BlobReader& r) {
+    return r.error(std::to_string(r.remaining()) + " bytes after the vulkan module's shader map")
         .with("smap offset", std::to_string(smap_offset))
+        .with("module", "vulkan")
         .with("field", "smap");
+  };
+  BlobReader bare = reader;
+  try {
+    image.smap = read_shader_map(bare, ShaderMapLayout::kBare);
+  } catch (Error& e) {
+    if (wrapped_read) throw trailing(wrapped);
+    throw e.with("module", "vulkan").with("field", "smap");
+  }
+  if (!bare.at_end()) throw trailing(wrapped_read ? wrapped : bare);
   image.layout = ShaderMapLayout::kBare;
   reader = bare;
   return image;

@@ -88,7 +88,9 @@ TEST_P(VulkanCase, EveryInputSetWithinToleranceThroughTheCppApi) {
   for (const std::string& suffix : suffixes(info_)) {
     SCOPED_TRACE("input set '" + suffix + "'");
     std::vector<graphrt::NDArray> args;
-    for (const std::string& p : order) args.push_back(load_npy(dir_ + "/input_" + p + suffix + ".npy"));
+    // On the device, as TVM's VM takes them (the generated code checks each argument's device).
+    for (const std::string& p : order)
+      args.push_back(load_npy(dir_ + "/input_" + p + suffix + ".npy").copy_to_device(kVulkan));
     for (int round = 0; round < 2; ++round) {  // the second run reuses pipelines and pooled buffers
       const std::vector<graphrt::NDArray> outputs = vm.call(info_.value("entry", "main"), args).flatten();
       ASSERT_EQ(outputs.size(), info_["outputs"].size());
@@ -134,12 +136,12 @@ INSTANTIATE_TEST_SUITE_P(Cases, VulkanCase, ::testing::ValuesIn([] {
 
 TEST(VulkanDeviceApi, CopiesRoundTripAtOffsetsAndBetweenBuffers) {
   SKIP_WITHOUT_VULKAN();
-  std::vector<float> host(1000);
+  std::vector<float> host(1024);
   for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) * 0.5f;
-  graphrt::NDArray a = graphrt::NDArray::empty({1000}, DLDataType{kDLFloat, 32, 1}, kVulkan);
+  graphrt::NDArray a = graphrt::NDArray::empty({1024}, DLDataType{kDLFloat, 32, 1}, kVulkan);
   a.copy_from_bytes(host.data(), host.size() * 4);
   graphrt::NDArray b = a.copy_to_device(kVulkan);  // device to device
-  std::vector<float> back(1000, -1.0f);
+  std::vector<float> back(1024, -1.0f);
   b.copy_to_bytes(back.data(), back.size() * 4);
   EXPECT_EQ(back, host);
   // A view 256 bytes into the buffer (the VM offsets tensors into storage).
@@ -151,7 +153,7 @@ TEST(VulkanDeviceApi, CopiesRoundTripAtOffsetsAndBetweenBuffers) {
   DLTensor dst{part.data(), graphrt::cpu(), 1, DLDataType{kDLFloat, 32, 1}, &shape, nullptr, 0};
   api()->copy(&view, &dst, nullptr);
   EXPECT_EQ(part, std::vector<float>(host.begin() + 64, host.begin() + 80));
-  view.byte_offset = 4000 - 32;  // 16 floats from 8 before the end: past it
+  view.byte_offset = 4096 - 32;  // 16 floats from 8 before the end: past it
   EXPECT_THROW(api()->copy(&view, &dst, nullptr), graphrt::Error);
 }
 
@@ -181,8 +183,8 @@ TEST(VulkanDeviceApi, AKernelCalledWithTheWrongArgumentsSaysWhich) {
   int codes[4] = {kTVMOpaqueHandle, kTVMOpaqueHandle, kDLInt, kDLInt};
   values[0].v_handle = &host;  // a host pointer where a buffer belongs
   values[1].v_handle = &host;
-  values[2].v_int64 = 1;
-  values[3].v_int64 = 1;
+  values[2].v_int64 = 1;   // blockIdx.x
+  values[3].v_int64 = 64;  // threadIdx.x: the shader's LocalSize
   graphrt::RetValue rv;
   try {
     f->call(graphrt::TVMArgs(values, codes, 4), &rv);
