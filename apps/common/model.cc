@@ -75,12 +75,12 @@ DLDevice parse_device(const std::string& text) {
     } catch (...) {
       used = 0;
     }
-    if (used != id.size() || dev_id < 0) throw UsageError("bad device '" + text + "' (use cpu, cuda or cuda:N)");
+    if (used != id.size() || dev_id < 0) throw UsageError("bad device '" + text + "' (use cpu, cuda[:N] or vulkan[:N])");
   }
   if (name == "cpu") return DLDevice{kDLCPU, dev_id};
   if (name == "cuda" || name == "gpu") return DLDevice{kDLCUDA, dev_id};
   if (name == "vulkan") return DLDevice{kDLVulkan, dev_id};
-  throw UsageError("unknown device '" + text + "' (use cpu, cuda or cuda:N)");
+  throw UsageError("unknown device '" + text + "' (use cpu, cuda[:N] or vulkan[:N])");
 }
 
 void require_device(DLDevice dev) {
