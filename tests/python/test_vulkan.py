@@ -82,6 +82,7 @@ def test_tvm_v026_user_code_runs_unchanged_and_exits_cleanly(vulkan_case):
 def test_graphrt_names_tensors_on_the_device(vulkan_case):
     dev = graphrt.vulkan()
     assert (dev.device_type, dev.device_id) == (7, 0)
+    assert graphrt.runtime.enabled("vulkan")  # a device is here (the fixture checked)
     assert str(graphrt.device("vulkan:0")) == str(dev)
     x = np.load(os.path.join(vulkan_case, "input_x.npy"))
     on_device = graphrt.nd.array(x, dev)
