@@ -66,6 +66,31 @@ void add_live_instance(VulkanDeviceAPI* api) {
   std::lock_guard<std::mutex> lock(live.mutex);
   live.apis.push_back(api);
 }
+// The bring-ups still running, waited for at exit: a process that exits
+// while one is inside the driver must not tear the driver down under it.
+struct Prefetches {
+  std::mutex mutex;
+  std::vector<std::thread*> threads;
+};
+Prefetches& prefetches() {
+  static auto* p = new Prefetches();  // never destroyed: read by the exit handler
+  return *p;
+}
+void join_prefetches() {
+  Prefetches& p = prefetches();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  for (std::thread* t : p.threads) {
+    if (t->joinable()) t->join();
+  }
+  p.threads.clear();
+}
+void forget_prefetch(std::thread* t) {
+  Prefetches& p = prefetches();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  if (t->joinable()) t->join();
+  p.threads.erase(std::remove(p.threads.begin(), p.threads.end(), t), p.threads.end());
+}
+
 void remove_live_instance(VulkanDeviceAPI* api) {
   LiveInstances& live = live_instances();
   std::lock_guard<std::mutex> lock(live.mutex);
@@ -84,8 +109,20 @@ VulkanDeviceAPI::VulkanDeviceAPI(std::string loader_path)
     : loader_path_(std::move(loader_path)), next_address_(kAddressBase) {}
 
 VulkanDeviceAPI::~VulkanDeviceAPI() {
+  forget_prefetch(&prefetch_);
   remove_live_instance(this);
   shutdown();
+}
+
+void VulkanDeviceAPI::prefetch() {
+  std::call_once(prefetch_once_, [this] {
+    static std::once_flag registered;
+    std::call_once(registered, [] { std::atexit(join_prefetches); });
+    Prefetches& p = prefetches();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    prefetch_ = std::thread([this] { ensure_init(); });
+    p.threads.push_back(&prefetch_);
+  });
 }
 
 void VulkanDeviceAPI::ensure_init() {
@@ -248,15 +285,21 @@ void* VulkanDeviceAPI::alloc_workspace(DLDevice dev, size_t nbytes) { return all
 
 void VulkanDeviceAPI::free_workspace(DLDevice dev, void* ptr) { free(dev, ptr); }
 
-BufferRef VulkanDeviceAPI::resolve(const void* ptr, const std::string& what) {
+bool VulkanDeviceAPI::try_resolve(const void* ptr, BufferRef* out) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = allocations_.upper_bound(address);
-  if (it != allocations_.begin()) {
-    --it;
-    const Allocation& a = it->second;
-    if (a.in_use && address - it->first <= a.buffer->size) return BufferRef{a.buffer.get(), a.device_id, address - it->first};
-  }
+  if (it == allocations_.begin()) return false;
+  --it;
+  const Allocation& a = it->second;
+  if (!a.in_use || address - it->first > a.buffer->size) return false;
+  *out = BufferRef{a.buffer.get(), a.device_id, address - it->first};
+  return true;
+}
+
+BufferRef VulkanDeviceAPI::resolve(const void* ptr, const std::string& what) {
+  BufferRef ref;
+  if (try_resolve(ptr, &ref)) return ref;
   throw Error(ErrorKind::kInvalidArgument, what + " is not Vulkan device memory of this runtime (a host pointer, "
                                                   "a freed buffer, or another device's)");
 }

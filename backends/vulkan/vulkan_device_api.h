@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "graphrt/device_api.h"
@@ -45,6 +46,10 @@ class VulkanDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<Vu
   void synchronize(DLDevice dev, void* stream) override;
   void set_device(DLDevice dev) override;
 
+  // Starts bringing the loader and instance up on a thread of its own (once):
+  // whoever needs them next waits only for what is left. A loaded vulkan
+  // module is about to run, and the driver's start-up is most of load time.
+  void prefetch();
   // "" when Vulkan is usable, else why not (no loader, no instance).
   std::string init_error();
   int device_count();
@@ -57,6 +62,8 @@ class VulkanDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<Vu
   // The buffer holding `ptr` (an address from alloc); throws kInvalidArgument
   // naming `what` when it is not one of this API's.
   BufferRef resolve(const void* ptr, const std::string& what);
+  // The same without an error: false when `ptr` is not one of this API's.
+  bool try_resolve(const void* ptr, BufferRef* out);
   // Whether the process is past the exit-time teardown (nothing to release).
   bool shut_down() const { return shut_down_.load(); }
   // Waits for every device, then destroys pipelines' owners' last chance has
@@ -82,6 +89,8 @@ class VulkanDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<Vu
 
   std::string loader_path_;
   std::once_flag init_once_;
+  std::once_flag prefetch_once_;
+  std::thread prefetch_;
   VulkanLoader loader_;
   VkInstance instance_ = VK_NULL_HANDLE;
   std::string init_error_;

@@ -1,7 +1,9 @@
 #include "backends/vulkan/vulkan_module.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <thread>
 
 #include "graphrt/error.h"
 #include "backends/vulkan/spirv_validate.h"
@@ -10,23 +12,48 @@
 namespace graphrt {
 namespace vulkan_backend {
 
+namespace {
+
+// SPIRV-Tools' verdict on every shader of the function table, in fmap order
+// ("" for a valid one), the shaders shared out over the cores: validation is
+// most of what loading a module with large shaders costs.
+std::vector<std::string> validate_shaders(const std::vector<const SpirvShader*>& shaders) {
+  std::vector<std::string> verdicts(shaders.size());
+  const size_t workers = std::min<size_t>(shaders.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < shaders.size(); i = next++) verdicts[i] = validate_spirv(shaders[i]->words);
+  };
+  std::vector<std::thread> helpers;
+  for (size_t w = 1; w < workers; ++w) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  return verdicts;
+}
+
+Error module_error(const std::string& function, const std::string& field, const std::string& what) {
+  return Error("vulkan function " + quoted_name(function) + " " + what)
+      .with("module", "vulkan")
+      .with("function", function)
+      .with("field", field);
+}
+
+}  // namespace
+
 CheckedVulkanModule check_vulkan_module(VulkanModuleImage image) {
-  CheckedVulkanModule checked;
+  std::vector<const SpirvShader*> shaders;
   for (const auto& entry : image.fmap) {
-    const VulkanFunctionInfo& info = entry.second;
     auto shader = image.smap.find(entry.first);
-    if (shader == image.smap.end())
-      throw Error("vulkan function " + quoted_name(entry.first) + " has no shader in the module's shader map")
-          .with("module", "vulkan")
-          .with("function", entry.first)
-          .with("field", "smap");
-    std::string invalid = validate_spirv(shader->second.words);
-    if (!invalid.empty())
-      throw Error("vulkan function " + quoted_name(entry.first) + ": invalid SPIR-V: " + invalid)
-          .with("module", "vulkan")
-          .with("function", entry.first)
-          .with("field", "smap");
-    checked.plans.push_back(plan_vulkan_kernel(info, shader->second));
+    if (shader == image.smap.end()) throw module_error(entry.first, "smap", "has no shader in the module's shader map");
+    shaders.push_back(&shader->second);
+  }
+  const std::vector<std::string> verdicts = validate_shaders(shaders);
+  CheckedVulkanModule checked;
+  size_t i = 0;
+  for (const auto& entry : image.fmap) {
+    if (!verdicts[i].empty()) throw module_error(entry.first, "smap", "has invalid SPIR-V: " + verdicts[i]);
+    checked.plans.push_back(plan_vulkan_kernel(entry.second, *shaders[i]));
+    ++i;
   }
   checked.image = std::move(image);
   return checked;
@@ -89,21 +116,21 @@ struct VulkanModuleNode::Kernel {
   }
 
   BoundBuffer bind(VulkanDevice& dev, const void* ptr, size_t index, const VkPhysicalDeviceLimits& limits) {
-    const std::string what = "buffer argument " + std::to_string(index) + " of kernel " + quoted_name(plan->name);
+    auto what = [&] { return "buffer argument " + std::to_string(index) + " of kernel " + quoted_name(plan->name); };
     BufferRef ref;
-    try {
-      ref = api->resolve(ptr, what);
-    } catch (Error& e) {
-      throw e.with("module", "vulkan").with("function", plan->name);
-    }
+    if (!api->try_resolve(ptr, &ref))
+      throw Error(ErrorKind::kInvalidArgument, what() + " is not Vulkan device memory of this runtime (a host "
+                                                        "pointer, a freed buffer, or another device's)")
+          .with("module", "vulkan")
+          .with("function", plan->name);
     if (ref.device_id != dev.id())
-      throw Error(ErrorKind::kInvalidArgument, what + " lives on vulkan:" + std::to_string(ref.device_id) +
+      throw Error(ErrorKind::kInvalidArgument, what() + " lives on vulkan:" + std::to_string(ref.device_id) +
                                                    ", the kernel runs on vulkan:" + std::to_string(dev.id()))
           .with("module", "vulkan")
           .with("function", plan->name);
     const VkDeviceSize align = limits.minStorageBufferOffsetAlignment ? limits.minStorageBufferOffsetAlignment : 1;
     if (ref.offset % align != 0)
-      throw Error(ErrorKind::kUnsupported, what + " starts " + std::to_string(ref.offset) +
+      throw Error(ErrorKind::kUnsupported, what() + " starts " + std::to_string(ref.offset) +
                                                " bytes into its buffer; the device binds at multiples of " +
                                                std::to_string(align))
           .with("module", "vulkan")
@@ -151,6 +178,7 @@ PackedFunc VulkanModuleNode::find_function(const std::string& name, const Module
 }
 
 Module load_vulkan_module(BlobReader& reader, std::shared_ptr<VulkanDeviceAPI> api) {
+  api->prefetch();  // the driver comes up while the shaders are checked and the rest loads
   VulkanModuleImage image = decode_vulkan_payload(reader);
   return Module(new VulkanModuleNode(check_vulkan_module(std::move(image)), std::move(api)));
 }
