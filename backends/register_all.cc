@@ -31,6 +31,9 @@
 #ifdef GRAPHRT_WITH_CONTRIB_SORT
 #include "backends/contrib_sort/register.h"
 #endif
+#ifdef GRAPHRT_WITH_OPENCL
+#include "backends/opencl/register.h"
+#endif
 
 namespace graphrt {
 
@@ -63,6 +66,9 @@ std::unique_ptr<Runtime> compose_default_runtime() {
 #endif
 #ifdef GRAPHRT_WITH_CONTRIB_SORT
   contrib_sort::register_backend(*composed);
+#endif
+#ifdef GRAPHRT_WITH_OPENCL
+  opencl_backend::register_backend(*composed);
 #endif
   return composed;
 }

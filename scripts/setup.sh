@@ -14,6 +14,7 @@ if [ "${1:-}" = --tests ]; then
              python3-requests python3-grpcio python3-protobuf prometheus haproxy nginx wrk
              clang libclang-rt-14-dev lld)  # the sanitizer builds, libFuzzer and its linker
   packages+=(libvulkan1 mesa-vulkan-drivers)  # the Vulkan loader and lavapipe, a Vulkan device on the CPU
+  packages+=(ocl-icd-libopencl1 pocl-opencl-icd opencl-headers)  # the OpenCL tests on PoCL (CPU); headers: the ABI check
 fi
 missing=()
 for p in "${packages[@]}"; do

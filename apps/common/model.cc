@@ -60,6 +60,9 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
   return m;
 }
 
+// What parse_device takes, for its messages.
+constexpr const char* kDeviceChoices = "cpu, cuda or cuda:N, vulkan or vulkan:N, opencl or opencl:N";
+
 DLDevice parse_device(const std::string& text) {
   std::string name = text, id;
   size_t colon = text.find(':');
@@ -75,12 +78,13 @@ DLDevice parse_device(const std::string& text) {
     } catch (...) {
       used = 0;
     }
-    if (used != id.size() || dev_id < 0) throw UsageError("bad device '" + text + "' (use cpu, cuda[:N] or vulkan[:N])");
+    if (used != id.size() || dev_id < 0) throw UsageError("bad device '" + text + "' (use " + kDeviceChoices + ")");
   }
   if (name == "cpu") return DLDevice{kDLCPU, dev_id};
   if (name == "cuda" || name == "gpu") return DLDevice{kDLCUDA, dev_id};
   if (name == "vulkan") return DLDevice{kDLVulkan, dev_id};
-  throw UsageError("unknown device '" + text + "' (use cpu, cuda[:N] or vulkan[:N])");
+  if (name == "opencl") return DLDevice{kDLOpenCL, dev_id};
+  throw UsageError("unknown device '" + text + "' (use " + kDeviceChoices + ")");
 }
 
 void require_device(DLDevice dev) {

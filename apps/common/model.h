@@ -36,7 +36,7 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
 // The load options of the --loader and --trust-exports flags; throws UsageError on an unknown loader.
 graphrt::LoadOptions load_options_from_args(const Args& args);
 
-// "cpu", "cpu:0", "cuda", "cuda:1"; throws UsageError otherwise.
+// "cpu", "cpu:0", "cuda", "cuda:1", "opencl", "opencl:1"; throws UsageError otherwise.
 DLDevice parse_device(const std::string& text);
 // Throws graphrt::Error with graphrt's reason when the device is unusable.
 void require_device(DLDevice dev);

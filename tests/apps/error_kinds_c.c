@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
 
   /* unsupported: the dlopen loader from memory; a device type with no device API */
   EXPECT_GRAPHRT(graphrt_module_load_from_memory("\177ELF", 4, "dlopen", &mod), GRAPHRT_ERROR_UNSUPPORTED);
-  EXPECT_TVM(TVMArrayAlloc(small, 1, kDLFloat, 32, 1, kDLOpenCL, 0, &array), GRAPHRT_ERROR_UNSUPPORTED);
+  EXPECT_TVM(TVMArrayAlloc(small, 1, kDLFloat, 32, 1, kDLMetal, 0, &array), GRAPHRT_ERROR_UNSUPPORTED);
 
   /* resource exhausted: 2^60 bytes */
   EXPECT_TVM(TVMArrayAlloc(huge, 1, kDLFloat, 32, 1, kDLCPU, 0, &array), GRAPHRT_ERROR_RESOURCE_EXHAUSTED);

@@ -264,7 +264,7 @@ TEST(CApi, AllocDataSpaceWithScope) {
 
 TEST(CApi, StreamStreamSynchronize) {
   EXPECT_EQ(0, TVMStreamStreamSynchronize(kDLCPU, 0, nullptr, nullptr)) << TVMGetLastError();
-  EXPECT_NE(0, TVMStreamStreamSynchronize(kDLOpenCL, 0, nullptr, nullptr));  // no OpenCL device API
+  EXPECT_NE(0, TVMStreamStreamSynchronize(kDLMetal, 0, nullptr, nullptr));  // no Metal device API
   EXPECT_NE(std::string(TVMGetLastError()).find("no device API"), std::string::npos) << TVMGetLastError();
   // A device type outside DLPack's enum is an error, not undefined behaviour (UBSan checks).
   EXPECT_NE(0, TVMStreamStreamSynchronize(99, 0, nullptr, nullptr));

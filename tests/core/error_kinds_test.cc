@@ -115,7 +115,7 @@ TEST(ErrorKindsCpp, OutOfRangeOutputIndex) {
 }
 
 TEST(ErrorKindsCpp, UnsupportedDeviceType) {
-  EXPECT_EQ(kind_of([] { NDArray::empty({4}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLOpenCL, 0}); }),
+  EXPECT_EQ(kind_of([] { NDArray::empty({4}, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLMetal, 0}); }),
             ErrorKind::kUnsupported);
 }
 
@@ -259,7 +259,7 @@ TEST(ErrorKindsC, UnsupportedLoadFromMemoryWithDlopen) {
   expect_graphrt_kind(graphrt_module_load_from_memory(bytes, sizeof(bytes), "dlopen", &mod), GRAPHRT_ERROR_UNSUPPORTED);
   const int64_t shape[] = {4};
   TVMArrayHandle array = nullptr;
-  expect_tvm_kind(TVMArrayAlloc(shape, 1, kDLFloat, 32, 1, kDLOpenCL, 0, &array), GRAPHRT_ERROR_UNSUPPORTED);
+  expect_tvm_kind(TVMArrayAlloc(shape, 1, kDLFloat, 32, 1, kDLMetal, 0, &array), GRAPHRT_ERROR_UNSUPPORTED);
 }
 
 TEST(ErrorKindsC, ResourceExhaustedHugeArray) {

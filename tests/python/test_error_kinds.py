@@ -74,7 +74,7 @@ def test_out_of_range_output_index(mlp):
 
 def test_unsupported_device_type(lib_ok):
     with pytest.raises(NotImplementedError) as info:
-        graphrt.nd.empty((4,), "float32", graphrt.opencl(0))  # no OpenCL device API in graphrt
+        graphrt.nd.empty((4,), "float32", graphrt.metal(0))  # no Metal device API in graphrt
     assert isinstance(info.value, graphrt.UnsupportedError)
 
 

@@ -169,7 +169,8 @@ def test_devices_from_target_strings(lib_ok):
 def test_runtime_namespace(lib_ok, mlp):
     assert tvm.runtime.enabled("llvm") and tvm.runtime.enabled("cpu")
     assert tvm.runtime.enabled("cuda") == tvm.cuda(0).exist
-    assert tvm.runtime.enabled("opencl") is False
+    assert tvm.runtime.enabled("opencl") == tvm.opencl(0).exist
+    assert tvm.runtime.enabled("metal") is False
     with pytest.raises(tvm.TVMError, match="unknown runtime target"):
         tvm.runtime.enabled("no_such_target")
     assert tvm.runtime.num_threads() >= 1
