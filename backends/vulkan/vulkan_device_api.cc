@@ -66,31 +66,6 @@ void add_live_instance(VulkanDeviceAPI* api) {
   std::lock_guard<std::mutex> lock(live.mutex);
   live.apis.push_back(api);
 }
-// The bring-ups still running, waited for at exit: a process that exits
-// while one is inside the driver must not tear the driver down under it.
-struct Prefetches {
-  std::mutex mutex;
-  std::vector<std::thread*> threads;
-};
-Prefetches& prefetches() {
-  static auto* p = new Prefetches();  // never destroyed: read by the exit handler
-  return *p;
-}
-void join_prefetches() {
-  Prefetches& p = prefetches();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  for (std::thread* t : p.threads) {
-    if (t->joinable()) t->join();
-  }
-  p.threads.clear();
-}
-void forget_prefetch(std::thread* t) {
-  Prefetches& p = prefetches();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  if (t->joinable()) t->join();
-  p.threads.erase(std::remove(p.threads.begin(), p.threads.end(), t), p.threads.end());
-}
-
 void remove_live_instance(VulkanDeviceAPI* api) {
   LiveInstances& live = live_instances();
   std::lock_guard<std::mutex> lock(live.mutex);
@@ -109,20 +84,8 @@ VulkanDeviceAPI::VulkanDeviceAPI(std::string loader_path)
     : loader_path_(std::move(loader_path)), next_address_(kAddressBase) {}
 
 VulkanDeviceAPI::~VulkanDeviceAPI() {
-  forget_prefetch(&prefetch_);
   remove_live_instance(this);
   shutdown();
-}
-
-void VulkanDeviceAPI::prefetch() {
-  std::call_once(prefetch_once_, [this] {
-    static std::once_flag registered;
-    std::call_once(registered, [] { std::atexit(join_prefetches); });
-    Prefetches& p = prefetches();
-    std::lock_guard<std::mutex> lock(p.mutex);
-    prefetch_ = std::thread([this] { ensure_init(); });
-    p.threads.push_back(&prefetch_);
-  });
 }
 
 void VulkanDeviceAPI::ensure_init() {

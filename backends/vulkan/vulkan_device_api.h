@@ -13,7 +13,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "graphrt/device_api.h"
@@ -46,10 +45,6 @@ class VulkanDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<Vu
   void synchronize(DLDevice dev, void* stream) override;
   void set_device(DLDevice dev) override;
 
-  // Starts bringing the loader and instance up on a thread of its own (once):
-  // whoever needs them next waits only for what is left. A loaded vulkan
-  // module is about to run, and the driver's start-up is most of load time.
-  void prefetch();
   // "" when Vulkan is usable, else why not (no loader, no instance).
   std::string init_error();
   int device_count();
@@ -89,8 +84,6 @@ class VulkanDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<Vu
 
   std::string loader_path_;
   std::once_flag init_once_;
-  std::once_flag prefetch_once_;
-  std::thread prefetch_;
   VulkanLoader loader_;
   VkInstance instance_ = VK_NULL_HANDLE;
   std::string init_error_;

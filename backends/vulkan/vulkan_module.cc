@@ -178,7 +178,6 @@ PackedFunc VulkanModuleNode::find_function(const std::string& name, const Module
 }
 
 Module load_vulkan_module(BlobReader& reader, std::shared_ptr<VulkanDeviceAPI> api) {
-  api->prefetch();  // the driver comes up while the shaders are checked and the rest loads
   VulkanModuleImage image = decode_vulkan_payload(reader);
   return Module(new VulkanModuleNode(check_vulkan_module(std::move(image)), std::move(api)));
 }
