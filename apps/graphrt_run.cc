@@ -83,7 +83,7 @@ const std::vector<FlagSpec> kFlags = {
      "runs a Relax executable step by step as the case file's \"steps\" say (a language model with its KV cache: "
      "create it, add a sequence, prefill, decode ...), comparing each expected output within --tolerance; prints one "
      "line per comparison and exits 1 when one differs (default: none)"},
-    {"--device", true, false, "cpu|cuda[:N]|opencl[:N]", "device to run on (default: cpu)"},
+    {"--device", true, false, "cpu|cuda[:N]|vulkan[:N]|opencl[:N]", "device to run on (default: cpu)"},
     {"--threads", true, false, "N", "threads of the kernel thread pool (default: TVM_NUM_THREADS, else the number of cores)"},
     {"--repeat", true, false, "N", "times the model runs, timed: prints mean, p50, p90, p99, min, max latency (default: 0, one untimed run)"},
     {"--warmup", true, false, "N", "untimed runs before the timed ones (default: 1 with --repeat, else 0)"},

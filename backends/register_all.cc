@@ -10,6 +10,9 @@
 #ifdef GRAPHRT_WITH_CUDA
 #include "backends/cuda/register.h"
 #endif
+#ifdef GRAPHRT_WITH_VULKAN
+#include "backends/vulkan/register.h"
+#endif
 #ifdef GRAPHRT_WITH_ELF_SO
 #include "backends/elf_so/register.h"
 #endif
@@ -42,6 +45,9 @@ std::unique_ptr<Runtime> compose_default_runtime() {
   register_graph_executor(*composed);
 #ifdef GRAPHRT_WITH_CUDA
   cuda_backend::register_backend(*composed);
+#endif
+#ifdef GRAPHRT_WITH_VULKAN
+  vulkan_backend::register_backend(*composed);
 #endif
 #ifdef GRAPHRT_WITH_ELF_SO
   elf_so::register_backend(*composed);

@@ -8,11 +8,13 @@
 set -euo pipefail
 packages=(cmake g++ make ninja-build pkg-config libdlpack-dev nlohmann-json3-dev zlib1g-dev python3-numpy
           libpcre2-dev libicu-dev libsentencepiece-dev)  # the tokenizers: regexes, normalizers, tokenizer.model
+packages+=(libvulkan-dev spirv-tools)  # the Vulkan back end: Vulkan's types, SPIR-V validation (linked)
 if [ "${1:-}" = --tests ]; then
   packages+=(googletest libgtest-dev libbenchmark-dev python3-pytest python3-setuptools
              libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
              python3-requests python3-grpcio python3-protobuf prometheus haproxy nginx wrk
              clang libclang-rt-14-dev lld)  # the sanitizer builds, libFuzzer and its linker
+  packages+=(libvulkan1 mesa-vulkan-drivers)  # the Vulkan loader and lavapipe, a Vulkan device on the CPU
   packages+=(ocl-icd-libopencl1 pocl-opencl-icd opencl-headers)  # the OpenCL tests on PoCL (CPU); headers: the ABI check
 fi
 missing=()

@@ -110,6 +110,7 @@ std::string device_to_string(DLDevice dev) {
     case kDLCPU: return "cpu(" + std::to_string(dev.device_id) + ")";
     case kDLCUDA: return "cuda(" + std::to_string(dev.device_id) + ")";
     case kDLCUDAHost: return "cuda_host(" + std::to_string(dev.device_id) + ")";
+    case kDLVulkan: return "vulkan(" + std::to_string(dev.device_id) + ")";
     case kDLOpenCL: return "opencl(" + std::to_string(dev.device_id) + ")";
     default:
       return "device_type_" + std::to_string(dev.device_type) + "(" + std::to_string(dev.device_id) + ")";

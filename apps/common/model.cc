@@ -61,7 +61,7 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
 }
 
 // What parse_device takes, for its messages.
-constexpr const char* kDeviceChoices = "cpu, cuda or cuda:N, opencl or opencl:N";
+constexpr const char* kDeviceChoices = "cpu, cuda or cuda:N, vulkan or vulkan:N, opencl or opencl:N";
 
 DLDevice parse_device(const std::string& text) {
   std::string name = text, id;
@@ -82,6 +82,7 @@ DLDevice parse_device(const std::string& text) {
   }
   if (name == "cpu") return DLDevice{kDLCPU, dev_id};
   if (name == "cuda" || name == "gpu") return DLDevice{kDLCUDA, dev_id};
+  if (name == "vulkan") return DLDevice{kDLVulkan, dev_id};
   if (name == "opencl") return DLDevice{kDLOpenCL, dev_id};
   throw UsageError("unknown device '" + text + "' (use " + kDeviceChoices + ")");
 }

@@ -114,7 +114,7 @@ def _device_kind(type_code, doc_name):
     def make(dev_id=0):
         return Device(type_code, dev_id)
     make.__name__ = doc_name
-    make.__doc__ = "Device(%d, dev_id): a %s device (TVM's name; graphrt runs cpu and cuda)." % (type_code, doc_name)
+    make.__doc__ = "Device(%d, dev_id): a %s device (TVM's name; graphrt runs cpu, cuda and vulkan)." % (type_code, doc_name)
     return make
 
 

@@ -54,7 +54,7 @@ def list_global_func_names():
 
 def enabled(target):
     """Whether graphrt can run code built for `target` (TVM's tvm.runtime.enabled): "cpu", "c" and
-    llvm targets always; "cuda"/"gpu"/"nvptx" (and "opencl") when that back end and a device are usable; other
+    llvm targets always; "cuda"/"gpu"/"nvptx", "vulkan" and "opencl" when that back end and a device are usable; other
     known device kinds never (graphrt has no back end for them)."""
     if not isinstance(target, str):
         raise GraphrtTypeError("enabled takes a target string")
@@ -64,6 +64,9 @@ def enabled(target):
     if name in ("cuda", "gpu") or name.startswith("nvptx"):
         from .device import cuda
         return cuda(0).exist
+    if name == "vulkan":
+        from .device import vulkan
+        return vulkan(0).exist
     if name == "opencl":
         from .device import opencl
         return opencl(0).exist

@@ -90,4 +90,4 @@ def test_bad_opencl_device_text_is_a_usage_error():
     d, _ = _case("relax_mlp_opencl")
     p = run(_mlp_args(d, "opencl:x"))
     assert p.returncode == 2, p.stderr
-    assert "bad device 'opencl:x' (use cpu, cuda or cuda:N, opencl or opencl:N)" in p.stderr, p.stderr
+    assert "bad device 'opencl:x' (use cpu, cuda or cuda:N, vulkan or vulkan:N, opencl or opencl:N)" in p.stderr, p.stderr

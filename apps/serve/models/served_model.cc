@@ -98,7 +98,8 @@ DLDevice model_device(const ModelConfig& config) {
   try {
     dev = graphrt_apps::parse_device(config.device);
   } catch (const std::exception&) {
-    throw Error("device '" + config.device + "' is not one of cpu, cpu:0, cuda, cuda:N, opencl, opencl:N").with("field", "device");
+    throw Error("device '" + config.device + "' is not one of cpu, cpu:0, cuda, cuda:N, vulkan, vulkan:N, opencl, opencl:N")
+        .with("field", "device");
   }
   if (dev.device_type == kDLCPU) return dev;
   try {
