@@ -48,7 +48,7 @@ class AnyView;
 // How a C++ type goes into a value (Into) and comes out (TryFrom: nullopt when the value
 // holds another type). TypeName() names the type in a failed cast's message.
 template <typename T, typename = void>
-struct TypeTraits;
+struct TypeTraits {};  // a type without one converts neither way
 
 namespace details {
 
@@ -213,7 +213,7 @@ class AnyView : public details::AnyBase {
     TypeTraits<std::decay_t<T>>::Into(v, &value_);
   }
   // A string literal (an array, not a const char*: the template above would not decay it).
-  AnyView(const char* s) { TypeTraits<const char*>::Into(s, &value_); }  // NOLINT: implicit
+  AnyView(const char* s);  // NOLINT: implicit
 };
 
 // An owned value: what a call returns.
@@ -228,7 +228,7 @@ class Any : public details::AnyBase {
   Any(const T& v) {  // NOLINT: implicit, as TVM's
     TypeTraits<std::decay_t<T>>::Into(v, &value_);
   }
-  Any(const char* s) { TypeTraits<const char*>::Into(s, &value_); }  // NOLINT: implicit
+  Any(const char* s);  // NOLINT: implicit
   // A graphrt return value as an Any (a DLTensor* return stays borrowed, as TVM's).
   static Any FromGraphrt(::graphrt::RetValue ret) {
     Any a;
@@ -249,7 +249,7 @@ struct TypeTraits<Any> {
     a.packed() = v;
     return a;
   }
-  static const char* TypeName() { return "Any"; }
+  static std::string TypeName() { return "Any"; }
 };
 template <>
 struct TypeTraits<AnyView> {
@@ -258,7 +258,7 @@ struct TypeTraits<AnyView> {
     a.packed() = v;
     return a;
   }
-  static const char* TypeName() { return "AnyView"; }
+  static std::string TypeName() { return "AnyView"; }
 };
 
 template <typename T>
@@ -269,7 +269,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral<T>::value && !std::is_sam
     if (c != kDLInt && c != kDLUInt && c != kTVMArgBool) return std::nullopt;
     return static_cast<T>(v.value().v_int64);
   }
-  static const char* TypeName() { return "int"; }
+  static std::string TypeName() { return "int"; }
 };
 template <typename T>
 struct TypeTraits<T, std::enable_if_t<std::is_enum<T>::value>> {
@@ -278,7 +278,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_enum<T>::value>> {
     if (v.code() != kDLInt && v.code() != kDLUInt) return std::nullopt;
     return static_cast<T>(v.value().v_int64);
   }
-  static const char* TypeName() { return "int"; }
+  static std::string TypeName() { return "int"; }
 };
 template <>
 struct TypeTraits<bool> {
@@ -287,7 +287,7 @@ struct TypeTraits<bool> {
     if (v.code() != kTVMArgBool && v.code() != kDLInt) return std::nullopt;
     return v.value().v_int64 != 0;
   }
-  static const char* TypeName() { return "bool"; }
+  static std::string TypeName() { return "bool"; }
 };
 template <typename T>
 struct TypeTraits<T, std::enable_if_t<std::is_floating_point<T>::value>> {
@@ -297,12 +297,12 @@ struct TypeTraits<T, std::enable_if_t<std::is_floating_point<T>::value>> {
     if (v.code() == kDLInt || v.code() == kTVMArgBool) return static_cast<T>(v.value().v_int64);
     return std::nullopt;
   }
-  static const char* TypeName() { return "float"; }
+  static std::string TypeName() { return "float"; }
 };
 template <>
 struct TypeTraits<std::nullptr_t> {
   static void Into(std::nullptr_t, details::PackedValue* out) { out->owned().set_none(); }
-  static const char* TypeName() { return "None"; }
+  static std::string TypeName() { return "None"; }
 };
 template <>
 struct TypeTraits<void*> {
@@ -315,7 +315,7 @@ struct TypeTraits<void*> {
     if (v.code() != kTVMOpaqueHandle) return std::nullopt;
     return v.value().v_handle;
   }
-  static const char* TypeName() { return "void*"; }
+  static std::string TypeName() { return "void*"; }
 };
 template <>
 struct TypeTraits<DLDevice> {
@@ -324,7 +324,7 @@ struct TypeTraits<DLDevice> {
     if (v.code() != kDLDevice) return std::nullopt;
     return v.value().v_device;
   }
-  static const char* TypeName() { return "Device"; }
+  static std::string TypeName() { return "Device"; }
 };
 template <>
 struct TypeTraits<DLDataType> {
@@ -334,7 +334,7 @@ struct TypeTraits<DLDataType> {
     if (v.code() == kTVMStr) return StringToDLDataType(String(v.value().v_str));
     return std::nullopt;
   }
-  static const char* TypeName() { return "DataType"; }
+  static std::string TypeName() { return "DataType"; }
 };
 template <>
 struct TypeTraits<DLTensor*> {
@@ -343,7 +343,7 @@ struct TypeTraits<DLTensor*> {
     if (v.code() != kTVMDLTensorHandle && v.code() != kTVMNDArrayHandle) return std::nullopt;
     return static_cast<DLTensor*>(v.value().v_handle);
   }
-  static const char* TypeName() { return "DLTensor*"; }
+  static std::string TypeName() { return "DLTensor*"; }
 };
 template <>
 struct TypeTraits<std::string> {
@@ -355,7 +355,7 @@ struct TypeTraits<std::string> {
     if (v.code() == kTVMDataType) return DLDataTypeToString(v.value().v_type).str();
     return std::nullopt;
   }
-  static const char* TypeName() { return "std::string"; }
+  static std::string TypeName() { return "std::string"; }
 };
 template <>
 struct TypeTraits<const char*> {
@@ -363,8 +363,11 @@ struct TypeTraits<const char*> {
     if (v) out->owned().set_string(v);
     else out->owned().set_none();
   }
-  static const char* TypeName() { return "const char*"; }
+  static std::string TypeName() { return "const char*"; }
 };
+inline AnyView::AnyView(const char* s) { TypeTraits<const char*>::Into(s, &value_); }
+inline Any::Any(const char* s) { TypeTraits<const char*>::Into(s, &value_); }
+
 template <>
 struct TypeTraits<String> {
   static void Into(const String& v, details::PackedValue* out) { out->owned().set_string(v.str()); }
@@ -373,7 +376,7 @@ struct TypeTraits<String> {
     if (!s) return std::nullopt;
     return String(*std::move(s));
   }
-  static const char* TypeName() { return "ffi.String"; }
+  static std::string TypeName() { return "ffi.String"; }
 };
 template <>
 struct TypeTraits<Tensor> {
@@ -387,7 +390,7 @@ struct TypeTraits<Tensor> {
     int code;
     return Tensor(v.view(&value, &code).as_ndarray(0));
   }
-  static const char* TypeName() { return "ffi.Tensor"; }
+  static std::string TypeName() { return "ffi.Tensor"; }
 };
 // A Shape crosses as TVM's shape object (graphrt's runtime.ShapeTuple).
 template <>
@@ -405,7 +408,7 @@ struct TypeTraits<Shape> {
       dims.push_back(details::call_runtime_global("runtime.GetShapeTupleElem", {v, details::int_value(i)}).as_int());
     return Shape(std::move(dims));
   }
-  static const char* TypeName() { return "ffi.Shape"; }
+  static std::string TypeName() { return "ffi.Shape"; }
 };
 template <typename T>
 struct TypeTraits<Optional<T>> {
@@ -419,7 +422,7 @@ struct TypeTraits<Optional<T>> {
     if (!inner) return std::nullopt;
     return Optional<T>(*std::move(inner));
   }
-  static const char* TypeName() { return TypeTraits<T>::TypeName(); }
+  static std::string TypeName() { return TypeTraits<T>::TypeName(); }
 };
 
 }  // namespace ffi

@@ -148,7 +148,7 @@ struct TypeTraits<Function> {
     int code;
     return Function(v.view(&value, &code).as_function(0));
   }
-  static const char* TypeName() { return "ffi.Function"; }
+  static std::string TypeName() { return "ffi.Function"; }
 };
 
 }  // namespace ffi

@@ -89,7 +89,7 @@ struct TypeTraits<runtime::Tensor> {
     if (!t) return std::nullopt;
     return runtime::Tensor(*std::move(t));
   }
-  static const char* TypeName() { return "ffi.Tensor"; }
+  static std::string TypeName() { return "ffi.Tensor"; }
 };
 }  // namespace ffi
 }  // namespace tvm

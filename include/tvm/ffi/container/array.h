@@ -88,7 +88,7 @@ struct TypeTraits<Array<T>> {
     }
     return Array<T>(std::move(items));
   }
-  static const char* TypeName() { return "ffi.Array"; }
+  static std::string TypeName() { return "Array<" + TypeTraits<T>::TypeName() + ">"; }
 };
 
 }  // namespace ffi

@@ -30,7 +30,6 @@ class ShapeView {
  public:
   ShapeView() = default;
   ShapeView(const int64_t* data, size_t size) : data_(data), size_(size) {}
-  ShapeView(std::initializer_list<int64_t> dims) : data_(dims.begin()), size_(dims.size()) {}  // NOLINT
   const int64_t* data() const { return data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

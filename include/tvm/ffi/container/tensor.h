@@ -36,7 +36,7 @@ class Tensor {
     const auto address = reinterpret_cast<uintptr_t>(t.data) + t.byte_offset;
     if (require_alignment != 0 && address % require_alignment != 0)
       TVM_FFI_THROW(RuntimeError) << "FromDLPack: data is not aligned to " << require_alignment << " bytes";
-    if (require_contiguous && !IsContiguous(t)) TVM_FFI_THROW(RuntimeError) << "FromDLPack: tensor is not contiguous";
+    if (require_contiguous && !ffi::IsContiguous(t)) TVM_FFI_THROW(RuntimeError) << "FromDLPack: tensor is not contiguous";
     return details::translate_errors([&] { return Tensor(::graphrt::NDArray::from_dlpack(tensor)); });
   }
   // A DLPack tensor that keeps this tensor alive until its deleter runs.

@@ -91,15 +91,6 @@ class Module {
   ::graphrt::Module m_;
 };
 
-inline void ModuleObj::ImportModule(const Module& other) {
-  details::translate_errors([&] { m_->add_import(other.graphrt_module()); });
-}
-inline Array<Any> ModuleObj::imports() const {
-  Array<Any> out;
-  for (const ::graphrt::Module& m : m_->imports()) out.push_back(Any(Module(m)));
-  return out;
-}
-
 template <>
 struct TypeTraits<Module> {
   static void Into(const Module& v, details::PackedValue* out) {
@@ -112,8 +103,18 @@ struct TypeTraits<Module> {
     int code;
     return Module(v.view(&value, &code).as_module(0));
   }
-  static const char* TypeName() { return "ffi.Module"; }
+  static std::string TypeName() { return "ffi.Module"; }
 };
+
+inline void ModuleObj::ImportModule(const Module& other) {
+  details::translate_errors([&] { m_->add_import(other.graphrt_module()); });
+}
+inline Array<Any> ModuleObj::imports() const {
+  Array<Any> out;
+  for (const ::graphrt::Module& m : m_->imports()) out.push_back(Any(Module(m)));
+  return out;
+}
+
 
 }  // namespace ffi
 }  // namespace tvm
