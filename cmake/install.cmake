@@ -9,8 +9,8 @@ install(TARGETS graphrt EXPORT graphrtTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/graphrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# TVM's header paths (tvm/runtime/c_runtime_api.h, module.h, ...): code written
-# against TVM's runtime API builds against graphrt unchanged.
+# TVM's header paths (v0.18's tvm/runtime/c_runtime_api.h, module.h, ...; v0.22+'s tvm/ffi/*.h
+# and tvm/runtime/tensor.h): code written against TVM's runtime API builds against graphrt unchanged.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/tvm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 # Installed apps find the installed libgraphrt next to them (RUNPATH $ORIGIN/../lib), so
@@ -39,6 +39,11 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/graphrtConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/graphrtConfig.cmake ${CMAKE_BINARY_DIR}/graphrtConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/graphrt)
+
+# pkg-config: `c++ -std=c++17 app.cc $(pkg-config --cflags --libs graphrt)` for builds without CMake.
+file(RELATIVE_PATH graphrt_pc_to_prefix ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+configure_file(${CMAKE_SOURCE_DIR}/cmake/graphrt.pc.in ${CMAKE_BINARY_DIR}/graphrt.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/graphrt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 # dlpack/dlpack.h, which graphrt's public headers include: installed with them, so a
 # find_package(graphrt) consumer builds on a machine without libdlpack-dev.

@@ -21,6 +21,9 @@ one directive per comment:
   <!-- readme-test: setup cp {fixtures}/mlp/input_data.npy extra.npy -->
       a shell command run in the block's directory before the block ({fixtures}, {build},
       {source} substituted); not shown to readers, so keep setup to what a user has already.
+  <!-- readme-test: same-as examples/tvm_ffi_deploy/main.cc -->
+      the block (of any language; it is not run) must equal that file of the source tree, which
+      other blocks build and run (through a `files` directive).
   <!-- readme-test: skip needs a CUDA GPU -->
       the block is not run (the reason is printed). Use it only for what this machine cannot
       do (a GPU, a network, the commands that run this very test).
@@ -45,7 +48,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
 FENCE = re.compile(r"^(\s*)```+\s*([A-Za-z0-9_+-]*)\s*$")
-DIRECTIVE = re.compile(r"^\s*<!--\s*readme-test:\s*(\w+)\s*(.*?)\s*-->\s*$")
+DIRECTIVE = re.compile(r"^\s*<!--\s*readme-test:\s*([\w-]+)\s*(.*?)\s*-->\s*$")
 RUNNERS = {"sh": "bash", "bash": "bash", "shell": "bash", "python": "python", "py": "python"}
 SKIP_RC = 77
 
@@ -93,7 +96,7 @@ def parse_blocks(readme_text):
             i += 1
         i += 1  # the closing fence
         for name, _, at in directives:
-            if name not in ("files", "setup", "skip"):
+            if name not in ("files", "setup", "skip", "same-as"):
                 raise ValueError("README line %d: unknown readme-test directive '%s'" % (at, name))
         blocks.append(Block(lang, start + 1, "\n".join(body) + "\n", directives))
     return blocks
@@ -176,7 +179,19 @@ def main():
              "fixtures": os.path.abspath(a.fixtures)}
     readme = a.readme or os.path.join(paths["source"], "README.md")
     with open(readme) as f:
-        blocks = [b for b in parse_blocks(f.read()) if b.lang in RUNNERS]
+        parsed = parse_blocks(f.read())
+    blocks = [b for b in parsed if b.lang in RUNNERS]
+    # Blocks shown rather than run (a C++ program) match the file they are a copy of.
+    copies_differ = 0
+    for b in parsed:
+        for name, arg, at in b.directives:
+            if name != "same-as":
+                continue
+            with open(os.path.join(paths["source"], arg)) as f:
+                same = f.read() == b.text
+            print("%s README.md:%d (%s) is %s" % ("ok  " if same else "FAIL", b.line, b.lang, arg if same else
+                                                  "not the same as " + arg))
+            copies_differ += 0 if same else 1
     if a.only:
         blocks = [b for b in blocks if a.only in b.text]
     if a.list:
@@ -222,6 +237,7 @@ def main():
         if not ok:
             failed += 1
             print("    " + log.replace("\n", "\n    "))
+    failed += copies_differ
     print("%d block(s) failed" % failed if failed else "all README blocks ran")
     return 1 if failed else 0
 

@@ -3,7 +3,9 @@
 #  - the installed apps start from the prefix with no LD_LIBRARY_PATH (RUNPATH to PREFIX/lib)
 #    and the installed graphrt-pack compiles kernels against PREFIX/include;
 #  - a find_package(graphrt) consumer (examples/cpp_consumer) builds against it and runs a model,
-#    once through graphrt's C++ API and once through TVM's (tvm/runtime headers).
+#    once through graphrt's C++ API and once through TVM's (tvm/runtime headers);
+#  - TVM v0.26 C++ deploy code (tvm/ffi headers) builds against it with pkg-config and with
+#    find_package(graphrt), and runs the TVM v0.26 fixtures (FIXTURES_DIR, the 4th argument).
 set -euo pipefail
 build_dir=$1 source_dir=$2 model=$3
 work=$(mktemp -d)
@@ -51,6 +53,49 @@ out=$("$work/consumer/tvm_deploy" "$model")
 echo "$out"
 [[ "$out" == "output 0: [1, 10] float32" ]]
 [[ -f "$work/prefix/include/tvm/runtime/c_runtime_api.h" ]]
+
+# TVM v0.26 C++ deploy code (tvm/ffi/*.h, tvm/runtime/tensor.h) against the installed tree, built
+# as its users build it: with pkg-config (graphrt.pc) and with find_package(graphrt). The test
+# program runs the fixtures' TVM v0.26 Relax and graph exports (exit 77 where they are absent).
+fixtures=${4:-}
+for header in tvm/ffi/function.h tvm/ffi/any.h tvm/ffi/extra/module.h tvm/ffi/container/array.h \
+              tvm/ffi/container/shape.h tvm/ffi/container/tensor.h tvm/ffi/container/map.h tvm/ffi/string.h \
+              tvm/ffi/error.h tvm/runtime/tensor.h; do
+  [[ -f "$work/prefix/include/$header" ]] || fail "$header is not installed"
+done
+pc_dir=$(echo "$work"/prefix/lib*/pkgconfig)
+[[ -f "$pc_dir/graphrt.pc" ]] || fail "graphrt.pc is not installed under $work/prefix/lib*/pkgconfig"
+pc_flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs graphrt) || fail "pkg-config does not read graphrt.pc"
+[[ "$pc_flags" == *"-lgraphrt"* && "$pc_flags" != *"$source_dir"* ]] || fail "unexpected pkg-config flags: $pc_flags"
+run_ffi_deploy() {  # PROGRAM: runs it on the fixtures; exit 77 passes only where they are absent
+  local rc=0 out
+  out=$(LD_LIBRARY_PATH="$work/prefix/lib" "$1" "$fixtures" 2>&1) || rc=$?
+  [[ $rc == 0 || ( $rc == 77 && ! -d "$fixtures/relax-ffi" ) ]] || fail "$1 failed (exit $rc): $out"
+  [[ $rc == 77 || "$out" == *"tvm_ffi_deploy: all outputs match TVM's"* ]] || fail "$1: unexpected output: $out"
+}
+# shellcheck disable=SC2086  # pkg-config's flags are meant to split
+${CXX:-c++} -std=c++17 -Wall -Wextra -Werror "$source_dir/tests/apps/tvm_ffi_deploy.cc" $pc_flags -o "$work/ffi_pkg_config" \
+  || fail "TVM v0.26 deploy code does not build with pkg-config's flags ($pc_flags)"
+run_ffi_deploy "$work/ffi_pkg_config"
+mkdir -p "$work/ffi_cmake"
+cat > "$work/ffi_cmake/CMakeLists.txt" <<CMAKE_END
+cmake_minimum_required(VERSION 3.18)
+project(tvm_ffi_consumer CXX)
+set(CMAKE_CXX_STANDARD 17)
+find_package(graphrt REQUIRED)
+add_executable(tvm_ffi_deploy $source_dir/tests/apps/tvm_ffi_deploy.cc)
+target_link_libraries(tvm_ffi_deploy PRIVATE graphrt::graphrt)
+CMAKE_END
+cmake -S "$work/ffi_cmake" -B "$work/ffi_cmake/b" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
+cmake --build "$work/ffi_cmake/b" > /dev/null || fail "TVM v0.26 deploy code does not build with find_package(graphrt)"
+run_ffi_deploy "$work/ffi_cmake/b/tvm_ffi_deploy"
+# The README's example project (examples/tvm_ffi_deploy), built as the README tells users to.
+cmake -S "$source_dir/examples/tvm_ffi_deploy" -B "$work/ffi_example" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
+cmake --build "$work/ffi_example" > /dev/null || fail "examples/tvm_ffi_deploy does not build"
+if [[ -f "$fixtures/relax-ffi/relax_mlp/deploy_relax.so" ]]; then
+  out=$("$work/ffi_example/deploy" "$fixtures/relax-ffi/relax_mlp/deploy_relax.so") || fail "examples/tvm_ffi_deploy failed: $out"
+  [[ "$out" == "output [1, 10] float32" ]] || fail "unexpected examples/tvm_ffi_deploy output: $out"
+fi
 
 # dlpack/dlpack.h, which graphrt's headers include, is installed with them, and the installed
 # target names no include folder outside the prefix (a machine without libdlpack-dev builds too).
