@@ -62,8 +62,10 @@ def test_repository_index_load_unload(mlp_repo, mlp_input):
         assert r.status_code == 400
         # A model folder added after start is listed and loads; a broken one reports why.
         shutil.copytree(os.path.join(mlp_repo, "mlp"), os.path.join(mlp_repo, "mlp_copy"), symlinks=True)
-        assert {"name": "mlp_copy", "state": "UNAVAILABLE", "reason": "not loaded"} in \
-            requests.post(s.url + "/v2/repository/index").json()
+        listed = {e["name"]: e for e in requests.post(s.url + "/v2/repository/index").json()}
+        assert listed["mlp_copy"]["state"] == "UNAVAILABLE", listed
+        assert listed["mlp_copy"]["reason"].startswith("not loaded (explicit model control: POST "
+                                                       "/v2/repository/models/mlp_copy/load"), listed
         assert requests.post(s.url + "/v2/repository/models/mlp_copy/load").status_code == 200
         os.makedirs(os.path.join(mlp_repo, "broken", "1"))
         with open(os.path.join(mlp_repo, "broken", "1", "model.so"), "w") as f:
