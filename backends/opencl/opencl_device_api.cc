@@ -1,8 +1,8 @@
 #include "backends/opencl/opencl_device_api.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"

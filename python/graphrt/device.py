@@ -72,6 +72,10 @@ class Device:
     def __dlpack_device__(self):
         return (self.device_type, self.device_id)
 
+    def dlpack_device_type(self):
+        """The DLPack device type (TVM v0.22+'s Device.dlpack_device_type())."""
+        return self.device_type
+
     def __eq__(self, other):
         return isinstance(other, Device) and (self.device_type, self.device_id) == (other.device_type,
                                                                                     other.device_id)

@@ -154,3 +154,24 @@ def test_without_libopencl_one_clear_refusal(lib_ok):
     lines = p.stdout.splitlines()
     assert lines[0] == "exist False", p.stdout
     assert len(lines) == 2 and "libOpenCL.so.1 not found" in lines[1], p.stdout
+
+
+def test_mlc_language_model_scenario_on_opencl(opencl_ok):
+    """MLC-LLM's model library for OpenCL (mlc/tiny_gpt2_chat, its paged KV cache's GPU attention
+    kernels), driven as MLC's engine drives it by the shared scenario tool under graphrt's TVM face:
+    every logit within 1e-5 of the CPU build's. About a minute where PoCL has not compiled the
+    kernels before (its on-disk cache), seconds after."""
+    d = fixtures_dir()
+    package = os.path.join(d, "mlc", "tiny_gpt2_chat") if d else None
+    tool = os.path.join(os.path.dirname(d), "tools", "mlc_scenario.py") if d else None
+    if not package or not os.path.isfile(os.path.join(package, "tiny_gpt2_chat-opencl.so")) or not os.path.isfile(tool):
+        skip_without_fixtures("mlc/tiny_gpt2_chat-opencl.so and tools/mlc_scenario.py")
+    code = ("import runpy, sys\n"
+            "import graphrt; graphrt.install_as_tvm()\n"
+            "tool, sys.argv = sys.argv[1], ['mlc_scenario.py', '--device', 'opencl', sys.argv[2]]\n"
+            "runpy.run_path(tool, run_name='__main__')\n")
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    p = subprocess.run([sys.executable, "-c", code, tool, package], capture_output=True, text=True, timeout=600,
+                       env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.strip().splitlines()[-1] == "11 passed, 0 failed", p.stdout
