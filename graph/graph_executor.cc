@@ -136,6 +136,7 @@ struct GraphExecutor::Impl {
     for (int type : graph.device_type) ++wanted[type];
     if (wanted.empty() && module_tree_has(lib, "cuda")) wanted[kDLCUDA] = 0;
     if (wanted.empty() && module_tree_has(lib, "opencl")) wanted[kDLOpenCL] = 0;
+    if (wanted.empty() && module_tree_has(lib, "vulkan")) wanted[kDLVulkan] = 0;
     for (const auto& kv : wanted) {
       bool given = false;
       for (const DLDevice& d : devices) given |= d.device_type == kv.first;

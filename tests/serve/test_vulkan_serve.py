@@ -9,7 +9,7 @@ import pytest
 
 from _server import Server, add_model, fixtures_dir, relax_config, require_module
 
-CASES = ["relax_mlp_vulkan", "relax_tuple_io_vulkan", "relax_dynamic_batch_vulkan", "relax_cnn_vulkan"]
+CASES = ["relax_mlp_vulkan", "relax_tuple_io_vulkan", "relax_dynamic_batch_vulkan"]
 
 
 def _case(name):
