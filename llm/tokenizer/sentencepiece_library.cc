@@ -101,28 +101,45 @@ SentencePieceProcessor::SentencePieceProcessor(const std::string& model_bytes, c
   lib.construct_processor(loaded_->storage);
   loaded_->constructed = true;
   sentencepiece::SentencePieceProcessor* p = loaded_->processor();
-  const ReturnedStatus status([&] { return p->LoadFromSerializedProto(model_bytes); });
-  if (!status.ok()) {
-    std::string why = status.message();
-    if (why.size() > 200) why.resize(200);
-    throw Error(origin + ": not a SentencePiece model (SentencePiece says: " + why + ")").with("file", origin);
+  std::string why;
+  try {
+    const ReturnedStatus status([&] { return p->LoadFromSerializedProto(model_bytes); });
+    if (status.ok()) return;
+    why = status.message();
+  } catch (const std::exception& e) {
+    // The library throws from its trie builder on some malformed models (an empty piece).
+    why = e.what();
   }
+  if (why.size() > 200) why.resize(200);
+  throw Error(origin + ": not a SentencePiece model (SentencePiece says: " + why + ")").with("file", origin);
 }
 
 SentencePieceProcessor::~SentencePieceProcessor() = default;
 
 std::vector<int> SentencePieceProcessor::encode(std::string_view text) const {
   std::vector<int> ids;
-  const ReturnedStatus status([&] { return loaded_->processor()->Encode(text, &ids); });
-  if (!status.ok()) throw Error(ErrorKind::kInternal, origin_ + ": SentencePiece failed to encode: " + status.message());
-  return ids;
+  std::string why;
+  try {
+    const ReturnedStatus status([&] { return loaded_->processor()->Encode(text, &ids); });
+    if (status.ok()) return ids;
+    why = status.message();
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  throw Error(ErrorKind::kInternal, origin_ + ": SentencePiece failed to encode: " + why).with("file", origin_);
 }
 
 std::string SentencePieceProcessor::decode(const std::vector<int>& ids) const {
   std::string text;
-  const ReturnedStatus status([&] { return loaded_->processor()->Decode(ids, &text); });
-  if (!status.ok()) throw Error(ErrorKind::kInternal, origin_ + ": SentencePiece failed to decode: " + status.message());
-  return text;
+  std::string why;
+  try {
+    const ReturnedStatus status([&] { return loaded_->processor()->Decode(ids, &text); });
+    if (status.ok()) return text;
+    why = status.message();
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  throw Error(ErrorKind::kInternal, origin_ + ": SentencePiece failed to decode: " + why).with("file", origin_);
 }
 
 int SentencePieceProcessor::piece_count() const { return loaded_->processor()->GetPieceSize(); }
