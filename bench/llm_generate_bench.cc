@@ -1,11 +1,14 @@
 // Text generation on an MLC-LLM model folder, in-process (graphrt/text_generation.h): time to
 // first token of a 128-token prompt (prefill + the first sample) and the decode step (one
-// forward pass + one sample), greedy and sampled (temperature 0.8, top_p 0.9, top_k 40).
+// forward pass + one sample), greedy and sampled (temperature 0.8, top_p 0.9, top_k 40); and
+// the host sampler alone on a row of the vocabulary's width.
 // usage: llm_generate_bench FOLDER [DECODE_TOKENS] [REPEATS]
 // Prints one JSON line per mode: ttft_ms (median of REPEATS), decode_step_ms (median of the
 // runs' means), prompt_tokens.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <random>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -35,6 +38,21 @@ void run_mode(graphrt::TextGenerator& gen, const std::string& prompt, const char
               static_cast<long long>(prompt_tokens), median(ttft), step.empty() ? 0.0 : median(step));
 }
 
+// The host sampler alone on one row of the vocabulary's width: microseconds per sample.
+void run_sampler(int64_t vocab, const char* mode, graphrt::GenerationConfig config) {
+  std::mt19937 random(3);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> logits(static_cast<size_t>(vocab));
+  for (float& l : logits) l = normal(random);
+  graphrt::Sampler sampler(config, vocab);
+  const int n = 200;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) sampler.sample(logits.data(), logits.size());
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / n;
+  std::printf("{\"mode\": \"sampler %s\", \"vocab\": %lld, \"sample_us\": %.1f}\n", mode,
+              static_cast<long long>(vocab), us);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,6 +79,9 @@ int main(int argc, char** argv) {
     config.top_p = 0.9;
     config.top_k = 40;
     run_mode(gen, prompt, "sampled", config, repeats);
+    run_sampler(gen.language_model().vocab_size(), "sampled", config);
+    config.temperature = 0;
+    run_sampler(gen.language_model().vocab_size(), "greedy", config);
   } catch (const graphrt::Error& e) {
     std::fprintf(stderr, "llm_generate_bench: %s\n", e.what());
     return 1;

@@ -1,6 +1,7 @@
 #include "llm/sampling/token_distribution.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -27,15 +28,6 @@ std::vector<double> greedy_distribution(const std::vector<float>& logits, size_t
   return probs;
 }
 
-// Ids with a non-zero probability, most probable first, the lower id first on ties.
-std::vector<std::pair<double, int32_t>> ranked(const std::vector<double>& probs) {
-  std::vector<std::pair<double, int32_t>> order;
-  for (size_t i = 0; i < probs.size(); ++i) {
-    if (probs[i] > 0) order.emplace_back(probs[i], static_cast<int32_t>(i));
-  }
-  return order;
-}
-
 bool more_probable(const std::pair<double, int32_t>& a, const std::pair<double, int32_t>& b) {
   return a.first != b.first ? a.first > b.first : a.second < b.second;
 }
@@ -59,38 +51,60 @@ std::vector<double> softmax_with_temperature(const std::vector<float>& logits, d
 
 void keep_top_k(std::vector<double>& probs, int64_t k) {
   if (k <= 0) return;
-  auto order = ranked(probs);
-  if (static_cast<size_t>(k) >= order.size()) return;
-  std::nth_element(order.begin(), order.begin() + (k - 1), order.end(), more_probable);
-  const auto last_kept = order[k - 1];
-  for (size_t i = 0; i < probs.size(); ++i) {
-    if (probs[i] > 0 && more_probable(last_kept, {probs[i], static_cast<int32_t>(i)})) probs[i] = 0;
+  // The k-th largest probability by selection over the values alone (cheap to compare), then
+  // every id above it and, of the ids equal to it, the lowest ones until k are kept.
+  std::vector<double> values;
+  values.reserve(probs.size());
+  for (double p : probs) {
+    if (p > 0) values.push_back(p);
+  }
+  if (static_cast<size_t>(k) >= values.size()) return;
+  std::nth_element(values.begin(), values.begin() + (k - 1), values.end(), std::greater<double>());
+  const double kth = values[k - 1];
+  int64_t above = 0;
+  for (double p : probs) above += p > kth;
+  int64_t ties_kept = k - above;
+  for (double& p : probs) {
+    if (p > kth) continue;
+    if (p == kth && ties_kept > 0) {
+      --ties_kept;
+      continue;
+    }
+    p = 0;
   }
   renormalise(probs);
 }
 
 void keep_top_p(std::vector<double>& probs, double top_p) {
   if (top_p == 1.0) return;
-  auto order = ranked(probs);
-  // Sorting a prefix only: a nucleus is usually a small part of the vocabulary.
-  size_t sorted = std::min<size_t>(64, order.size());
-  double cut = 0;
-  for (;;) {
-    std::partial_sort(order.begin(), order.begin() + sorted, order.end(), more_probable);
-    double running = 0;
-    bool found = false;
-    for (size_t i = 0; i < sorted && !found; ++i) {
-      running += order[i].first;
-      if (running >= top_p - 1e-5) {
-        cut = order[i].first;
-        found = true;
+  const double target = top_p - 1e-5;
+  const double largest = *std::max_element(probs.begin(), probs.end());
+  if (largest <= 0) return;
+  // The nucleus is a prefix of the descending order, so it lies among the ids at or above any
+  // cutoff whose ids together reach the target: only those are sorted (a nucleus is usually a
+  // small part of the vocabulary). The cutoff falls until they do, to 0 (all ids) at worst.
+  std::vector<std::pair<double, int32_t>> order;
+  for (double cutoff = largest * 1e-3;; cutoff *= 1e-3) {
+    if (cutoff < 1e-300) cutoff = 0;
+    order.clear();
+    double mass = 0;
+    for (size_t i = 0; i < probs.size(); ++i) {
+      if (probs[i] > 0 && probs[i] >= cutoff) {
+        order.emplace_back(probs[i], static_cast<int32_t>(i));
+        mass += probs[i];
       }
     }
-    if (found || sorted == order.size()) {
-      if (!found && !order.empty()) cut = order.back().first;
+    if (mass >= target || cutoff == 0) break;
+  }
+  std::sort(order.begin(), order.end(), more_probable);
+  double running = 0;
+  double cut = order.back().first;
+  for (const auto& entry : order) {
+    running += entry.first;
+    if (running >= target) {
+      cut = entry.first;
       break;
     }
-    sorted = std::min(sorted * 4, order.size());
   }
   for (double& p : probs) {
     if (p < cut) p = 0;

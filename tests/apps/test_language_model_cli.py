@@ -14,8 +14,8 @@ from _cases import fixtures_dir, skip_without_fixtures
 
 @pytest.fixture(scope="module")
 def package():
-    folder = os.path.join(fixtures_dir(), "mlc", "tiny_gpt2_chat")
-    if not os.path.isfile(os.path.join(folder, "case.json")):
+    folder = os.path.join(fixtures_dir() or "", "mlc", "tiny_gpt2_chat")
+    if not fixtures_dir() or not os.path.isfile(os.path.join(folder, "case.json")):
         skip_without_fixtures("mlc/tiny_gpt2_chat")
     with open(os.path.join(folder, "case.json")) as f:
         return folder, json.load(f)
