@@ -78,7 +78,7 @@ const std::vector<FlagSpec> kFlags = {
     {"--json", false, false, "",
      "prints one JSON summary on stdout (model, load time, latency stats with p99 and throughput, peak memory, outputs' "
      "shapes, dtypes and checksums); the human-readable text goes to stderr (default: off)"},
-    {"--function", true, false, "NAME", "function of a Relax executable to call (default: main)"},
+    {"--function", true, false, "NAME", "function of a Relax executable to call (default: main, or the only function when there is one)"},
     {"--steps", true, false, "CASE.json",
      "runs a Relax executable step by step as the case file's \"steps\" say (a language model with its KV cache: "
      "create it, add a sequence, prefill, decode ...), comparing each expected output within --tolerance; prints one "
@@ -233,6 +233,11 @@ void sync(DLDevice dev) {
   if (dev.device_type != kDLCPU) graphrt::device_api(dev)->synchronize(dev, nullptr);
 }
 
+// `dir/name` with one slash, whether or not the user's folder ends in one ("out/" -> "out/x.npy").
+std::string in_folder(const std::string& dir, const std::string& name) {
+  return !dir.empty() && dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
 // The outputs of a run, printed and (with --output-dir) written as output_<i>.npy or outputs.npz.
 void write_outputs(const std::vector<graphrt::NDArray>& outputs, const std::string& out_dir, const std::string& format,
                    bool quiet, nlohmann::ordered_json* report) {
@@ -254,13 +259,13 @@ void write_outputs(const std::vector<graphrt::NDArray>& outputs, const std::stri
     if (format == "npz")
       npz.push_back({name, encode_npy(host.dtype(), host.shape(), host->data, host.nbytes())});
     else
-      write_npy(out_dir + "/" + name + ".npy", host.dtype(), host.shape(), host->data, host.nbytes());
+      write_npy(in_folder(out_dir, name + ".npy"), host.dtype(), host.shape(), host->data, host.nbytes());
   }
   if (out_dir.empty()) return;
-  if (format == "npz") write_npz(out_dir + "/outputs.npz", npz);
+  if (format == "npz") write_npz(in_folder(out_dir, "outputs.npz"), npz);
   if (!quiet)
-    human() << "wrote " << outputs.size() << " output(s) to " << out_dir << (format == "npz" ? "/outputs.npz" : "")
-            << "\n";
+    human() << "wrote " << outputs.size() << " output(s) to "
+            << (format == "npz" ? in_folder(out_dir, "outputs.npz") : out_dir) << "\n";
 }
 
 nlohmann::ordered_json latency_report(std::vector<double> ms, int repeat, int warmup) {
@@ -333,6 +338,11 @@ std::vector<GivenInput> read_given_inputs(const Args& args) {
   }
   if (args.has("--inputs")) {
     const std::string path = args.get("--inputs");
+    const size_t eq = path.find('=');
+    struct stat st;
+    if (eq != std::string::npos && stat(path.c_str(), &st) != 0)
+      throw UsageError("--inputs takes one .npz file of every input; for one input from a .npy file use --input " +
+                       path);
     for (auto& kv : read_npz(path)) given.push_back({kv.first, path, std::move(kv.second)});
   }
   return given;

@@ -38,7 +38,7 @@ def main():
     ap.add_argument("--pack-build")
     ap.add_argument("--exports", help="a folder already holding batch_<N>.tar from bench/heavy_mlp.py")
     args = ap.parse_args()
-    os.environ["GRAPHRT_SERVE"] = os.path.join(os.path.abspath(args.build), "apps", "serve", "graphrt-serve")
+    os.environ["GRAPHRT_SERVE"] = os.path.join(os.path.abspath(args.build), "apps", "graphrt-serve")
     import numpy as np
     import requests
     from _client import binary_request

@@ -122,7 +122,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="graphrt-serve --threads (default: graphrt's)")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
-    os.environ["GRAPHRT_SERVE"] = os.path.join(args.build, "apps", "serve", "graphrt-serve")
+    os.environ["GRAPHRT_SERVE"] = os.path.join(args.build, "apps", "graphrt-serve")
     from _server import Server, add_model
 
     tmp = tempfile.mkdtemp(prefix="serve_batching_bench.")

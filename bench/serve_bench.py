@@ -241,7 +241,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="graphrt-serve --threads")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
-    os.environ["GRAPHRT_SERVE"] = os.path.join(args.build, "apps", "serve", "graphrt-serve")
+    os.environ["GRAPHRT_SERVE"] = os.path.join(args.build, "apps", "graphrt-serve")
     os.environ["GRAPHRT_FIXTURES"] = args.fixtures
     import json
     import numpy as np

@@ -25,7 +25,7 @@ CASE = os.path.join(REPO, "..", "shared", "fixtures", "relax-ffi", "relax_tiny_l
 
 
 def start_server(build, repo, threads):
-    p = subprocess.Popen([os.path.join(build, "apps", "serve", "graphrt-serve"), "--model-repository", repo, "--host",
+    p = subprocess.Popen([os.path.join(build, "apps", "graphrt-serve"), "--model-repository", repo, "--host",
                           "127.0.0.1", "--http-port", "0", "--grpc-port", "-1", "--metrics-port", "-1", "--threads",
                           str(threads)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = p.stdout.readline()

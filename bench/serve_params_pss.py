@@ -75,7 +75,7 @@ def main():
     ap.add_argument("--model", default="squeezenet1.1")
     ap.add_argument("--replicas", type=int, default=4)
     args = ap.parse_args()
-    os.environ["GRAPHRT_SERVE"] = os.path.join(args.build, "apps", "serve", "graphrt-serve")
+    os.environ["GRAPHRT_SERVE"] = os.path.join(args.build, "apps", "graphrt-serve")
     os.environ["GRAPHRT_FIXTURES"] = args.fixtures
     import numpy as np
     import requests

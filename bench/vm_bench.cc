@@ -12,7 +12,7 @@
 
 #include "graphrt/runtime.h"
 #include "backends/vm/bytecode/binary_format.h"
-#include "backends/vm/bytecode/program.h"
+#include "backends/vm/bytecode/bytecode_program.h"
 
 #include "backends/vm/bytecode/assembler.h"
 #include "backends/vm/bytecode/bytecode_module.h"

@@ -19,8 +19,8 @@
 #include "graphrt/error.h"
 #include "backends/vm/bytecode/assembler.h"
 #include "backends/vm/bytecode/binary_format.h"
-#include "backends/vm/bytecode/disassembler.h"
-#include "backends/vm/bytecode/verifier.h"
+#include "backends/vm/bytecode/bytecode_disassembler.h"
+#include "backends/vm/bytecode/bytecode_verifier.h"
 
 namespace {
 

@@ -62,6 +62,11 @@ void register_graph_file_mistakes(Runtime& runtime) {
 
 void register_graph_executor(Runtime& runtime) {
   register_graph_file_mistakes(runtime);
+  // The reverse of the Relax executable's hint: a graph export handed to a Relax VM.
+  register_module_usage_hint(runtime, "GraphExecutorFactory",
+                             "a graph executor factory (a graph export), not a Relax executable: run it with a graph "
+                             "executor (C++ graphrt::GraphExecutor, Python "
+                             "graph_executor.GraphModule(lib[\"default\"](dev))), not relax.VirtualMachine");
   register_graph_executor_factory(runtime);
   // Each creates its executor on the devices of the runtime it is registered in.
   const auto create = [&runtime](const TVMArgs& args, RetValue* ret) { create_from_registry(runtime, args, ret); };

@@ -90,7 +90,10 @@ class RelaxRunner final : public Runner {
   size_t index_of(const std::string& name) const {
     for (size_t i = 0; i < function_.inputs.size(); ++i)
       if (function_.inputs[i].name == name) return i;
-    throw Error(ErrorKind::kNotFound, "function '" + function_.name + "' has no parameter '" + name + "'")
+    std::string names;
+    for (const TensorSpec& t : function_.inputs) names += (names.empty() ? "" : ", ") + t.name;
+    throw Error(ErrorKind::kNotFound,
+                "function '" + function_.name + "' has no parameter '" + name + "' (parameters: " + names + ")")
         .with("tensor", name);
   }
   std::shared_ptr<Model::State> state_;

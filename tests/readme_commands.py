@@ -25,7 +25,7 @@ one directive per comment:
       the block is not run (the reason is printed). Use it only for what this machine cannot
       do (a GPU, a network, the commands that run this very test).
 A block that runs build/bench/ programs is skipped when the build has no bench/ directory
-(configured with GRAPHRT_BUILD_BENCH=OFF), and one that runs build/apps/serve/graphrt-serve when
+(configured with GRAPHRT_BUILD_BENCH=OFF), and one that runs build/apps/graphrt-serve when
 the build has no server (GRAPHRT_BUILD_SERVE=OFF).
 
 Usage: readme_commands.py --build BUILD_DIR [--source SRC] [--fixtures DIR] [--library LIBGRAPHRT]
@@ -211,7 +211,7 @@ def main():
             skip = ["this build has no benchmarks (GRAPHRT_BUILD_BENCH=OFF)"]
         # Likewise a build without the inference server (GRAPHRT_BUILD_SERVE=OFF).
         if not skip and "build/apps/serve/" in b.text and \
-                not os.path.isfile(os.path.join(paths["build"], "apps", "serve", "graphrt-serve")):
+                not os.path.isfile(os.path.join(paths["build"], "apps", "graphrt-serve")):
             skip = ["this build has no graphrt-serve (GRAPHRT_BUILD_SERVE=OFF)"]
         where = "README.md:%d (%s) %s" % (b.line, b.lang, b.first_command())
         if skip:

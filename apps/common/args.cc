@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "graphrt/c_api.h"
+#include "graphrt/user_mistakes.h"
 
 namespace graphrt_apps {
 
@@ -47,6 +48,13 @@ std::string Args::help_text() const {
 
 std::string version_line(const std::string& app_name) { return app_name + " from " + graphrt_version(); }
 
+std::string Args::unknown_option(const std::string& name) const {
+  std::vector<std::string> names;
+  for (const FlagSpec& s : specs_) names.push_back(s.name);
+  const std::string close = graphrt::closest_matches(name, names, 3);
+  return "unknown option '" + name + "'" + (close.empty() ? "" : " (did you mean " + close + "?)");
+}
+
 bool Args::parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -62,7 +70,7 @@ bool Args::parse(int argc, char** argv) {
       const FlagSpec* spec = nullptr;
       for (const FlagSpec& s : specs_)
         if (s.name == name) spec = &s;
-      if (!spec) throw UsageError("unknown option '" + name + "'");
+      if (!spec) throw UsageError(unknown_option(name));
       if (spec->takes_value) {
         if (!inline_value) {
           if (i + 1 >= argc) throw UsageError("option '" + name + "' needs a value");

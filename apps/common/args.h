@@ -50,6 +50,7 @@ class Args {
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
+  std::string unknown_option(const std::string& name) const;
   AppHelp app_;
   std::vector<FlagSpec> specs_;
   std::map<std::string, std::vector<std::string>> values_;

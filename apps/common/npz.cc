@@ -17,19 +17,23 @@ constexpr uint32_t kLocalHeader = 0x04034b50;
 constexpr uint32_t kCentralHeader = 0x02014b50;
 constexpr uint32_t kEndOfCentral = 0x06054b50;
 
-uint32_t crc32(const std::string& bytes) {
-  static uint32_t table[256];
-  static bool ready = false;
-  if (!ready) {
+// The zip format's CRC-32 table, built at compile time: nothing to initialise, nothing shared
+// that a second thread could see half-written.
+struct Crc32Table {
+  uint32_t entry[256];
+  constexpr Crc32Table() : entry() {
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
       for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      table[i] = c;
+      entry[i] = c;
     }
-    ready = true;
   }
+};
+constexpr Crc32Table kCrc32Table;
+
+uint32_t crc32(const std::string& bytes) {
   uint32_t c = 0xFFFFFFFFu;
-  for (unsigned char b : bytes) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
+  for (unsigned char b : bytes) c = kCrc32Table.entry[(c ^ b) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
 }
 

@@ -66,6 +66,9 @@ const std::vector<graphrt_apps::FlagSpec> kFlags = {
     {"--model-control-mode", true, false, "MODE",
      "none (default): serve what the repository holds at start, load/unload refused (403); explicit: clients "
      "may load and unload models; poll: reload changed model folders every --repository-poll-secs"},
+    {"--load-model", true, true, "NAME",
+     "with --model-control-mode explicit: a model to load at start (repeatable; '*': every model folder); "
+     "without it explicit mode starts with none loaded, as Triton's"},
     {"--infer-timeout-ms", true, false, "N",
      "deadline of an inference request (its wait for an instance and its run) when neither the request's "
      "timeout parameter nor the model's timeout_us sets one; 0: none (default 60000)"},
@@ -197,6 +200,10 @@ int serve(int argc, char** argv) {
   if (!graphrt_serve::parse_model_control_mode(args.get("--model-control-mode", "none"), &control_mode))
     throw UsageError("--model-control-mode must be none, explicit or poll, not '" +
                      args.get("--model-control-mode", "") + "'");
+  const std::vector<std::string> startup_models = args.all("--load-model");
+  if (!startup_models.empty() && control_mode != graphrt_serve::ModelControlMode::kExplicit)
+    throw UsageError("--load-model applies to --model-control-mode explicit (the other modes load every model "
+                     "folder of the repository at start)");
   const int64_t infer_timeout_ms = args.get_int("--infer-timeout-ms", 60000, 0, 86400000);
   const int exit_timeout_secs = static_cast<int>(args.get_int("--exit-timeout-secs", 30, 1, 86400));
   const int poll_secs = static_cast<int>(args.get_int("--repository-poll-secs", 15, 1, 86400));
@@ -223,7 +230,12 @@ int serve(int argc, char** argv) {
   repository.set_default_timeout_us(infer_timeout_ms * 1000);
   repository.set_warning_sink(
       [](const std::string& line) { std::cerr << "graphrt-serve: warning: " << line << std::endl; });
+  repository.set_load_log_sink([](const std::string& line) { std::cerr << "graphrt-serve: " << line << std::endl; });
+  repository.set_startup_models(startup_models);
   repository.check_folder();  // an unreadable repository is refused before any port is taken
+  for (const std::string& name : startup_models)
+    if (name != "*" && !repository.has_model_folder(name))
+      throw UsageError("--load-model '" + name + "': the repository has no model folder of that name");
 
   graphrt_serve::ServerInfo info;
   info.version = GRAPHRT_SERVE_VERSION;

@@ -21,6 +21,35 @@ std::string with_context(const std::string& ctx, const std::string& message) {
   return ctx.empty() ? message : ctx + ": " + message;
 }
 
+// The `key=` field of TVM's "ErrorContext(fn=main, loc=param[0], param=x, annotation=...)", or "".
+std::string context_field(const std::string& ctx, const std::string& key) {
+  const std::string tag = key + "=";
+  size_t at = ctx.find(tag);
+  while (at != std::string::npos && at > 0 && ctx[at - 1] != '(' && ctx[at - 1] != ' ') at = ctx.find(tag, at + 1);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + tag.size();
+  const size_t end = ctx.find_first_of(",)", begin);
+  return ctx.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// A name read from the executable, quoted for a message: printable ASCII only, at most 64 bytes.
+std::string quote_and_cut(const std::string& name) {
+  std::string out = "'";
+  for (size_t i = 0; i < name.size() && i < 64; ++i) out += (name[i] >= 0x20 && name[i] < 0x7f) ? name[i] : '?';
+  return out + (name.size() > 64 ? "...'" : "'");
+}
+
+// A check of a function's own parameter said as a model's input is (as a graph model's is):
+// "input 'x' of 'main' has dtype float64, the function expects float32"; other checks keep
+// TVM's context.
+std::string input_mismatch(const std::string& ctx, const std::string& what, const std::string& message) {
+  const std::string loc = context_field(ctx, "loc");
+  const std::string name = context_field(ctx, "param");
+  const std::string fn = context_field(ctx, "fn");
+  if (loc.rfind("param[", 0) != 0 || name.empty() || fn.empty()) return with_context(ctx, message);
+  return "input " + quote_and_cut(name) + " of " + quote_and_cut(fn) + " " + what;
+}
+
 int64_t& heap_slot(const BuiltinArgs& args, int64_t* heap, int64_t size, int64_t index) {
   if (!heap) throw args.error("uses the shape heap but none was given");
   if (index < 0 || index >= size)
@@ -156,14 +185,21 @@ void check_tensor_info(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
     throw args.error(with_context(ctx, std::string("expected a tensor, got ") + value_kind_name(args.at(0))),
                      ErrorKind::kTypeMismatch);
   const int64_t ndim = args.as_int(1, "ndim");
-  if (ndim != -1 && static_cast<int64_t>(t->shape().size()) != ndim)
-    throw args.error(with_context(ctx, "expected a tensor of " + std::to_string(ndim) + " dimensions, got " +
-                                           std::to_string(t->shape().size())));
+  const size_t rank = t->shape().size();
+  if (ndim != -1 && static_cast<int64_t>(rank) != ndim)
+    throw args.error(input_mismatch(ctx,
+                                    "has " + std::to_string(rank) + " dimensions, the function expects " +
+                                        std::to_string(ndim),
+                                    "expected a tensor of " + std::to_string(ndim) + " dimensions, got " +
+                                        std::to_string(rank)));
   if (args.size() > 3) {
     const DLDataType want = args.as_dtype(2, "dtype");
     if (!is_void_dtype(want) && t->dtype() != want)
-      throw args.error(with_context(ctx, "expected a tensor of dtype " + dtype_to_string(want) + ", got " +
-                                             dtype_to_string(t->dtype())),
+      throw args.error(input_mismatch(ctx,
+                                      "has dtype " + dtype_to_string(t->dtype()) + ", the function expects " +
+                                          dtype_to_string(want),
+                                      "expected a tensor of dtype " + dtype_to_string(want) + ", got " +
+                                          dtype_to_string(t->dtype())),
                        ErrorKind::kTypeMismatch);
   }
   *ret = std::monostate();

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "src/layer_api/ffi_kernel_call.h"
+
 namespace graphrt {
 namespace relax {
 
@@ -65,6 +67,47 @@ Value value_from_object(const Ref<Object>& obj) {
   throw Error(ErrorKind::kTypeMismatch, std::string("a '") + p->object_type_key() + "' object is not a Relax VM value");
 }
 
+// One argument in tvm-ffi's form; false for a VM object (shape, tuple, closure, ...), which a
+// kernel of that ABI cannot take: the packed path then says so.
+bool ffi_arg(const Value& v, TVMFFIAny* a) {
+  switch (v.index()) {
+    case kIntValue: ffi_arg_int(a, std::get<int64_t>(v)); return true;
+    case kFloatValue: ffi_arg_float(a, std::get<double>(v)); return true;
+    case kDTypeValue: ffi_arg_dtype(a, std::get<DLDataType>(v)); return true;
+    case kStringValue: ffi_arg_str(a, std::get<StringRef>(v)->c_str()); return true;
+    case kTensorValue: ffi_arg_tensor(a, std::get<NDArray>(v).handle()); return true;
+    case kNoneValue: ffi_arg_none(a); return true;
+    default: return false;
+  }
+}
+
+// A tvm-ffi kernel called in its own ABI; false (nothing called) when an argument needs the
+// packed path.
+bool call_ffi_kernel(FfiKernel fn, const PackedFunc& f, const Value* const* args, int num_args, Value* ret) {
+  constexpr int kOnStack = 16;
+  TVMFFIAny stack_args[kOnStack];
+  std::vector<TVMFFIAny> heap_args;
+  TVMFFIAny* ffi_args = stack_args;
+  if (num_args > kOnStack) {
+    heap_args.resize(static_cast<size_t>(num_args));
+    ffi_args = heap_args.data();
+  }
+  for (int i = 0; i < num_args; ++i)
+    if (!ffi_arg(*args[i], &ffi_args[i])) return false;
+  TVMFFIAny result = ffi_kernel_invoke(fn, f->name(), ffi_args, num_args);
+  switch (result.type_index) {
+    case kFfiNone: *ret = std::monostate(); return true;
+    case kFfiInt:
+    case kFfiBool: *ret = result.v_int64; return true;
+    case kFfiFloat: *ret = result.v_float64; return true;
+    default: break;
+  }
+  RetValue rv;
+  ffi_kernel_result_to_ret(&result, f->name(), &rv);
+  *ret = rv.is_none() ? Value() : value_from_arg(rv.as_args(), 0);
+  return true;
+}
+
 void call_generated(TVMBackendPackedCFunc fn, const PackedFunc& f, TVMValue* values, int* codes, int n, Value* ret) {
   TVMValue rv;
   int rcode = kTVMNullptr;
@@ -81,6 +124,8 @@ void call_generated(TVMBackendPackedCFunc fn, const PackedFunc& f, TVMValue* val
 }  // namespace
 
 void call_packed(const PackedFunc& f, const Value* const* args, int num_args, Value* ret) {
+  if (FfiKernel fn = ffi_kernel_of(*f))
+    if (call_ffi_kernel(fn, f, args, num_args, ret)) return;
   constexpr int kOnStack = 16;
   TVMValue stack_values[kOnStack];
   int stack_codes[kOnStack];

@@ -21,13 +21,13 @@
 #include "graphrt/registry.h"
 #include "backends/vm/bytecode/assembler.h"
 #include "backends/vm/bytecode/binary_format.h"
-#include "backends/vm/bytecode/disassembler.h"
+#include "backends/vm/bytecode/bytecode_disassembler.h"
 #include "backends/vm/tvm_bridge/host_module.h"
 #include "backends/vm/host/limits.h"
 #include "backends/vm/bytecode/module_loader.h"
 #include "backends/vm/tvm_bridge/packed_call.h"
 #include "backends/vm/host/signature.h"
-#include "backends/vm/bytecode/verifier.h"
+#include "backends/vm/bytecode/bytecode_verifier.h"
 
 namespace graphrt {
 namespace vm {

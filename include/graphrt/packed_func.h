@@ -123,6 +123,9 @@ class FunctionNode : public Object {
   // Non-null for functions compiled by TVM: callers on hot paths may call it
   // directly and must then read the error with last_error().
   TVMBackendPackedCFunc backend_c_func() const { return cfunc_; }
+  // Non-null for functions compiled by TVM v0.22+ (tvm-ffi's safe call): hot paths build
+  // their arguments in that ABI and call it directly (src/layer_api/ffi_kernel_call.h).
+  void* ffi_safe_call() const { return ffi_func_; }
 
  private:
   PackedBody body_;

@@ -1,4 +1,4 @@
-// The session layer (design.md, layer 5; IREE's iree/runtime/session.h): one
+// The session layer (the top of libgraphrt, docs/architecture.md; as IREE's runtime session): one
 // typed way in. A Session (a runtime, a device, options) loads a Model from
 // any artifact graphrt reads; a Model carries typed metadata taken from the
 // executor or executable itself (functions, inputs and outputs with names,

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "graphrt/export.h"
 
@@ -24,5 +25,9 @@ GRAPHRT_API std::string describe_misplaced_file(const std::string& path);
 // Throws an Error [file, option] when `path`, given as a model library, is one
 // of those: "<path> is a params file (...), not a model library: <advice>".
 GRAPHRT_API void check_model_library_file(const std::string& path);
+// "Did you mean": up to `limit` of `candidates` close to `name` (by edit distance, or one
+// containing the other), comma separated, closest first; "" when none is close.
+GRAPHRT_API std::string closest_matches(const std::string& name, const std::vector<std::string>& candidates,
+                                        size_t limit);
 
 }  // namespace graphrt

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "layer_api/ffi_kernel_call.h"
 #include "layer_api/kernel_failure.h"
 
 namespace graphrt {
@@ -120,6 +121,28 @@ void ffi_object_dec_ref(TVMFFIObject* object) {
   if ((count->fetch_sub(kWeakOne, std::memory_order_acq_rel) >> 32) == 1) object->deleter(object, kDeleterWeak);
 }
 
+TVMFFIAny ffi_kernel_invoke(FfiKernel fn, const std::string& name, const TVMFFIAny* args, int n) {
+  TVMFFIAny result;
+  result.type_index = kFfiNone;
+  result.zero_padding = 0;
+  result.v_int64 = 0;
+  const uint64_t generation = last_error_generation();
+  // The kernel's symbol, as for a kernel of the packed convention: callers name their own function.
+  if (fn(nullptr, args, n, &result) != 0) {
+    if (last_error_generation() == generation) throw kernel_failure(name, generation).with("symbol", name);
+    throw last_error_as_exception().with("symbol", name);
+  }
+  return result;
+}
+
+void ffi_kernel_result_to_ret(TVMFFIAny* result, const std::string& name, RetValue* ret) {
+  try {
+    ffi_result_to_ret(result, ret);
+  } catch (Error& e) {
+    throw e.with("symbol", name);
+  }
+}
+
 void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMArgs& args, RetValue* ret) {
   CallBuffer<TVMFFIAny> buffer(args.size());
   TVMFFIAny* ffi_args = buffer.data();
@@ -130,21 +153,8 @@ void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMAr
       throw e.with("symbol", name);
     }
   }
-  TVMFFIAny result;
-  result.type_index = kFfiNone;
-  result.zero_padding = 0;
-  result.v_int64 = 0;
-  const uint64_t generation = last_error_generation();
-  // The kernel's symbol, as for a kernel of the packed convention: callers name their own function.
-  if (fn(nullptr, ffi_args, args.size(), &result) != 0) {
-    if (last_error_generation() == generation) throw kernel_failure(name, generation).with("symbol", name);
-    throw last_error_as_exception().with("symbol", name);
-  }
-  try {
-    ffi_result_to_ret(&result, ret);
-  } catch (Error& e) {
-    throw e.with("symbol", name);
-  }
+  TVMFFIAny result = ffi_kernel_invoke(fn, name, ffi_args, args.size());
+  ffi_kernel_result_to_ret(&result, name, ret);
 }
 
 FfiArgsAsPacked::FfiArgsAsPacked(const TVMFFIAny* args, int32_t num_args) {

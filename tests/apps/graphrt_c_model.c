@@ -87,6 +87,8 @@ static void check_graph_model(const char* dir, const graphrt_model_options* opti
     CHECK_CALL(graphrt_runner_run(runner));
     check_output(runner, &want);
     CHECK_FAILS(GRAPHRT_ERROR_NOT_FOUND, graphrt_runner_set_input(runner, "nope", &xt));
+    /* The error lists the inputs there are. */
+    CHECK_TRUE(strstr(TVMGetLastError(), "unknown input 'nope' (data inputs: data; params: p0") != NULL);
     graphrt_runner_free(runner);
   }
   CHECK_FAILS(GRAPHRT_ERROR_OUT_OF_RANGE, graphrt_model_input_info(model, NULL, 1, &info));

@@ -22,7 +22,7 @@ lib=$(LD_DEBUG=libs "$bin/graphrt-run" --help 2>&1 | grep -o "calling init: [^ ]
 "$bin/graphrt-inspect" "$model" > /dev/null || fail "installed graphrt-inspect did not run"
 "$bin/graphrt-vm-asm" --help > /dev/null || fail "installed graphrt-vm-asm --help did not exit 0"
 # graphrt-serve and its .proto files, when the build has the server.
-if [[ -x "$build_dir/apps/serve/graphrt-serve" ]]; then
+if [[ -x "$build_dir/apps/graphrt-serve" ]]; then
   "$bin/graphrt-serve" --help > /dev/null || fail "installed graphrt-serve --help did not exit 0"
   for proto in grpc_service.proto health.proto; do
     [[ -f "$work/prefix/share/graphrt/proto/$proto" ]] || fail "cmake --install did not install share/graphrt/proto/$proto"

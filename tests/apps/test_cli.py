@@ -314,3 +314,12 @@ def test_run_tar_with_unknown_member_is_one_line(tar_case, tmp_path):
     p = run([app("graphrt-run"), str(bad)] + input_args(tar_case))
     line = one_line_error(p, "graphrt-run")
     assert "unknown member 'README'" in line, line
+
+
+def test_output_dir_with_trailing_slash_names_one_path(mlp, tmp_path):
+    out = str(tmp_path) + "/"
+    p = run([app("graphrt-run"), mlp.path("deploy_factory.so"), "--output-format", "npz", "--output-dir", out]
+            + input_args(mlp))
+    assert p.returncode == 0, p.stderr
+    assert "to %s/outputs.npz" % tmp_path in p.stdout + p.stderr and "//" not in p.stdout + p.stderr, p.stdout
+    mlp.check(np.load(os.path.join(str(tmp_path), "outputs.npz"))["output_0"], 0)

@@ -114,3 +114,22 @@ def test_runtime_bench_takes_a_model_file_or_a_folder(mlp):
                          p.stdout), p.stdout
     err = one_line_error(run([bench, "--runs", "x", mlp.dir]), "runtime_bench")
     assert "option '--runs' expects an integer, got 'x'" in err, err
+
+
+def test_misspelled_flag_gets_did_you_mean():
+    err = one_line_error(run([app("graphrt-run"), "--outptu-dir", "x"]), "graphrt-run")
+    assert "unknown option '--outptu-dir' (did you mean --output-dir?)" in err, err
+    err = one_line_error(run([app("graphrt-inspect"), "--grpah", "g.json"]), "graphrt-inspect")
+    assert "(did you mean --graph?)" in err, err
+
+
+def test_inputs_with_name_equals_file_points_to_input(mlp):
+    err = one_line_error(run([app("graphrt-run"), mlp.path("deploy_factory.so"), "--inputs", "data=in.npy"]),
+                         "graphrt-run")
+    assert "--inputs takes one .npz file" in err and "use --input data=in.npy" in err, err
+
+
+def test_function_help_says_the_only_function_is_picked():
+    p = run([app("graphrt-run"), "--help"])
+    block = p.stdout[p.stdout.index("--function"):p.stdout.index("--device")]
+    assert "or the only function when there is one" in " ".join(block.split()), block

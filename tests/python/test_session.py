@@ -56,6 +56,8 @@ def test_relax_inputs_are_what_the_code_checks(lib_ok, abi):
     for inp, out in ((x5, "output_0.npy"), (x1, "output_0_n1.npy")):
         (y,) = runner(x=inp)
         assert np.array_equal(y.numpy(), np.load(os.path.join(d, out)))
+    with pytest.raises(graphrt.NotFoundError, match=r"has no parameter 'y' \(parameters: x\)"):
+        runner.set_input("y", x5)
 
 
 def test_relax_weights_passed_as_arguments_are_not_known(lib_ok):
@@ -76,7 +78,7 @@ def test_mistakes_keep_their_kind(lib_ok):
     with pytest.raises(graphrt.NotFoundError, match="functions: default"):
         model.runner("main")
     runner = model.runner()
-    with pytest.raises(graphrt.NotFoundError):
+    with pytest.raises(graphrt.NotFoundError, match=r"unknown input 'nope' \(data inputs: data; params: p0"):
         runner.set_input("nope", np.zeros((1,), "float32"))
     with pytest.raises(graphrt.OutOfRangeError):
         runner.get_output(5)

@@ -28,7 +28,7 @@ def require_module(name):
 
 
 def serve_binary():
-    path = os.environ.get("GRAPHRT_SERVE") or os.path.join(REPO, "build", "apps", "serve", "graphrt-serve")
+    path = os.environ.get("GRAPHRT_SERVE") or os.path.join(REPO, "build", "apps", "graphrt-serve")
     if not os.path.isfile(path):
         pytest.skip("graphrt-serve not built (set GRAPHRT_SERVE; looked at %s)" % path)
     return path

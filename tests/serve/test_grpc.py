@@ -198,7 +198,7 @@ def test_unavailable_and_not_serving(pb, tmp_path):
     os.makedirs(os.path.join(repo, "broken", "1"))
     with open(os.path.join(repo, "broken", "1", "m.so"), "w") as f:
         f.write("junk")
-    with Server(repo, "--model-control-mode", "explicit") as s:
+    with Server(repo, "--model-control-mode", "explicit", "--load-model", "*") as s:
         channel = grpc.insecure_channel("127.0.0.1:%d" % s.grpc_port)
         stub = pb[1].GRPCInferenceServiceStub(channel)
         health = pb[3].HealthStub(channel)

@@ -113,7 +113,7 @@ def test_device_key(tmp_path):
     if os.path.isdir(relax_dir):
         add_model(repo, "relax_on_cuda", {"deploy_relax.so": os.path.join(relax_dir, "deploy_relax.so")},
                   config={"device": "cuda"})
-    with Server(repo, "--model-control-mode", "explicit") as s:
+    with Server(repo, "--model-control-mode", "explicit", "--load-model", "*") as s:
         index = {e["name"]: e for e in requests.post(s.url + "/v2/repository/index", timeout=30).json()}
         assert "'tpu' is not one of cpu, cpu:0, cuda, cuda:N" in index["bad_device"]["reason"], index
         assert "field: device" in index["bad_device"]["reason"]
@@ -158,7 +158,7 @@ def test_model_files_changed_under_the_server(tmp_path, monkeypatch):
     private.mkdir()
     monkeypatch.setenv("TMPDIR", str(private))
     x = np.load(os.path.join(root, "mlp", "input_data.npy"))
-    with Server(str(repo), "--model-control-mode", "explicit") as s:
+    with Server(str(repo), "--model-control-mode", "explicit", "--load-model", "*") as s:
         first = requests.post(s.url + "/v2/models/m/infer", data=json_request({"data": x}), timeout=60)
         assert first.status_code == 200, first.text
         folders = os.listdir(str(private))
@@ -180,3 +180,42 @@ def test_model_files_changed_under_the_server(tmp_path, monkeypatch):
         assert [t["datatype"] for t in meta["inputs"]] == ["FP32", "INT32"], meta
         assert s.stop() == 0
     assert os.listdir(str(private)) == []
+
+
+def test_explicit_mode_loads_what_load_model_names(tmp_path):
+    """Triton's explicit mode: no model loads at start unless --load-model names it ('*': all);
+    each version loaded is logged (name, version, kind, device, inputs); a Triton config.pbtxt is
+    said to be unread, not silently ignored; --load-model outside explicit mode, or naming no
+    folder, is a usage error."""
+    import requests
+    require_module("requests")
+    root = fixture_root()
+    repo = str(tmp_path / "repo")
+    lib = os.path.join(root, "mlp", "deploy_factory.so")
+    add_model(repo, "a", {"deploy_factory.so": lib})
+    add_model(repo, "b", {"deploy_factory.so": lib})
+    with open(os.path.join(repo, "b", "config.pbtxt"), "w") as f:
+        f.write('name: "b"\nplatform: "tvm"\n')
+    with Server(repo, "--model-control-mode", "explicit") as s:
+        index = {e["name"]: e for e in requests.post(s.url + "/v2/repository/index", timeout=30).json()}
+        assert index["a"]["state"] != "READY" and index["b"]["state"] != "READY", index
+        assert requests.get(s.url + "/v2/models/a/ready", timeout=30).status_code != 200
+        assert requests.post(s.url + "/v2/repository/models/a/load", json={}, timeout=60).status_code == 200
+        assert requests.get(s.url + "/v2/models/a/ready", timeout=30).status_code == 200
+        assert s.stop() == 0
+    log = "".join(s.stderr_text)
+    assert "loaded model 'a' version 1: " in log and "on cpu; inputs: data FP32[1,1,28,28]" in log, log
+    assert "model 'b' not loaded: not loaded (explicit model control: POST /v2/repository/models/b/load" in log, log
+    with Server(repo, "--model-control-mode", "explicit", "--load-model", "b") as s:
+        index = {e["name"]: e for e in requests.post(s.url + "/v2/repository/index", timeout=30).json()}
+        assert index["b"]["state"] == "READY" and index["a"]["state"] != "READY", index
+        assert s.stop() == 0
+    log = "".join(s.stderr_text)
+    assert "model 'b': config.pbtxt (Triton's model configuration) is not read by graphrt-serve" in log, log
+    assert "loaded model 'b' version 1" in log and "loaded model 'a'" not in log, log
+    for extra, want in ((["--load-model", "a"], "--load-model applies to --model-control-mode explicit"),
+                        (["--model-control-mode", "explicit", "--load-model", "zz"],
+                         "--load-model 'zz': the repository has no model folder of that name")):
+        p = subprocess.run([serve_binary(), "--model-repository", repo, "--http-port", "0", "--grpc-port", "-1",
+                            "--metrics-port", "-1"] + extra, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and want in p.stderr, p.stderr

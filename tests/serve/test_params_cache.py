@@ -228,7 +228,7 @@ def test_cache_changed_under_the_server(tmp_path, change):
     cache = tmp_path / "cache"
     x = np.load(os.path.join(root, "squeezenet1.1", "input_data.npy"))
     mx = np.load(os.path.join(root, "mlp", "input_data.npy"))
-    with Server(repo, "--threads", "1", "--params-cache", str(cache), "--model-control-mode", "explicit") as s:
+    with Server(repo, "--threads", "1", "--params-cache", str(cache), "--model-control-mode", "explicit", "--load-model", "*") as s:
         want = infer(s, "squeezenet", {"data": x})
         path = cache / "squeezenet-1.params-cache"
         inode = path.stat().st_ino

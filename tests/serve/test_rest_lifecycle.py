@@ -34,7 +34,7 @@ def mlp_input():
 
 def test_repository_index_load_unload(mlp_repo, mlp_input):
     import requests
-    with Server(mlp_repo, "--model-control-mode", "explicit") as s:
+    with Server(mlp_repo, "--model-control-mode", "explicit", "--load-model", "*") as s:
         index = requests.post(s.url + "/v2/repository/index").json()
         assert index == [{"name": "mlp", "version": "1", "state": "READY", "reason": ""},
                          {"name": "multi_io", "version": "1", "state": "READY", "reason": ""}]
@@ -62,8 +62,10 @@ def test_repository_index_load_unload(mlp_repo, mlp_input):
         assert r.status_code == 400
         # A model folder added after start is listed and loads; a broken one reports why.
         shutil.copytree(os.path.join(mlp_repo, "mlp"), os.path.join(mlp_repo, "mlp_copy"), symlinks=True)
-        assert {"name": "mlp_copy", "state": "UNAVAILABLE", "reason": "not loaded"} in \
-            requests.post(s.url + "/v2/repository/index").json()
+        listed = {e["name"]: e for e in requests.post(s.url + "/v2/repository/index").json()}
+        assert listed["mlp_copy"]["state"] == "UNAVAILABLE", listed
+        assert listed["mlp_copy"]["reason"].startswith("not loaded (explicit model control: POST "
+                                                       "/v2/repository/models/mlp_copy/load"), listed
         assert requests.post(s.url + "/v2/repository/models/mlp_copy/load").status_code == 200
         os.makedirs(os.path.join(mlp_repo, "broken", "1"))
         with open(os.path.join(mlp_repo, "broken", "1", "model.so"), "w") as f:
@@ -76,7 +78,7 @@ def test_repository_index_load_unload(mlp_repo, mlp_input):
 
 def test_reload_under_load_drops_nothing(mlp_repo, mlp_input):
     import requests
-    with Server(mlp_repo, "--model-control-mode", "explicit") as s:
+    with Server(mlp_repo, "--model-control-mode", "explicit", "--load-model", "*") as s:
         body = json_request({"data": mlp_input})
         failures, done = [], []
         stop = threading.Event()

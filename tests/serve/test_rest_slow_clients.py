@@ -239,7 +239,7 @@ def test_open_connections_bounded(mlp_repo, body):
 
 
 def test_framing_bodyless_post_expect_continue_and_405(mlp_repo, body):
-    with Server(mlp_repo, "--model-control-mode", "explicit") as s:
+    with Server(mlp_repo, "--model-control-mode", "explicit", "--load-model", "*") as s:
         sock = socket.create_connection(("127.0.0.1", s.http_port), timeout=30)
         # POSTs without a body and without Content-Length (curl -X POST, Triton's docs).
         sock.sendall(b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -9,6 +9,8 @@
 #include "graphrt/error.h"
 #include "graphrt/regular_file.h"
 #include "models/model_config.h"
+#include "models/served_model.h"
+#include "protocol/datatype.h"
 
 namespace graphrt_serve {
 
@@ -163,6 +165,10 @@ std::map<int64_t, std::shared_ptr<ServedModel>> Repository::load_versions(const 
   const std::string dir = root_ + "/" + name;
   warn_if_writable_by_others(name);
   ModelConfig config;
+  if (is_file(dir + "/config.pbtxt") && warn_)
+    warn_("model '" + name + "': config.pbtxt (Triton's model configuration) is not read by graphrt-serve" +
+          (is_file(dir + "/config.json") ? "; config.json is used" : "; put its settings in config.json") +
+          " (docs/serving.md, \"config.json\")");
   if (is_file(dir + "/config.json")) {
     try {
       config = parse_model_config(graphrt::read_regular_file(dir + "/config.json", "model config"));
@@ -189,8 +195,37 @@ std::map<int64_t, std::shared_ptr<ServedModel>> Repository::load_versions(const 
     } catch (Error& e) {
       throw e.with("version", version);
     }
+    log_loaded(*loaded[kv.first], config);
   }
   return loaded;
+}
+
+void Repository::log_loaded(const ServedModel& model, const ModelConfig& config) const {
+  if (!log_) return;
+  std::string inputs;
+  for (const TensorMetadata& t : model.inputs()) {
+    inputs += (inputs.empty() ? "" : ", ") + t.name;
+    if (!t.known_type) continue;
+    inputs += std::string(" ") + datatype_name(t.datatype);
+    if (!t.known_shape) continue;
+    std::string dims;
+    for (int64_t d : t.shape) dims += (dims.empty() ? "" : ",") + (d < 0 ? std::string("?") : std::to_string(d));
+    inputs += "[" + dims + "]";
+  }
+  log_("loaded model '" + model.name() + "' version " + model.version() + ": " + model.platform() + " on " +
+       config.device + (model.generator() ? ", generate" : "") + "; inputs: " + (inputs.empty() ? "-" : inputs));
+}
+
+bool Repository::has_model_folder(const std::string& name) const {
+  const std::vector<std::string> folders = model_folders();
+  return std::find(folders.begin(), folders.end(), name) != folders.end();
+}
+
+bool Repository::loads_at_start(const std::string& name) const {
+  if (control_mode_ != ModelControlMode::kExplicit) return true;
+  for (const std::string& n : startup_models_)
+    if (n == "*" || n == name) return true;
+  return false;
 }
 
 void Repository::load_all() {
@@ -200,6 +235,7 @@ void Repository::load_all() {
     ~Loaded() { *loading = false; }
   } loaded{&loading_};
   for (const std::string& name : model_folders()) {
+    if (!loads_at_start(name)) continue;  // listed as UNAVAILABLE by the index until loaded
     polled_state_[name] = folder_state(name);
     Entry entry;
     try {
@@ -290,7 +326,11 @@ std::vector<IndexEntry> Repository::index(bool ready_only) const {
   // (with model control off the folder is not read again after start).
   if (control_mode_ != ModelControlMode::kNone)
     for (const std::string& name : model_folders())
-      if (!known.count(name)) known[name].reason = "not loaded";
+      if (!known.count(name))
+        known[name].reason = control_mode_ == ModelControlMode::kExplicit
+                                 ? "not loaded (explicit model control: POST /v2/repository/models/" + name +
+                                       "/load, or start with --load-model " + name + ")"
+                                 : "not loaded";
   for (const auto& kv : known) {
     if (kv.second.versions.empty()) {
       if (!ready_only) out.push_back(IndexEntry{kv.first, "", kv.second.state, kv.second.reason});

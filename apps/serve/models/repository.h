@@ -43,6 +43,8 @@ class Repository {
   void load_all();
   // Throws graphrt::Error when the repository folder cannot be read.
   void check_folder() const { model_folders(); }
+  // Whether DIR/<name>/ is a model folder the repository would load.
+  bool has_model_folder(const std::string& name) const;
   // Set before load_all(). In kNone the index no longer looks at the folder after start (a folder
   // planted later is not listed); load and unload are refused by the front ends (control_refusal).
   void set_control_mode(ModelControlMode mode) { control_mode_ = mode; }
@@ -55,6 +57,12 @@ class Repository {
   // Where the repository's warnings go (a folder or file others may write, seen at load); the
   // default drops them. The app prints them.
   void set_warning_sink(std::function<void(const std::string&)> sink) { warn_ = std::move(sink); }
+  // Where one line per loaded model version goes (name, version, kind, device, inputs); the
+  // default drops them. The app prints them.
+  void set_load_log_sink(std::function<void(const std::string&)> sink) { log_ = std::move(sink); }
+  // Set before load_all(): the models load_all() loads in kExplicit ("*": all; none given:
+  // none, as Triton's explicit mode). Ignored in the other modes, which load every folder.
+  void set_startup_models(std::vector<std::string> names) { startup_models_ = std::move(names); }
   // kPoll: loads model folders added since the last poll, reloads those whose files changed
   // (name, size, modification time, inode), unloads those removed. Returns the models it changed.
   std::vector<std::string> poll();
@@ -99,6 +107,10 @@ class Repository {
   int64_t default_timeout_us_ = 0;
   std::function<void(const std::string&)> warn_;
   std::atomic<bool> draining_{false};
+  std::function<void(const std::string&)> log_;
+  std::vector<std::string> startup_models_;
+  bool loads_at_start(const std::string& name) const;
+  void log_loaded(const ServedModel& model, const ModelConfig& config) const;
   std::atomic<bool> loading_{true};  // until load_all() ends: not ready
 };
 

@@ -2,8 +2,8 @@
 
 #include "backends/vm/bytecode/binary_format.h"
 #include "backends/vm/host/buffer.h"
-#include "backends/vm/bytecode/interpreter.h"
-#include "backends/vm/bytecode/verifier.h"
+#include "backends/vm/bytecode/bytecode_interpreter.h"
+#include "backends/vm/bytecode/bytecode_verifier.h"
 
 namespace graphrt {
 namespace vm {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backends/vm/bytecode/opcodes.h"
-#include "backends/vm/host/value.h"
+#include "backends/vm/host/vm_value.h"
 
 namespace graphrt {
 namespace vm {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backends/vm/host/ref.h"
-#include "backends/vm/host/value.h"
+#include "backends/vm/host/vm_value.h"
 
 namespace graphrt {
 namespace vm {

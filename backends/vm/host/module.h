@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/vm/host/value.h"
+#include "backends/vm/host/vm_value.h"
 
 namespace graphrt {
 namespace vm {

@@ -2,11 +2,11 @@
 
 #include "graphrt/error.h"
 #include "src/layer_api/library_origin.h"
-#include "backends/vm/bytecode/disassembler.h"
+#include "backends/vm/bytecode/bytecode_disassembler.h"
 #include "backends/vm/host/module_address.h"
 #include "backends/vm/bytecode/module_loader.h"
 #include "backends/vm/tvm_bridge/packed_call.h"
-#include "backends/vm/bytecode/program.h"
+#include "backends/vm/bytecode/bytecode_program.h"
 #include "backends/vm/host/tensor_module.h"
 #include "backends/vm/host/tvm_module.h"
 

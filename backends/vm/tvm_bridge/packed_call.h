@@ -33,7 +33,7 @@
 #include "graphrt/runtime.h"
 #include "backends/vm/host/limits.h"
 #include "backends/vm/host/list.h"
-#include "backends/vm/host/value.h"
+#include "backends/vm/host/vm_value.h"
 
 namespace graphrt {
 namespace vm {

@@ -10,7 +10,7 @@
 #include "backends/vm/bytecode/assembler.h"
 #include "backends/vm/host/context.h"
 #include "backends/vm/host/native_module.h"
-#include "backends/vm/bytecode/program.h"
+#include "backends/vm/bytecode/bytecode_program.h"
 #include "vm_test_util.h"
 
 namespace {

@@ -11,9 +11,9 @@
 #include "backends/vm/bytecode/assembler.h"
 #include "backends/vm/bytecode/binary_format.h"
 #include "backends/vm/bytecode/bytecode_module.h"
-#include "backends/vm/bytecode/disassembler.h"
+#include "backends/vm/bytecode/bytecode_disassembler.h"
 #include "backends/vm/host/module_address.h"
-#include "backends/vm/bytecode/program.h"
+#include "backends/vm/bytecode/bytecode_program.h"
 
 namespace {
 

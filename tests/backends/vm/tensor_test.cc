@@ -9,7 +9,7 @@
 
 #include "backends/vm/bytecode/assembler.h"
 #include "backends/vm/bytecode/binary_format.h"
-#include "backends/vm/bytecode/program.h"
+#include "backends/vm/bytecode/bytecode_program.h"
 #include "backends/vm/host/tensor.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include "backends/vm/bytecode/bytecode_module.h"
 #include "backends/vm/bytecode/decoder.h"
 #include "backends/vm/bytecode/opcodes.h"
-#include "backends/vm/bytecode/verifier.h"
+#include "backends/vm/bytecode/bytecode_verifier.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "graphrt/c_api.h"
 #include "backends/vm/bytecode/assembler.h"
 #include "backends/vm/bytecode/binary_format.h"
-#include "backends/vm/bytecode/program.h"
+#include "backends/vm/bytecode/bytecode_program.h"
 
 using namespace graphrt;
 using namespace graphrt_test;

@@ -8,7 +8,7 @@
 #include "backends/vm/bytecode/bytecode_module.h"
 #include "backends/vm/host/context.h"
 #include "backends/vm/host/native_module.h"
-#include "backends/vm/host/value.h"
+#include "backends/vm/host/vm_value.h"
 #include "graphrt/error.h"
 
 namespace vm_test {

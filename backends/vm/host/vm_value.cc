@@ -1,4 +1,4 @@
-#include "backends/vm/host/value.h"
+#include "backends/vm/host/vm_value.h"
 
 #include <sstream>
 

@@ -1,4 +1,4 @@
-#include "backends/vm/bytecode/program.h"
+#include "backends/vm/bytecode/bytecode_program.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "backends/vm/bytecode/interpreter.h"
+#include "backends/vm/bytecode/bytecode_interpreter.h"
 
 #include <cmath>
 #include <new>

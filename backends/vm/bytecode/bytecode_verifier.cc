@@ -1,4 +1,4 @@
-#include "backends/vm/bytecode/verifier.h"
+#include "backends/vm/bytecode/bytecode_verifier.h"
 
 #include <set>
 #include <string>

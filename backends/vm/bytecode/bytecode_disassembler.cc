@@ -1,4 +1,4 @@
-#include "backends/vm/bytecode/disassembler.h"
+#include "backends/vm/bytecode/bytecode_disassembler.h"
 
 #include <cmath>
 #include <cstdio>
