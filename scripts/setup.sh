@@ -12,6 +12,7 @@ if [ "${1:-}" = --tests ]; then
   packages+=(googletest libgtest-dev libbenchmark-dev python3-pytest python3-setuptools
              libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
              python3-requests python3-grpcio python3-protobuf prometheus haproxy nginx wrk
+             nodejs  # the openai npm client test (npm installs the package at test time; skipped without npm/network)
              clang libclang-rt-14-dev lld)  # the sanitizer builds, libFuzzer and its linker
 fi
 missing=()

@@ -307,3 +307,41 @@ def test_an_api_key_on_the_command_line(tmp_path_factory):
         r = requests.get(s.url + "/v1/models", headers={"Authorization": "Bearer k1"}, timeout=TIMEOUT)
         assert r.status_code == 200
         assert requests.get(s.url + "/v1/models", timeout=TIMEOUT).status_code == 401
+
+
+def npm_openai(tmp_path_factory):
+    """A folder with the official openai npm package (v5) installed; skips without npm or network."""
+    import shutil
+    import subprocess
+    if not shutil.which("node") or not shutil.which("npm"):
+        pytest.skip("node and npm not installed (the openai npm client test needs them)")
+    d = tmp_path_factory.mktemp("npm")
+    try:
+        r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(d), "openai@5"],
+                           capture_output=True, text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        pytest.skip("npm install openai@5 took over 180 s (no network?)")
+    if r.returncode != 0 or not (d / "node_modules" / "openai").is_dir():
+        pytest.skip("npm install openai@5 failed (no network?): %s" % (r.stderr or r.stdout)[-300:])
+    return d
+
+
+def test_the_official_openai_npm_client(server, tmp_path_factory):
+    import shutil
+    import subprocess
+    d = npm_openai(tmp_path_factory)
+    script = d / "client.mjs"
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "openai_npm_client.mjs"), script)
+    r = subprocess.run(["node", str(script), server.url, os.path.join(case_dir(), "case.json")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    c = case()
+    g = c["greedy_completions"][0]
+    assert got["completion"] == g["text"]
+    assert got["usage"]["completion_tokens"] == len(g["output_ids"])
+    assert got["chat"] == c["chat"]["text"]
+    assert got["chat_stream"] == c["chat"]["text"]
+    assert got["chat_stream_usage"]["completion_tokens"] == len(c["chat"]["output_ids"])
+    assert got["not_found"] == {"status": 404, "name": "NotFoundError", "param": "model", "code": "model_not_found"}
+    assert got["bad"] == {"status": 400, "name": "BadRequestError", "param": "temperature"}
