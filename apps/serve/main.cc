@@ -41,7 +41,8 @@ const graphrt_apps::AppHelp kHelp = {
     "Serves the models of a repository over the Open Inference Protocol: REST (with Triton's binary\n"
     "tensor and repository extensions), gRPC (inference.GRPCInferenceService, grpc.health.v1) and\n"
     "Prometheus metrics. DIR/<model>/<version>/ holds a model (one .so/.tar/Relax file, or kernels .so +\n"
-    "graph .json + .params); DIR/<model>/config.json is optional. SIGTERM or SIGINT: stop accepting,\n"
+    "graph .json + .params, or an MLC-LLM model folder as it is, served on OpenAI's /v1 endpoints and\n"
+    "generate); DIR/<model>/config.json is optional. SIGTERM or SIGINT: stop accepting,\n"
     "answer the requests in flight, exit 0.",
     "  graphrt-serve --model-repository models/\n"
     "  graphrt-serve --model-repository models/ --http-port 0 --grpc-port -1 --metrics-port -1\n"};

@@ -42,6 +42,7 @@ TextEngine::~TextEngine() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
+    if (running_) running_->cancel();  // stops at its next piece of text
   }
   wake_.notify_all();
   thread_.join();
@@ -71,8 +72,11 @@ void TextEngine::loop() {
       if (stopping_) return;
       pending = std::move(queue_.front());
       queue_.pop_front();
+      running_ = pending.stream;
     }
     run(pending);
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_.reset();
   }
 }
 

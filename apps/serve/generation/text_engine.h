@@ -61,6 +61,7 @@ class TextEngine {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Pending> queue_;
+  std::shared_ptr<TextStream> running_;  // the request being generated, cancelled when the engine goes
   bool stopping_ = false;
   std::thread thread_;
 };
