@@ -5,7 +5,7 @@ Runs build/bench/tokenizer_bench (graphrt's GPT-2 tokenizer.json; a SentencePiec
 graphrt and through libsentencepiece directly) and the npm package gpt-3-encoder on the same
 text (installed into a temporary folder with npm, never into the repository).
 
-Usage: tokenizer_bench.py [--build build] [--fixtures ../shared/fixtures] [--mb 4]
+Usage: tokenizer_bench.py [--build build] [--fixtures ../shared/fixtures] [--mb 1]
 """
 import argparse
 import os
@@ -20,7 +20,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--build", default=os.path.join(HERE, "..", "build"))
     p.add_argument("--fixtures", default=os.path.join(HERE, "..", "..", "shared", "fixtures"))
-    p.add_argument("--mb", default="4")
+    p.add_argument("--mb", default="1")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="tokenizer_bench_") as tmp:
         text = os.path.join(tmp, "text.txt")

@@ -163,16 +163,19 @@ void LanguageModel::Impl::bind_token_model(const Model& model, const LanguageMod
 void LanguageModel::Impl::bind_folder_model(const Model& model) {
   embeddings = true;
   static const char* const kNames[4] = {"prefill", "decode", "batch_prefill", "batch_decode"};
-  for (const char* required : {"embed", "prefill", "decode", "create_tir_paged_kv_cache"})
-    model_function(model, required, nullptr);
+  for (const char* required : {"embed", "create_tir_paged_kv_cache"}) model_function(model, required, nullptr);
   embed = vm.function("embed");
   create = vm.function("create_tir_paged_kv_cache");
   for (int i = 0; i < 4; ++i) {
     names[i] = kNames[i];
-    // The batch functions are optional (both or neither is used).
     if (find_function(model, kNames[i])) functions[i] = vm.function(kNames[i]);
   }
-  if (!functions[2] || !functions[3]) functions[2] = functions[3] = PackedFunc();
+  // Each pair is used whole or not at all; one of them must be there.
+  const bool single = functions[0] && functions[1], batch = functions[2] && functions[3];
+  if (!single && !batch)
+    model_function(model, !functions[0] && !functions[2] ? "prefill" : functions[0] ? "decode" : "batch_decode", nullptr);
+  if (!single) functions[0] = functions[1] = PackedFunc();
+  if (!batch) functions[2] = functions[3] = PackedFunc();
   if (find_function(model, "softmax_with_temperature")) softmax = vm.function("softmax_with_temperature");
 }
 
@@ -278,6 +281,9 @@ NDArray LanguageModel::Impl::run_function(Pass pass, const std::vector<Span>& sp
 }
 
 NDArray LanguageModel::Impl::forward(Pass pass, const std::vector<Span>& spans) {
+  // A library with only the batch functions takes one sequence through them.
+  if (!functions[static_cast<int>(pass)] && embeddings)
+    pass = pass == Pass::kPrefill ? Pass::kBatchPrefill : pass == Pass::kDecode ? Pass::kBatchDecode : pass;
   std::vector<int64_t> ids, appended;
   int64_t total = 0;
   for (const Span& s : spans) {
@@ -366,7 +372,8 @@ LanguageModel::LanguageModel(const Session& session, const std::string& folder, 
   const std::string config_file = folder + "/" + kMlcChatConfigName;
   mlc_folder::check_agreement(config_, metadata_, config_file);
   impl_->bind_folder_model(*model);
-  if (!options.use_batch_functions) impl_->functions[2] = impl_->functions[3] = PackedFunc();
+  // Without prefill/decode, one sequence per pass still goes through the batch functions.
+  if (!options.use_batch_functions && impl_->functions[0]) impl_->functions[2] = impl_->functions[3] = PackedFunc();
   options_ = mlc_folder::cache_sizes(config_, metadata_, options);
   options_.create_cache = "create_tir_paged_kv_cache";
   check_sizes(options_);

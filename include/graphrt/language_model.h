@@ -71,7 +71,8 @@ struct MlcFolderOptions {
   int64_t prefill_chunk_size = 0;  // 0: the config's, capped by the library's
   int64_t page_size = 16;
   // false: one sequence per forward pass even where the library has batch functions (the
-  // logits of each sequence then do not depend on what else is in the step).
+  // logits of each sequence then do not depend on what else is in the step); a library with
+  // only batch functions (no prefill/decode) uses them anyway.
   bool use_batch_functions = true;
 };
 

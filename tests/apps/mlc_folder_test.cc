@@ -254,6 +254,22 @@ TEST(MlcFolder, AMissingShardOrLibraryIsRefusedNamingIt) {
     EXPECT_NE(std::string::npos, std::string(e.what()).find("params_shard_1.bin")) << e.what();
   }
   {
+    graphrt_test::ScratchDir dir("mlc_no_manifest");
+    link_package(dir.path(), {"tensor-cache.json"});
+    const Error e = error_of([&] { LanguageModel lm(cpu_session(), dir.path()); }, ErrorKind::kNotFound);
+    EXPECT_NE(std::string::npos, std::string(e.what()).find(dir.path() + "/tensor-cache.json")) << e.what();
+    // The manifest's name before TVM v0.22 (ndarray-cache.json) is read where the new one is absent.
+    ASSERT_EQ(0, symlink((package_dir() + "/tensor-cache.json").c_str(), (dir.path() + "/ndarray-cache.json").c_str()));
+    LanguageModel lm(cpu_session(), dir.path(), case_options());
+    const json c = package_case();
+    for (const json& st : c["scenario"]) {
+      if (st["op"] != "prefill") continue;
+      lm.add_sequence(st["seq_id"].get<int64_t>());
+      EXPECT_EQ(0, max_error(lm.step({{st["seq_id"].get<int64_t>(), ids_of(st["input_ids"])}}),
+                             expected(st["expect_logits"])));
+    }
+  }
+  {
     graphrt_test::ScratchDir dir("mlc_no_library");
     link_package(dir.path(), {"tiny_gpt2_chat-cpu.so"});
     const Error e = error_of([&] { LanguageModel lm(cpu_session(), dir.path()); }, ErrorKind::kNotFound);

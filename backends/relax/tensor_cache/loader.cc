@@ -1,5 +1,7 @@
 #include "backends/relax/tensor_cache/loader.h"
 
+#include <sys/stat.h>
+
 #include <cstring>
 
 #include "graphrt/error.h"
@@ -87,7 +89,11 @@ void load_shard(const std::string& folder, size_t index, const ShardRecord& s, c
 }  // namespace
 
 NamedArrays load_folder(const std::string& folder, const DeviceApis& apis, DLDevice device) {
-  const std::string manifest_path = join(folder, kManifestName);
+  // The manifest's name before TVM v0.22 / MLC-LLM's PR #3326, read where the new one is absent.
+  std::string manifest_path = join(folder, kManifestName);
+  struct stat st {};
+  if (::stat(manifest_path.c_str(), &st) != 0 && ::stat(join(folder, kOldManifestName).c_str(), &st) == 0)
+    manifest_path = join(folder, kOldManifestName);
   const Manifest m = parse_manifest(read_regular_file(manifest_path, "tensor cache manifest", kMaxManifestBytes),
                                     manifest_path);
   NamedArrays out;

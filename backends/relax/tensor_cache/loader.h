@@ -25,6 +25,7 @@ namespace tensor_cache {
 using NamedArrays = std::vector<std::pair<std::string, NDArray>>;
 
 constexpr const char* kManifestName = "tensor-cache.json";
+constexpr const char* kOldManifestName = "ndarray-cache.json";  // its name until TVM v0.22; read when the new one is absent
 constexpr size_t kViewAlignment = 64;
 
 // Every tensor of the cache in `folder`, in the manifest's order, the arrays
