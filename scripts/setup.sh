@@ -13,6 +13,7 @@ if [ "${1:-}" = --tests ]; then
   packages+=(googletest libgtest-dev libbenchmark-dev python3-pytest python3-setuptools
              libcpp-httplib-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
              python3-requests python3-grpcio python3-protobuf prometheus haproxy nginx wrk
+             nodejs  # the openai npm client test (npm installs the package at test time; skipped without npm/network)
              clang libclang-rt-14-dev lld)  # the sanitizer builds, libFuzzer and its linker
   packages+=(libvulkan1 mesa-vulkan-drivers)  # the Vulkan loader and lavapipe, a Vulkan device on the CPU
   packages+=(ocl-icd-libopencl1 pocl-opencl-icd opencl-headers)  # the OpenCL tests on PoCL (CPU); headers: the ABI check

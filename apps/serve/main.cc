@@ -21,6 +21,7 @@
 #include "graphrt/log.h"
 #include "graphrt/runtime.h"
 #include "grpc/grpc_frontend.h"
+#include "http/api_key.h"
 #include "http/http_frontend.h"
 #include "metrics/metrics.h"
 #include "models/cache_guard.h"
@@ -40,7 +41,8 @@ const graphrt_apps::AppHelp kHelp = {
     "Serves the models of a repository over the Open Inference Protocol: REST (with Triton's binary\n"
     "tensor and repository extensions), gRPC (inference.GRPCInferenceService, grpc.health.v1) and\n"
     "Prometheus metrics. DIR/<model>/<version>/ holds a model (one .so/.tar/Relax file, or kernels .so +\n"
-    "graph .json + .params); DIR/<model>/config.json is optional. SIGTERM or SIGINT: stop accepting,\n"
+    "graph .json + .params, or an MLC-LLM model folder as it is, served on OpenAI's /v1 endpoints and\n"
+    "generate); DIR/<model>/config.json is optional. SIGTERM or SIGINT: stop accepting,\n"
     "answer the requests in flight, exit 0.",
     "  graphrt-serve --model-repository models/\n"
     "  graphrt-serve --model-repository models/ --http-port 0 --grpc-port -1 --metrics-port -1\n"};
@@ -60,6 +62,8 @@ const std::vector<graphrt_apps::FlagSpec> kFlags = {
     {"--keep-alive-timeout-ms", true, false, "N", "close a keep-alive connection idle this long (default 5000)"},
     {"--max-header-bytes", true, false, "N", "largest request line + headers; larger: 431 (default 65536)"},
     {"--max-connections", true, false, "N", "HTTP connections open at once; one more gets 503 (default 1000)"},
+    {"--api-key", true, false, "KEY", "the /v1 (OpenAI) endpoints need Authorization: Bearer KEY (default: none)"},
+    {"--api-key-file", true, false, "FILE", "as --api-key, the key being FILE's first line"},
     {"--model-control-mode", true, false, "MODE",
      "none (default): serve what the repository holds at start, load/unload refused (403); explicit: clients "
      "may load and unload models; poll: reload changed model folders every --repository-poll-secs"},
@@ -189,6 +193,10 @@ int serve(int argc, char** argv) {
   http.keep_alive_timeout_ms = static_cast<int>(args.get_int("--keep-alive-timeout-ms", 5000, 1, 3600000));
   http.max_header_bytes = static_cast<size_t>(args.get_int("--max-header-bytes", 65536, 1024, 1 << 24));
   http.max_connections = static_cast<size_t>(args.get_int("--max-connections", 1000, 1, 1 << 20));
+  if (args.has("--api-key") && args.has("--api-key-file")) throw UsageError("give --api-key or --api-key-file, not both");
+  if (args.has("--api-key")) http.api_key = args.get("--api-key", "");
+  if (args.has("--api-key-file")) http.api_key = graphrt_serve::read_api_key_file(args.get("--api-key-file", ""));
+  if (args.has("--api-key") && http.api_key.empty()) throw UsageError("--api-key must not be empty");
   graphrt_serve::ModelControlMode control_mode = graphrt_serve::ModelControlMode::kNone;
   if (!graphrt_serve::parse_model_control_mode(args.get("--model-control-mode", "none"), &control_mode))
     throw UsageError("--model-control-mode must be none, explicit or poll, not '" +

@@ -28,6 +28,9 @@
 #include "generation/generate_response.h"
 #include "generation/generator.h"
 #include "graphrt/error.h"
+#include "http/event_stream.h"
+#include "http/openai_routes.h"
+#include "http/text_generate_route.h"
 #include "protocol/infer_request.h"
 #include "protocol/infer_response.h"
 #include "status.h"
@@ -750,6 +753,7 @@ struct HttpFrontend::Impl {
     guarded(res, [&] {
       const auto model = repository->find(match(req, 1), match(req, 2));
       try {
+        if (model->text_engine()) return text_generate(req, res, model, stream, watch_factory());
         Generator& generator = generator_of(*model);
         auto state = std::make_shared<GenerateStreamState>();
         state->model = model;
@@ -781,15 +785,10 @@ struct HttpFrontend::Impl {
 
   static void start_stream(httplib::Response& res, std::shared_ptr<GenerateStreamState> state) {
     res.status = 200;
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider("text/event-stream; charset=utf-8",
-                                     [state](size_t, httplib::DataSink& sink) {
-                                       bool last = false;
-                                       const std::string event = state->next_event(&last);
-                                       if (!event.empty() && !sink.write(event.data(), event.size())) return false;
-                                       if (last) sink.done();
-                                       return true;
-                                     });
+    start_event_stream(res, [state](std::string* out, bool* last) {
+      *out = state->next_event(last);
+      return !out->empty();
+    });
   }
 
   void model_metadata(const httplib::Request& req, httplib::Response& res) {
@@ -819,7 +818,14 @@ struct HttpFrontend::Impl {
     });
   }
 
+  CloseWatchFactory watch_factory() {
+    return [this](std::function<void()> on_close) {
+      return std::shared_ptr<void>(server.watch_close(std::move(on_close)));
+    };
+  }
+
   void routes() {
+    add_openai_routes(server, repository, options.api_key, watch_factory());
     server.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) {
       reply_json(res, 200, "{\"live\":true}");
     });

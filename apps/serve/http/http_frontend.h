@@ -23,6 +23,7 @@ struct HttpOptions {
   int request_timeout_ms = 30000;  // a request's first byte to its last; slower: 408
   int keep_alive_timeout_ms = 5000;  // an idle keep-alive connection is closed after this
   size_t max_connections = 1000;     // open at once; one more gets 503
+  std::string api_key;               // the /v1 endpoints' Bearer key; "": none needed
 };
 
 class HttpFrontend {

@@ -12,6 +12,7 @@
 #include "common/model.h"  // parse_device, require_device
 #include "generation/generator.h"
 #include "generation/kv_cache_model.h"
+#include "generation/text_engine.h"
 #include "graphrt/error.h"
 #include "graphrt/run_deadline.h"
 #include "graphrt/runtime.h"
@@ -62,6 +63,12 @@ ModelFiles find_model_files(const std::string& dir) {
   throw Error(ErrorKind::kNotFound, "a version folder holds one model file, or kernels .so + graph .json + "
                                     ".params; found " + (files.empty() ? std::string("nothing") : list))
       .with("dir", dir);
+}
+
+// An MLC-LLM model folder is served as it is: its mlc-chat-config.json marks it.
+bool is_mlc_folder(const std::string& dir) {
+  struct stat st{};
+  return ::stat((dir + "/mlc-chat-config.json").c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 // Applies config entry `i` (name, datatype, shape) to metadata entry `m`; config datatype and
@@ -233,6 +240,10 @@ std::shared_ptr<ServedModel> ServedModel::load(const std::string& name, const st
   m->config_ = config;
   m->metrics_ = std::move(metrics);
   const DLDevice device = model_device(config);  // refused here when unusable
+  if (is_mlc_folder(version_dir)) {
+    m->serve_text(version_dir, device);
+    return m;
+  }
   const std::vector<BatchExport> batch_exports = find_batch_exports(version_dir);
   if (!batch_exports.empty()) {
     if (device.device_type != kDLCPU)
@@ -343,7 +354,27 @@ void ServedModel::serve_generation(const graphrt::Model& model, const Generation
   outputs_.push_back(TensorMetadata{"output_ids", true, Datatype::kInt32, true, {-1}});
 }
 
+void ServedModel::serve_text(const std::string& folder, DLDevice device) {
+  const auto refuse = [](const char* key) {
+    throw Error(ErrorKind::kUnsupported, "does not apply to an MLC-LLM model folder (served by /v1 and generate)")
+        .with("field", key);
+  };
+  if (config_.max_batch_size > 0) refuse("max_batch_size");
+  if (!config_.function.empty()) refuse("function");
+  if (!config_.inputs.empty()) refuse("input");
+  if (!config_.outputs.empty()) refuse("output");
+  if (config_.generation.given) refuse("generation");
+  platform_ = "mlc_llm";
+  text_engine_ = std::make_unique<TextEngine>(folder, device, config_.max_queue_size);
+  inputs_.push_back(TensorMetadata{"text_input", true, Datatype::kBytes, true, {1}});
+  outputs_.push_back(TensorMetadata{"text_output", true, Datatype::kBytes, true, {1}});
+}
+
 InferResult ServedModel::infer(const InferRequest& request, InferTimings* timings) {
+  if (text_engine_)
+    throw Error(ErrorKind::kUnsupported, "this model is an MLC-LLM model folder: it answers POST /v1/completions, "
+                                         "/v1/chat/completions and /v2/models/" + name_ + "/generate, not infer")
+        .with("field", "inputs");
   if (generator_)
     throw Error(ErrorKind::kUnsupported, "this model is a language model on a KV cache: it answers POST "
                                          "/v2/models/" + name_ + "/generate and /generate_stream, not infer")

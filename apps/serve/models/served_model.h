@@ -25,6 +25,7 @@ namespace graphrt_serve {
 struct BatchExport;
 class Batcher;
 class Generator;
+class TextEngine;
 
 struct TensorMetadata {
   std::string name;
@@ -70,6 +71,9 @@ class ServedModel {
   // The generate side of a language model (config.json's "generation", or an executable that
   // exports MLC's create_tir_paged_kv_cache / prefill / decode); null for other models.
   Generator* generator() const { return generator_.get(); }
+  // The text side of an MLC-LLM model folder (a version folder holding mlc-chat-config.json,
+  // served as it is): OpenAI's completions and chat, Triton's generate with text; null for others.
+  TextEngine* text_engine() const { return text_engine_.get(); }
 
   // Whether infer() would most likely return within `limit` without waiting: the model does
   // not batch, an instance is free, and its runs so far took less than `limit` on average
@@ -95,6 +99,8 @@ class ServedModel {
   void serve_function(const graphrt::Model& model);
   // A language model on the paged KV cache: instances are generators, not VMs of one function.
   void serve_generation(const graphrt::Model& model, const GenerationConfig& generation);
+  // An MLC-LLM model folder: its library's TextGenerator on one engine thread.
+  void serve_text(const std::string& folder, DLDevice device);
 
   ModelConfig config_;
   std::vector<TensorMetadata> inputs_, outputs_;
@@ -102,6 +108,7 @@ class ServedModel {
   InstancePool pool_;
   std::unique_ptr<Batcher> batcher_;  // set when config.json asks for dynamic batching
   std::unique_ptr<Generator> generator_;  // set for language models (generate only)
+  std::unique_ptr<TextEngine> text_engine_;  // set for MLC-LLM model folders
   // Last: goes first, so the SIGBUS registry forgets the mapping before the executors unmap it.
   std::unique_ptr<CacheGuard> cache_guard_;  // set when the model maps a params cache
   mutable std::mutex broken_mutex_;
