@@ -32,13 +32,6 @@ std::string context_field(const std::string& ctx, const std::string& key) {
   return ctx.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
-// A name read from the executable, quoted for a message: printable ASCII only, at most 64 bytes.
-std::string quote_and_cut(const std::string& name) {
-  std::string out = "'";
-  for (size_t i = 0; i < name.size() && i < 64; ++i) out += (name[i] >= 0x20 && name[i] < 0x7f) ? name[i] : '?';
-  return out + (name.size() > 64 ? "...'" : "'");
-}
-
 // A check of a function's own parameter said as a model's input is (as a graph model's is):
 // "input 'x' of 'main' has dtype float64, the function expects float32"; other checks keep
 // TVM's context.
@@ -47,7 +40,7 @@ std::string input_mismatch(const std::string& ctx, const std::string& what, cons
   const std::string name = context_field(ctx, "param");
   const std::string fn = context_field(ctx, "fn");
   if (loc.rfind("param[", 0) != 0 || name.empty() || fn.empty()) return with_context(ctx, message);
-  return "input " + quote_and_cut(name) + " of " + quote_and_cut(fn) + " " + what;
+  return "input " + quote_untrusted(name) + " of " + quote_untrusted(fn) + " " + what;
 }
 
 int64_t& heap_slot(const BuiltinArgs& args, int64_t* heap, int64_t size, int64_t index) {
