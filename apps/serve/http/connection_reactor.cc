@@ -46,6 +46,9 @@ struct PendingStream {
 };
 thread_local std::unique_ptr<PendingStream> pending_stream;
 
+// Health checks are answered while the server drains (readiness says it is going).
+bool is_health_check(const std::string& request) { return request.compare(0, 15, "GET /v2/health/") == 0; }
+
 void epoll_set(int epoll, int fd, uint32_t events) {
   epoll_event ev{};
   ev.events = events;
@@ -370,7 +373,12 @@ void PipelinedServer::reactor_loop() {
       last_sweep = now;
       expire(now, stop, stop_seen);
     }
-    if (stop && conns_.empty() && streams_.empty() && open_.load() == 0) return;
+    // Draining: once nothing is in flight (no request at a worker or being received, no
+    // stream), the listener closes.
+    if (draining_ && svr_sock_ != INVALID_SOCKET && streams_.empty() && open_.load() == conns_.size() &&
+        std::none_of(conns_.begin(), conns_.end(), [](const auto& c) { return c.second->in_request; }))
+      httplib::Server::stop();
+    if (svr_sock_ == INVALID_SOCKET && conns_.empty() && streams_.empty() && open_.load() == 0) return;
   }
 }
 
@@ -401,7 +409,7 @@ void PipelinedServer::read_requests(ConnectionMap::iterator it, Clock::time_poin
     break;
   }
   const Scan scan = c.in.empty() ? Scan::kIncomplete : scan_request(c, limits);
-  if (scan == Scan::kComplete && c.request_start >= refuse_after) {
+  if (scan == Scan::kComplete && c.request_start >= refuse_after && !is_health_check(c.in)) {
     epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
     send_and_close(std::move(it->second), 503, "Service Unavailable",
                    "the server is stopping: new requests are refused");
@@ -478,7 +486,10 @@ void PipelinedServer::expire(Clock::time_point now, bool stop, Clock::time_point
     Connection& c = *it->second;
     const char* why = nullptr;
     if (!c.in_request) {
-      if (stop || since(c.last_activity) >= limits.keep_alive_timeout_ms) why = "";
+      // Draining, a connection that has not sent its first request yet may still send it (and
+      // get 503 or its health check's answer); once the listener is closed, none may.
+      const bool may_close = c.served > 0 || svr_sock_ == INVALID_SOCKET;
+      if ((stop && may_close) || since(c.last_activity) >= limits.keep_alive_timeout_ms) why = "";
     } else if (since(c.request_start) >= limits.request_timeout_ms) {
       why = "the request was not received within the request timeout";
     } else if (since(c.last_activity) >= limits.read_timeout_ms) {
@@ -563,6 +574,11 @@ void PipelinedServer::stream_ready(int fd) {
     ready_streams_.push_back(fd);
   }
   if (was_empty) wake();
+}
+
+void PipelinedServer::drain() {
+  draining_ = true;
+  if (wake_ >= 0) wake();
 }
 
 void PipelinedServer::cut_streams(const std::string& why, int wait_ms) {

@@ -93,13 +93,19 @@ class PipelinedServer : public httplib::Server {
   // answered or closed, then ends the threads.
   void finish();
 
+  // Instead of stop(): requests in flight and event streams are answered to their end while the
+  // port still takes connections, whose requests get 503 (health checks but for their own
+  // answer); then the listener closes and serve's listen_after_bind() returns.
+  void drain();
+
   // The process is about to exit (its exit timeout passed): every event stream still open ends
   // now with an error event saying `why` and its closing chunk; waits up to `wait_ms` for them
   // to be written (a client that does not read gets none of it).
   void cut_streams(const std::string& why, int wait_ms);
 
  private:
-  bool stopping() const { return svr_sock_ == INVALID_SOCKET; }
+  // Stopped listening (stop()), or draining (drain()).
+  bool stopping() const { return draining_.load() || svr_sock_ == INVALID_SOCKET; }
 
   void wake();
 
@@ -173,6 +179,7 @@ class PipelinedServer : public httplib::Server {
   StreamMap streams_;
   bool workers_done_ = false;
   std::atomic<size_t> open_{0};
+  std::atomic<bool> draining_{false};
 };
 
 // Called by a handler: the connection whose request this thread handles closes after its

@@ -46,7 +46,9 @@ StreamConnection::StreamConnection(std::unique_ptr<Connection> connection, std::
     : connection_(std::move(connection)),
       source_(std::move(source)),
       http10_(http10),
-      keep_alive_(keep_alive && !http10) {}
+      keep_alive_(keep_alive && !http10) {
+  (void)setsockopt(connection_->fd, SOL_SOCKET, SO_SNDBUF, &kSocketSendBytes, sizeof kSocketSendBytes);
+}
 
 StreamConnection::~StreamConnection() {
   if (source_) source_->set_ready_listener(nullptr);

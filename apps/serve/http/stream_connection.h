@@ -19,8 +19,12 @@ namespace graphrt_serve {
 class StreamConnection {
  public:
   // At most this much of a stream waits for its socket; the source is not polled meanwhile, so a
-  // client that does not read holds this and the events its engine has made, no more.
-  static constexpr size_t kMaxBufferedBytes = 64 * 1024;
+  // client that does not read holds this, the socket's send buffer and the events its engine has
+  // made, no more. An event is about 100 bytes: this is eighty of them.
+  static constexpr size_t kMaxBufferedBytes = 8 * 1024;
+  // The socket's send buffer once it streams (the kernel doubles it). Left to itself, Linux grows
+  // a loopback socket's to 4 MB (tcp_wmem), which a client that never reads would hold.
+  static constexpr int kSocketSendBytes = 8 * 1024;
 
   enum class State { kRunning, kDone, kBroken };
 
