@@ -97,14 +97,17 @@ class ContinuousBatcher {
 
  private:
   struct Request;
-  void admit(BatchStepReport& report);
-  void run_decode(BatchStepReport& report);
-  void run_prefill(BatchStepReport& report);
+  // Internal steps: hidden, unlike the class around them.
+  __attribute__((visibility("hidden"))) void admit(BatchStepReport& report);
+  __attribute__((visibility("hidden"))) void run_decode(BatchStepReport& report);
+  __attribute__((visibility("hidden"))) void run_prefill(BatchStepReport& report);
   // Samples `r` from a row of logits; false when it ended (then it is in report.ended).
-  bool sample(Request& r, const float* row, BatchStepReport& report);
-  void end(Request& r, BatchEnd how, BatchStepReport& report, std::shared_ptr<const Error> error = nullptr);
-  void fail_pass(std::vector<Request*>& pass, const Error& error, BatchStepReport& report);
-  void sweep_ended();
+  __attribute__((visibility("hidden"))) bool sample(Request& r, const float* row, BatchStepReport& report);
+  __attribute__((visibility("hidden"))) void end(Request& r, BatchEnd how, BatchStepReport& report,
+                                         std::shared_ptr<const Error> error = nullptr);
+  __attribute__((visibility("hidden"))) void fail_pass(std::vector<Request*>& pass, const Error& error,
+                                                     BatchStepReport& report);
+  __attribute__((visibility("hidden"))) void sweep_ended();
 
   TextGenerator& generator_;
   LanguageModel& model_;

@@ -100,6 +100,8 @@ void TextEngine::loop() {
       wake_.wait(lock, [&] { return stopping_ || !inbox_.empty() || !batcher_->idle(); });
       if (stopping_) break;
       arrived.swap(inbox_);
+      // They wait in the batcher now, until a step admits them: the queue bound still counts them.
+      batcher_waiting_ += static_cast<int64_t>(arrived.size());
     }
     admit(arrived);
     for (auto& [request, active] : active_)
