@@ -62,8 +62,15 @@ def read_metrics(port):
     return out
 
 
-def one_stream(port, prompt, max_tokens, result):
+def one_stream(port, prompt, max_tokens, result, failures):
     """One streamed completion: the times its events arrived (relative to the request) and its tokens."""
+    try:
+        result.append(stream_times(port, prompt, max_tokens))
+    except OSError as e:  # counted and shown: a benchmark that hides failures measures nothing
+        failures.append(repr(e))
+
+
+def stream_times(port, prompt, max_tokens):
     body = json.dumps({"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True,
                        "stream_options": {"include_usage": True}})
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
@@ -87,7 +94,7 @@ def one_stream(port, prompt, max_tokens, result):
         elif e["choices"] and e["choices"][0]["text"]:
             times.append(time.perf_counter() - t0)
     c.close()
-    result.append((times, tokens))
+    return times, tokens
 
 
 def percentile(xs, p):
@@ -100,8 +107,9 @@ def percentile(xs, p):
 
 def run_round(port, metrics_port, streams, prompts, max_tokens):
     before = read_metrics(metrics_port)
-    results = []
-    threads = [threading.Thread(target=one_stream, args=(port, prompts[i % len(prompts)], max_tokens, results))
+    results, failures = [], []
+    threads = [threading.Thread(target=one_stream, args=(port, prompts[i % len(prompts)], max_tokens, results,
+                                                        failures))
                for i in range(streams)]
     t0 = time.perf_counter()
     for t in threads:
@@ -117,7 +125,7 @@ def run_round(port, metrics_port, streams, prompts, max_tokens):
     passes = max(d["decode_passes_total"], 1.0)
     # The library's time per engine step: every forward pass of the round over the decode passes (one a step).
     library_step = (d["decode_pass_duration_seconds_total"] + d["prefill_duration_seconds_total"]) / passes
-    return {"streams": streams, "tokens": tokens, "wall": wall, "tps": tokens / wall, "ttft": ttft, "gaps": gaps,
+    return {"streams": streams, "failures": failures, "tokens": tokens, "wall": wall, "tps": tokens / wall, "ttft": ttft, "gaps": gaps,
             "mean_batch": d["decode_pass_sequences_total"] / passes,
             "decode_pass_ms": 1e3 * d["decode_pass_duration_seconds_total"] / passes,
             "library_step_ms": 1e3 * library_step}
@@ -152,16 +160,19 @@ def main():
         proc.wait(60)
         shutil.rmtree(repo, ignore_errors=True)
     base = rows[0]["tps"]
-    print("| streams | tokens/s | x 1 stream | mean decode batch | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | "
+    print("| streams | tokens/s | x 1 stream | mean decode batch | TTFT p50 ms | TTFT p99 ms | ITL mean ms | "
           "library per step ms | decode pass ms | server added per token |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        itl = statistics.median(r["gaps"]) * 1e3 if r["gaps"] else float("nan")
+        itl = statistics.mean(r["gaps"]) * 1e3 if r["gaps"] else float("nan")
         added = itl - r["library_step_ms"]
         print("| %d | %.1f | %.2f | %.2f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f ms (%.1f%%) |" % (
             r["streams"], r["tps"], r["tps"] / base, r["mean_batch"], 1e3 * percentile(r["ttft"], 50),
             1e3 * percentile(r["ttft"], 99), itl, r["library_step_ms"], r["decode_pass_ms"], added,
             100.0 * added / r["library_step_ms"] if r["library_step_ms"] else float("nan")))
+    for r in rows:
+        for f in r["failures"]:
+            print("%d streams: a stream failed: %s" % (r["streams"], f))
     return 0
 
 
