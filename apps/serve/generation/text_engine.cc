@@ -112,6 +112,9 @@ void TextEngine::loop() {
     } catch (const Error& e) {
       fail_all(e);
       continue;
+    } catch (const std::exception& e) {
+      fail_all(Error(ErrorKind::kInternal, std::string("the engine step failed: ") + e.what()));
+      continue;
     }
     publish(report);
     update_gauges();
