@@ -158,6 +158,14 @@ def test_a_seeded_sample_is_the_same_alone_and_in_a_batch_of_eight(server):
     assert answer(server, dict(body, seed=43), False) != alone  # the seed matters
 
 
+def test_n_choices_batch_together_each_as_its_seed_alone(server):
+    body = {"prompt": case()["greedy_completions"][0]["prompt"], "max_tokens": 8, "temperature": 1.0, "seed": 5}
+    r = post(server, "/v1/completions", dict(body, n=3))
+    assert r.status_code == 200, r.text
+    texts = [c["text"] for c in sorted(r.json()["choices"], key=lambda c: c["index"])]
+    assert texts == [answer(server, dict(body, seed=5 + i), False) for i in range(3)]
+
+
 def test_metrics_are_a_language_models_only(server):
     answer(server, {"prompt": "Hello", "max_tokens": 3, "temperature": 0}, False)
     text = metrics(server)
