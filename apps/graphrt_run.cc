@@ -440,7 +440,7 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
   }
   if (repeat > 0) report["latency"] = latency_report(ms, repeat, warmup);
   std::string structure;
-  std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::call_function(f, call_args), &structure);
+  std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::Value::from(graphrt::call_function(f, call_args)), &structure);
   for (graphrt::NDArray& o : outputs)
     if (o.device().device_type != kDLCPU) o = o.copy_to_device(DLDevice{kDLCPU, 0});
   if (!quiet) human() << fn.name << " returned " << structure << "\n";

@@ -118,6 +118,16 @@ class GraphRunner final : public Runner {
   void run() override { executor_->run(); }
   int num_outputs() const override { return executor_->num_outputs(); }
   NDArray output(int index) const override { return executor_->get_output(index); }
+  Value result() const override {
+    Value tuple;
+    tuple.kind = Value::Kind::kTuple;
+    tuple.items.resize(static_cast<size_t>(executor_->num_outputs()));
+    for (size_t i = 0; i < tuple.items.size(); ++i) {
+      tuple.items[i].kind = Value::Kind::kTensor;
+      tuple.items[i].tensor = executor_->get_output(static_cast<int>(i));
+    }
+    return tuple;
+  }
   std::shared_ptr<GraphExecutor> graph_executor() const override { return executor_; }
 
  private:

@@ -82,7 +82,10 @@ class RelaxRunner final : public Runner {
       if (!inputs_[i].defined())
         throw Error(ErrorKind::kFailedPrecondition, "run() before input " + quote_untrusted(function_.inputs[i].name) + " was set")
             .with("tensor", function_.inputs[i].name);
-    outputs_ = vm_.call(function_.name, inputs_).flatten();
+    result_ = vm_.call(function_.name, inputs_);
+    ran_ = true;
+    outputs_.clear();  // its capacity kept: a run of a plain tensor result allocates nothing here
+    result_.append_tensors(&outputs_);
   }
   int num_outputs() const override { return static_cast<int>(outputs_.size()); }
   NDArray output(int index) const override {
@@ -90,6 +93,10 @@ class RelaxRunner final : public Runner {
       throw Error(ErrorKind::kOutOfRange, "output " + std::to_string(index) + " out of range (the run gave " +
                   std::to_string(outputs_.size()) + ")");
     return outputs_[index];
+  }
+  Value result() const override {
+    if (!ran_) throw Error(ErrorKind::kFailedPrecondition, "result() before the first run of " + quote_untrusted(function_.name));
+    return result_;
   }
 
  private:
@@ -117,6 +124,8 @@ class RelaxRunner final : public Runner {
   RelaxVM vm_;
   DeviceApis apis_;  // the model's device in the session's runtime: input copies
   std::vector<NDArray> inputs_;
+  Value result_;
+  bool ran_ = false;
   std::vector<NDArray> outputs_;
 };
 

@@ -1,6 +1,5 @@
 #include "relax_model.h"
 
-#include "graphrt/registry.h"
 #include "graphrt/relax_vm.h"
 
 namespace graphrt_apps {
@@ -14,12 +13,6 @@ bool is_relax_executable(const graphrt::Module& root) {
 
 namespace {
 
-graphrt::PackedFunc global(const char* name) {
-  graphrt::PackedFunc f = graphrt::registry_get(name);
-  if (!f) throw Error(graphrt::ErrorKind::kNotFound, std::string("global function '") + name + "' missing");
-  return f;
-}
-
 // A value that is no tensor as one, so that it is written like the tensors:
 // an int or float (R.Prim) a 0-d int64 or float64 array, a shape (R.Shape)
 // a 1-d int64 array.
@@ -31,65 +24,27 @@ graphrt::NDArray scalar_array(const void* data, DLDataType dtype, const std::vec
   return a;
 }
 
-bool is_shape(const graphrt::RetValue& v) {
-  graphrt::Ref<graphrt::Object> obj = v.as_args().as_object(0);
-  return obj.get() && std::string(obj->object_type_key()) == "runtime.ShapeTuple";
-}
-
-graphrt::NDArray shape_array(const graphrt::RetValue& v) {
-  graphrt::RetValue size;
-  global("runtime.GetShapeTupleSize")->call(v.as_args(), &size);
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < size.as_int(); ++i) {
-    TVMValue values[2] = {v.value(), TVMValue{}};
-    values[1].v_int64 = i;
-    int codes[2] = {kTVMObjectHandle, kDLInt};
-    graphrt::RetValue dim;
-    global("runtime.GetShapeTupleElem")->call(graphrt::TVMArgs(values, codes, 2), &dim);
-    dims.push_back(dim.as_int());
+void flatten(const graphrt::Value& v, std::vector<graphrt::NDArray>* out) {
+  switch (v.kind) {
+    case graphrt::Value::Kind::kTensor:
+      out->push_back(v.tensor);
+      return;
+    case graphrt::Value::Kind::kInt:
+      out->push_back(scalar_array(&v.int_value, DLDataType{kDLInt, 64, 1}, {}));
+      return;
+    case graphrt::Value::Kind::kFloat:
+      out->push_back(scalar_array(&v.float_value, DLDataType{kDLFloat, 64, 1}, {}));
+      return;
+    case graphrt::Value::Kind::kShape:
+      out->push_back(scalar_array(v.dims.data(), DLDataType{kDLInt, 64, 1}, {static_cast<int64_t>(v.dims.size())}));
+      return;
+    case graphrt::Value::Kind::kTuple:
+      for (const graphrt::Value& item : v.items) flatten(item, out);
+      return;
+    default:
+      throw Error(std::string("result holds a ") + graphrt::value_kind_name(v.kind) +
+                  ", which is no tensor, tuple, shape, int or float");
   }
-  return scalar_array(dims.data(), DLDataType{kDLInt, 64, 1}, {static_cast<int64_t>(dims.size())});
-}
-
-void flatten(const graphrt::RetValue& v, std::vector<graphrt::NDArray>* out, std::string* structure) {
-  if (v.code() == kTVMNDArrayHandle) {
-    out->push_back(v.as_ndarray());
-    *structure += "tensor";
-    return;
-  }
-  if (v.code() == kDLInt || v.code() == kTVMArgBool) {
-    const int64_t i = v.as_int();
-    out->push_back(scalar_array(&i, DLDataType{kDLInt, 64, 1}, {}));
-    *structure += "int";
-    return;
-  }
-  if (v.code() == kDLFloat) {
-    const double d = v.as_float();
-    out->push_back(scalar_array(&d, DLDataType{kDLFloat, 64, 1}, {}));
-    *structure += "float";
-    return;
-  }
-  if (v.code() != kTVMObjectHandle) throw Error(std::string("result holds a ") + graphrt::type_code_name(v.code()));
-  if (is_shape(v)) {
-    out->push_back(shape_array(v));
-    *structure += "shape";
-    return;
-  }
-  // ArgList has no object slot: the tuple is passed as the value it came in.
-  graphrt::RetValue size;
-  global("runtime.ArraySize")->call(v.as_args(), &size);
-  const int64_t n = size.as_int();
-  *structure += "tuple[";
-  for (int64_t i = 0; i < n; ++i) {
-    TVMValue values[2] = {v.value(), TVMValue{}};
-    values[1].v_int64 = i;
-    int codes[2] = {kTVMObjectHandle, kDLInt};
-    graphrt::RetValue item;
-    global("runtime.ArrayGetItem")->call(graphrt::TVMArgs(values, codes, 2), &item);
-    if (i) *structure += ", ";
-    flatten(item, out, structure);
-  }
-  *structure += "]";
 }
 
 }  // namespace
@@ -133,10 +88,10 @@ std::vector<std::string> relax_function_signatures(const graphrt::Module& root) 
   return out;
 }
 
-std::vector<graphrt::NDArray> flatten_relax_result(const graphrt::RetValue& result, std::string* structure) {
+std::vector<graphrt::NDArray> flatten_relax_result(const graphrt::Value& result, std::string* structure) {
   std::vector<graphrt::NDArray> out;
-  structure->clear();
-  flatten(result, &out, structure);
+  flatten(result, &out);
+  *structure = result.structure();
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "graphrt/relax_vm.h"
 #include "graphrt/runtime.h"
 #include "graphrt/session.h"
+#include "graphrt/value.h"
 
 namespace graphrt_apps {
 
@@ -50,6 +51,6 @@ std::vector<std::string> relax_function_signatures(const graphrt::Module& root);
 // receives its shape ("tensor", "tuple[tensor, tuple[tensor, tensor]]"). An
 // int or float (R.Prim) comes out as a 0-d int64 / float64 array ("int",
 // "float"), a shape (R.Shape) as a 1-d int64 array ("shape").
-std::vector<graphrt::NDArray> flatten_relax_result(const graphrt::RetValue& result, std::string* structure);
+std::vector<graphrt::NDArray> flatten_relax_result(const graphrt::Value& result, std::string* structure);
 
 }  // namespace graphrt_apps

@@ -16,6 +16,7 @@
 #include "graphrt/graph_executor.h"
 #include "graphrt/module.h"
 #include "graphrt/runtime.h"
+#include "graphrt/value.h"
 
 #pragma GCC visibility push(default)  // exported: see graphrt/export.h
 
@@ -101,6 +102,11 @@ class Runner {
   virtual void run() = 0;
   virtual int num_outputs() const = 0;
   virtual NDArray output(int index) const = 0;
+  // The last run's result, structured (graphrt/value.h): a Relax function's return value as
+  // it is (a tensor, a nested tuple, a shape, an int, ...), a graph's outputs as a tuple of
+  // tensors. output(i) is its i-th tensor, depth first. A Relax runner before any run: an
+  // Error (failed precondition).
+  virtual Value result() const = 0;
   // The graph executor behind a graph runner (profiling, memory report); null for Relax.
   virtual std::shared_ptr<GraphExecutor> graph_executor() const { return nullptr; }
 };
