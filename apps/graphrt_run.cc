@@ -25,7 +25,7 @@
 #include "common/npz.h"
 #include "common/model.h"
 #include "common/output_file.h"
-#include "common/relax_model.h"
+#include "common/relax_function.h"
 #include "common/relax_steps.h"
 #include "common/npy.h"
 #include "graphrt/run_deadline.h"
@@ -393,7 +393,7 @@ void fill_relax_inputs(const RelaxFunction& fn, std::vector<graphrt::NDArray>& i
 
 // A Relax executable: its function called with the --input arrays in parameter order; a tuple
 // result is written flattened depth-first, as TVM's output_<i>.npy are.
-int run_relax(const Model& model, const std::vector<GivenInput>& given, const std::vector<ExpectedOutput>& expected,
+int run_relax(const ModelFile& model, const std::vector<GivenInput>& given, const std::vector<ExpectedOutput>& expected,
               const Args& args, DLDevice dev, nlohmann::ordered_json& report,
               std::chrono::steady_clock::time_point load_start) {
   for (const char* flag : {"--memory-plan", "--cuda-graph"})
@@ -417,34 +417,39 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
   const bool quiet = args.has("--quiet");
   const long long seed = args.get_int("--random-inputs", -1, 0, (1LL << 62));
   if (seed >= 0) fill_relax_inputs(fn, inputs, seed, quiet);
-  graphrt::ArgList call_args;
+  // The run goes through the session layer's Runner (its inputs copied to the model's device).
+  graphrt::Session session(graphrt::runtime(), dev);
+  std::unique_ptr<graphrt::Runner> runner =
+      session.open(model.root, {model.path, "", "", ""})->runner(fn.name);
   std::vector<std::pair<std::string, graphrt::NDArray>> used;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
       throw Error("input '" + fn.param_names[i] + "' not given (use --input " + fn.param_names[i] +
                   "=FILE.npy or --random-inputs SEED)");
     used.emplace_back(fn.param_names[i], inputs[i]);
-    if (dev.device_type != kDLCPU) inputs[i] = inputs[i].copy_to_device(dev);
-    call_args.add_ndarray(inputs[i]);
+    runner->set_input(fn.param_names[i], inputs[i].handle());
   }
   if (args.has("--save-inputs")) save_inputs(args.get("--save-inputs"), used);
-  graphrt::PackedFunc f = fn.relax->function(fn.name);
   const int repeat = static_cast<int>(args.get_int("--repeat", 0, 0, 1000000));
   const int warmup = static_cast<int>(args.get_int("--warmup", repeat > 0 ? 1 : 0, 0, 1000000));
-  for (int i = 0; i < warmup; ++i) graphrt::call_function(f, call_args);
+  for (int i = 0; i < warmup; ++i) runner->run();
   std::vector<double> ms;
   for (int i = 0; i < repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    graphrt::call_function(f, call_args);
+    runner->run();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   if (repeat > 0) report["latency"] = latency_report(ms, repeat, warmup);
+  runner->run();
   std::string structure;
-  std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::Value::from(graphrt::call_function(f, call_args)), &structure);
+  std::vector<graphrt::NDArray> outputs = flatten_relax_result(runner->result(), &structure);
   for (graphrt::NDArray& o : outputs)
     if (o.device().device_type != kDLCPU) o = o.copy_to_device(DLDevice{kDLCPU, 0});
   if (!quiet) human() << fn.name << " returned " << structure << "\n";
   if (args.has("--profile") || args.has("--trace")) {
+    // The VM's per-callee table and trace: the RelaxVM's own calls, with the inputs on its device.
+    if (dev.device_type != kDLCPU)
+      for (graphrt::NDArray& in : inputs) in = in.copy_to_device(dev);
     if (args.has("--profile")) requested() << fn.relax->profile(fn.name, inputs);
     if (args.has("--trace")) {
       const std::string path = args.get("--trace");
@@ -457,7 +462,7 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
 
 // --steps: the case file's script, replayed on the session layer's LanguageModel on `dev`,
 // each expected output's comparison printed.
-int run_steps(const Model& model, const Args& args, DLDevice dev) {
+int run_steps(const ModelFile& model, const Args& args, DLDevice dev) {
   if (!model.is_relax) throw UsageError("--steps applies to Relax executables; this model is a graph");
   const double tolerance = args.get_double("--tolerance", 0.0, 0.0, 1e300);
   const std::shared_ptr<graphrt::Model> lm_model =
@@ -525,7 +530,7 @@ int run(int argc, char** argv) {
   const std::string model_path = args.positional()[0];
   nlohmann::ordered_json report = {{"model", model_path}, {"device", args.get("--device", "cpu")}};
   auto load_start = std::chrono::steady_clock::now();
-  Model model = load_model(model_path, load_options, args.get("--graph"), args.get("--params"));
+  ModelFile model = load_model(model_path, load_options, args.get("--graph"), args.get("--params"));
   // Then the files the run reads: a model that cannot load is reported before them. Reading
   // them is not part of the load time.
   const auto read_start = std::chrono::steady_clock::now();

@@ -12,10 +12,6 @@ namespace graphrt {
 
 namespace {
 
-bool is_factory(const Module& root) {
-  return root->type_key() == "GraphExecutorFactory" || root->type_key() == "GraphRuntimeFactory";
-}
-
 GraphExecutorOptions executor_options(const Model::State& state) {
   const SessionOptions& o = state.options;
   GraphExecutorOptions options;
@@ -80,7 +76,7 @@ void load_graph_model(Model::State& state, const ModelSource& source) {
     state.three_file = true;
     state.graph_json = read_regular_file(source.graph_json_path, "graph JSON");
     if (!source.params_path.empty()) state.three_file_params = three_file_params(state, source);
-  } else if (!is_factory(state.root)) {
+  } else if (model_kind_of(state.root) != ModelKind::kGraph) {
     throw Error("the model's root is a " + quote_untrusted(state.root->type_key()) +
                 " module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "
                 "for a kernels library")

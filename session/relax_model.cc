@@ -7,11 +7,6 @@
 
 namespace graphrt {
 
-bool is_relax_module(const Module& root) {
-  const std::string key = root->type_key();
-  return key == "relax.VMExecutable" || key == "relax.Executable";
-}
-
 namespace {
 
 // A parameter as the function's code checks it (graphrt/relax_vm.h's RelaxParamSpec).

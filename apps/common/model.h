@@ -13,7 +13,9 @@
 
 namespace graphrt_apps {
 
-struct Model {
+// A model file as the command-line apps load it (graphrt::Model is the session layer's view of
+// it, made by make_executor or by a Relax path's Session).
+struct ModelFile {
   graphrt::Module root;
   bool is_factory = false;           // root is a GraphExecutorFactory
   bool is_relax = false;             // root is a Relax VM executable (relax.build export)
@@ -30,7 +32,7 @@ std::string read_file(const std::string& path, const std::string& what);
 // Loads `path` with `options` (loader "dlopen" | "elf", trust_exports). With `graph_path` the
 // three-file form is used (root = kernels); otherwise the root must be a GraphExecutorFactory
 // or a Relax VM executable.
-Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
+ModelFile load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path);
 
 // The load options of the --loader and --trust-exports flags; throws UsageError on an unknown loader.
@@ -47,10 +49,10 @@ void check_memory_plan_option(const std::string& plan);
 void check_loader_option(const std::string& loader);
 // An executor for `model` on `dev` through the session layer (graphrt/session.h), which also
 // fills model.param_names from it; `plan` is "" (default) or a memory-plan name.
-std::shared_ptr<graphrt::GraphExecutor> make_executor(Model& model, DLDevice dev, const std::string& plan,
+std::shared_ptr<graphrt::GraphExecutor> make_executor(ModelFile& model, DLDevice dev, const std::string& plan,
                                                       bool device_graph);
 // The same for a model kept const (the server's): model.param_names is left as it is.
-std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
+std::shared_ptr<graphrt::GraphExecutor> make_executor(const ModelFile& model, DLDevice dev, const std::string& plan,
                                                       bool device_graph);
 
 }  // namespace graphrt_apps

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "graphrt/runtime.h"
+#include "graphrt/session.h"
 #include "graphrt/value.h"
 
 namespace graphrt {
@@ -173,7 +174,7 @@ class RelaxVM {
   RelaxVM(Module executable, DLDevice device, Allocator allocator, std::nullptr_t)
       : exe_(std::move(executable)) {
     const std::string key = exe_.get() ? exe_->type_key() : std::string("(none)");
-    if (key != "relax.VMExecutable" && key != "relax.Executable")
+    if (model_kind_of(exe_) != ModelKind::kRelax)
       throw Error(ErrorKind::kTypeMismatch, "RelaxVM: module '" + key + "' is not a Relax executable")
           .with("tkey", key);
     vm_ = call_function(exe_->require_function("vm_load_executable"), ArgList()).as_module();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,12 @@ struct FunctionSpec {
 };
 
 enum class ModelKind { kGraph, kRelax };
+
+// What kind of model a loaded root module is, told by its type key here and nowhere else: a
+// graph executor factory (a one-file export, GraphExecutorFactory or TVM's older
+// GraphRuntimeFactory), a Relax executable (relax.VMExecutable, relax.Executable before TVM
+// v0.20); nothing for another module (a kernels library: the three-file form's).
+std::optional<ModelKind> model_kind_of(const Module& root);
 
 // Where a model is: a library (one-file export, .tar, tvmc package, Relax
 // executable), or a kernels library with a graph JSON and a params file.

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/common/relax_model.h"
+#include "apps/common/relax_function.h"
 #include "graphrt/registry.h"
 #include "graphrt/relax_vm.h"
 #include "test_support.h"

@@ -15,9 +15,6 @@
 
 namespace graphrt_apps {
 
-// True when `root` is a Relax executable module (relax.Executable / relax.VMExecutable).
-bool is_relax_executable(const graphrt::Module& root);
-
 // A parameter as the function's code checks it: the session layer's TensorSpec
 // (graphrt/session.h, from the executable's checks; no text is parsed here) in
 // the fields the apps and the server read, with the VM's text for messages.

@@ -1,15 +1,10 @@
-#include "relax_model.h"
+#include "relax_function.h"
 
 #include "graphrt/relax_vm.h"
 
 namespace graphrt_apps {
 
 using graphrt::Error;
-
-bool is_relax_executable(const graphrt::Module& root) {
-  const std::string key = root->type_key();
-  return key == "relax.VMExecutable" || key == "relax.Executable";
-}
 
 namespace {
 
