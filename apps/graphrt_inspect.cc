@@ -132,10 +132,10 @@ int run(int argc, char** argv) {
 
   graphrt::GraphDef g = graphrt::parse_graph_json(model.graph_json);
   // The executor (through the session layer) says which inputs are bound params.
-  std::shared_ptr<graphrt::GraphExecutor> ex;
+  std::unique_ptr<graphrt::Runner> runner;
   std::string ex_error;
   try {
-    ex = make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+    runner = make_runner(model, DLDevice{kDLCPU, 0}, "", false);
   } catch (const std::exception& e) {
     ex_error = e.what();
   }
@@ -183,8 +183,8 @@ int run(int argc, char** argv) {
   }
 
   std::cout << "\nmemory plan:\n";
-  if (ex) {
-    graphrt::MemoryReport m = ex->memory_report();
+  if (runner) {
+    graphrt::MemoryReport m = runner->memory_report().value();
     std::cout << "  tvm plan (storage_id pools): " << m.tvm_plan_bytes << " bytes\n"
               << "  liveness re-plan (one arena): " << m.liveness_plan_bytes << " bytes"
               << (m.liveness_concatenations_in_place > 0

@@ -124,6 +124,11 @@ class GraphRunner final : public Runner {
     }
     return tuple;
   }
+  RunProfile profile(int repeat, int warmup) override {
+    const ProfileReport report = executor_->profile(repeat, warmup);
+    return RunProfile{report.table(), report.chrome_trace()};
+  }
+  std::optional<MemoryReport> memory_report() const override { return executor_->memory_report(); }
   std::shared_ptr<GraphExecutor> graph_executor() const override { return executor_; }
 
  private:

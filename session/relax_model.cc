@@ -73,10 +73,7 @@ class RelaxRunner final : public Runner {
                                             value->device, nullptr);
   }
   void run() override {
-    for (size_t i = 0; i < inputs_.size(); ++i)
-      if (!inputs_[i].defined())
-        throw Error(ErrorKind::kFailedPrecondition, "run() before input " + quote_untrusted(function_.inputs[i].name) + " was set")
-            .with("tensor", function_.inputs[i].name);
+    require_inputs("run()");
     result_ = vm_.call(function_.name, inputs_);
     ran_ = true;
     outputs_.clear();  // its capacity kept: a run of a plain tensor result allocates nothing here
@@ -89,12 +86,24 @@ class RelaxRunner final : public Runner {
                   std::to_string(outputs_.size()) + ")");
     return outputs_[index];
   }
+  RunProfile profile(int /*repeat*/, int /*warmup*/) override {
+    require_inputs("profile()");
+    return RunProfile{vm_.profile(function_.name, inputs_), vm_.trace(function_.name, inputs_)};
+  }
+  std::optional<MemoryReport> memory_report() const override { return std::nullopt; }
   Value result() const override {
     if (!ran_) throw Error(ErrorKind::kFailedPrecondition, "result() before the first run of " + quote_untrusted(function_.name));
     return result_;
   }
 
  private:
+  void require_inputs(const char* call) const {
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (!inputs_[i].defined())
+        throw Error(ErrorKind::kFailedPrecondition,
+                    std::string(call) + " before input " + quote_untrusted(function_.inputs[i].name) + " was set")
+            .with("tensor", function_.inputs[i].name);
+  }
   void check(size_t index, const DLTensor* value, InputUse use) const {
     const TensorSpec& t = function_.inputs[index];
     check_input_tensor(value, t.name, use, t.known ? static_cast<int>(t.shape.size()) : -1);

@@ -108,14 +108,8 @@ void check_loader_option(const std::string& loader) {
   throw UsageError("unknown loader '" + loader + "' (use one of: " + list + ")");
 }
 
-std::shared_ptr<graphrt::GraphExecutor> make_executor(const ModelFile& model, DLDevice dev, const std::string& plan,
-                                                      bool device_graph) {
-  ModelFile copy = model;
-  return make_executor(copy, dev, plan, device_graph);
-}
-
-std::shared_ptr<graphrt::GraphExecutor> make_executor(ModelFile& model, DLDevice dev, const std::string& plan,
-                                                      bool device_graph) {
+std::unique_ptr<graphrt::Runner> make_runner(ModelFile& model, DLDevice dev, const std::string& plan,
+                                             bool device_graph) {
   if (!plan.empty()) check_memory_plan_option(plan);
   graphrt::SessionOptions options;
   options.memory_plan = plan;
@@ -123,7 +117,7 @@ std::shared_ptr<graphrt::GraphExecutor> make_executor(ModelFile& model, DLDevice
   graphrt::Session session(graphrt::runtime(), dev, options);
   model.session_model = session.open(model.root, {model.path, model.graph_path, model.params_path, ""});
   model.param_names = model.session_model->params();
-  return model.session_model->runner()->graph_executor();
+  return model.session_model->runner();
 }
 
 }  // namespace graphrt_apps

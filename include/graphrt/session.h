@@ -71,6 +71,13 @@ struct SessionOptions {
 
 class Runner;
 
+// Runs measured per callee (a graph's nodes; a Relax function's kernels, builtins and VM
+// functions): a table, and one run as a Chrome trace (JSON).
+struct RunProfile {
+  std::string table;
+  std::string chrome_trace;
+};
+
 class Model {
  public:
   struct State;
@@ -114,7 +121,13 @@ class Runner {
   // tensors. output(i) is its i-th tensor, depth first. A Relax runner before any run: an
   // Error (failed precondition).
   virtual Value result() const = 0;
-  // The graph executor behind a graph runner (profiling, memory report); null for Relax.
+  // With the inputs set: a graph's `repeat` runs after `warmup`, per node; a Relax function's
+  // one call per callee table and one traced call (`repeat` and `warmup` do not apply).
+  virtual RunProfile profile(int repeat, int warmup) = 0;
+  // What a graph runner's executor plans and holds; nothing for Relax.
+  virtual std::optional<MemoryReport> memory_report() const = 0;
+  // The graph executor behind a graph runner (tests of the session layer); null for Relax.
+  // The apps and the C API use the typed calls above.
   virtual std::shared_ptr<GraphExecutor> graph_executor() const { return nullptr; }
 };
 
