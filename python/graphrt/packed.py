@@ -116,17 +116,27 @@ class Array(Object):
         return "Array(%s)" % ", ".join(repr(x) for x in self)
 
 
+_TUPLE_CALLS = []  # graphrt_value_tuple_size, _item: looked up once (a result is unpacked item by item)
+
+
+def _tuple_calls():
+    if not _TUPLE_CALLS:
+        lib = _lib.lib()
+        _TUPLE_CALLS.extend((lib.graphrt_value_tuple_size, lib.graphrt_value_tuple_item))
+    return _TUPLE_CALLS
+
+
 def tuple_size(handle):
     """The item count of a tuple (an Array) object handle."""
     n = ctypes.c_int64(0)
-    _lib.call("graphrt_value_tuple_size", handle, ctypes.byref(n))
+    _lib.check(_tuple_calls()[0](handle, _byref(n)))
     return n.value
 
 
 def tuple_item(handle, i):
     """Item `i` of a tuple object handle, as a Python value (its reference passes to Python)."""
     value, code = TVMValue(), ctypes.c_int(0)
-    _lib.call("graphrt_value_tuple_item", handle, i, ctypes.byref(value), ctypes.byref(code))
+    _lib.check(_tuple_calls()[1](handle, i, _byref(value), _byref(code)))
     return _return_value(value, code.value)
 
 
