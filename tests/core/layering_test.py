@@ -30,6 +30,13 @@ including a layer's internals).
 Public headers are include/graphrt/, include/tvm/ and the system's (dlpack,
 nlohmann, libc, the standard library).
 
+One rule for calls by name: the front doors (apps/, session/, include/graphrt/,
+python/graphrt/ but for TVM's compatibility faces in it, runtime/ and contrib/)
+read a result's tuples and shapes through graphrt/value.h or the C API's
+graphrt_value_* and never name TVM's accessors (runtime.ArraySize,
+runtime.ArrayGetItem, runtime.GetShapeTupleSize, runtime.GetShapeTupleElem),
+which the core registers for TVM's own front ends and libraries.
+
 Three more rules of the build (docs/architecture.md): nothing includes
 dmlc-core (unused on purpose); no back end's CMakeLists.txt looks for
 ../shared (the fixtures folder is GRAPHRT_FIXTURES_DIR, set at the top); and
@@ -235,8 +242,36 @@ def build_rule_violations():
     return out
 
 
+# TVM's accessors of its Array and ShapeTuple, which graphrt's front doors do not call.
+VALUE_ACCESSOR_NAMES = re.compile(r"runtime\.(ArraySize|ArrayGetItem|GetShapeTupleSize|GetShapeTupleElem)\b")
+FRONT_DOORS = ("apps", "session", os.path.join("include", "graphrt"), os.path.join("python", "graphrt"))
+# TVM's compatibility faces among them: what TVM's users call stays TVM's.
+TVM_FACES = (os.path.join("python", "graphrt", "runtime") + os.sep, os.path.join("python", "graphrt", "contrib") + os.sep)
+
+
+def value_accessor_violations():
+    out = []
+    for folder in FRONT_DOORS:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
+            for name in sorted(files):
+                if not name.endswith(SOURCE_SUFFIXES + (".py",)):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, ROOT)
+                if rel.startswith(TVM_FACES):
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for number, line in enumerate(f, 1):
+                        m = VALUE_ACCESSOR_NAMES.search(line)
+                        if m:
+                            out.append("%s:%d: names %s: a front door reads tuples and shapes through "
+                                       "graphrt/value.h or graphrt_value_*, not by calling TVM's accessors by name"
+                                       % (rel, number, m.group(0)))
+    return out
+
+
 def main():
-    violations = build_rule_violations()
+    violations = build_rule_violations() + value_accessor_violations()
     checked = 0
     for folder in ("src", "graph", "backends", "llm", "session", "apps"):
         for path in sources(folder):
