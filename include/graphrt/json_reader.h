@@ -90,7 +90,8 @@ class JsonReader {
   }
 
   // object(), refusing a member name given twice in the same object (the
-  // error names it): for formats where which of two values counts would be a guess.
+  // error names it, and carries it as its "member" context value): for
+  // formats where which of two values counts would be a guess.
   template <typename Member>
   void object_unique_keys(Member member) {
     std::unordered_set<std::string> seen;

@@ -106,15 +106,16 @@ TEST(JsonReader, RepeatedKeysAreRefusedWhereTheCallerAsks) {
   const Error e = error_of(text, [](JsonReader& r) {
     r.object_unique_keys([&](std::string_view) { r.skip_value(); });
   });
-  EXPECT_NE(std::string(e.what()).find("the member 'a' appears twice in one object at byte 24"), std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("the member 'a' is given twice in one object at byte 24"), std::string::npos)
       << e.what();
+  EXPECT_EQ(e.context_value("member"), "a");
   // The same name in two objects is not a repeat; an escaped spelling of a name is the same name.
   EXPECT_STREQ(error_of(R"([{"a": 1}, {"a": 2}])", [](JsonReader& r) {
                  r.array([&](size_t) { r.object_unique_keys([&](std::string_view) { r.skip_value(); }); });
                }).what(), "");
   EXPECT_NE(std::string(error_of(R"({"a": 1, "\u0061": 2})", [](JsonReader& r) {
                           r.object_unique_keys([&](std::string_view) { r.skip_value(); });
-                        }).what()).find("appears twice"),
+                        }).what()).find("given twice"),
             std::string::npos);
 }
 

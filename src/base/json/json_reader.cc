@@ -72,7 +72,11 @@ void JsonReader::fail_depth() const {
 }
 
 void JsonReader::fail_repeated_key(size_t at, std::string_view key) const {
-  fail_at(at, "the member " + quote_untrusted(std::string(key)) + " appears twice in one object");
+  try {
+    fail_at(at, "the member " + quote_untrusted(std::string(key)) + " is given twice in one object");
+  } catch (Error& e) {
+    throw e.with("member", shown_name(std::string(key)));
+  }
 }
 
 uint32_t JsonReader::read_hex4() {
