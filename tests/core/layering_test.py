@@ -9,6 +9,8 @@ including a layer's internals).
   src/                 public headers and the core's own files
   src/elf/             (the base's ELF reader and image loader) public headers
                        and its own files only: it is below the core
+  src/base/<format>/   (the base's other formats: json/, the one JSON reader and
+                       writer) public headers and its own files only, as src/elf/
   graph/               public headers, its own files, src/layer_api/
   backends/<name>/     public headers, its own files, src/layer_api/, src/elf/
   backends/vm/host/    public headers and backends/vm/host/ only (the VM's values,
@@ -97,6 +99,16 @@ def check_base_elf(path, kind, target):
         return None
     if is_repo_path(target) or kind == '"':
         return "the base's ELF reader includes public headers and its own files only"
+    return None
+
+
+def check_base_folder(path, kind, target):
+    if target.startswith(PUBLIC_PREFIXES):
+        return None
+    if kind == '"' and own_file(path, target) and "/" not in target:
+        return None
+    if is_repo_path(target) or kind == '"':
+        return "the base (src/base/) includes public headers and its own files only"
     return None
 
 
@@ -192,6 +204,8 @@ def rule_for(relpath):
     parts = relpath.split(os.sep)
     if parts[:2] == ["src", "elf"]:
         return check_base_elf
+    if parts[:2] == ["src", "base"]:
+        return check_base_folder
     if parts[0] == "src":
         return check_core
     if parts[0] == "graph":
