@@ -24,6 +24,7 @@ constexpr const char* kShapeTuple = "runtime.ShapeTuple";
 constexpr const char* kAddSequence = "vm.builtin.kv_state_add_sequence";
 constexpr const char* kRemoveSequence = "vm.builtin.kv_state_remove_sequence";
 constexpr const char* kForkSequence = "vm.builtin.kv_state_fork_sequence";
+constexpr const char* kPopn = "vm.builtin.kv_state_popn";
 constexpr const char* kBeginForward = "vm.builtin.kv_state_begin_forward";
 constexpr const char* kEndForward = "vm.builtin.kv_state_end_forward";
 constexpr const char* kTotalLength = "vm.builtin.attention_kv_cache_get_total_sequence_length";
@@ -130,7 +131,7 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
   std::string names[4];  // the forward functions' names, by Pass
   PackedFunc functions[4];
   PackedFunc create, embed, softmax;
-  PackedFunc shape_tuple, add, remove, fork, begin, end, total_length;
+  PackedFunc shape_tuple, add, remove, fork, popn, begin, end, total_length;
   RetValue weights;  // an MLC library's packed last argument
   RetValue cache;
   int64_t vocab = 0;
@@ -144,6 +145,7 @@ LanguageModel::Impl::Impl(const Model& model, Runtime& rt, DLDevice dev)
   add = global(runtime, kAddSequence);
   remove = global(runtime, kRemoveSequence);
   fork = global(runtime, kForkSequence);
+  popn = global(runtime, kPopn);
   begin = global(runtime, kBeginForward);
   end = global(runtime, kEndForward);
   total_length = global(runtime, kTotalLength);
@@ -427,6 +429,16 @@ void LanguageModel::fork_sequence(int64_t parent, int64_t child, int64_t fork_po
         .with("sequence", seq_name(parent));
   call(impl_->fork, {impl_->cache, int_value(parent), int_value(child), int_value(fork_pos)});
   impl_->lengths[child] = fork_pos == -1 ? length : fork_pos;
+}
+
+void LanguageModel::popn(int64_t id, int64_t n) {
+  int64_t& length = impl_->length_of(id);
+  if (n < 0 || n > length)
+    throw Error(ErrorKind::kOutOfRange, "popn of " + std::to_string(n) + " tokens from sequence " + seq_name(id) +
+                                            ", which holds " + std::to_string(length))
+        .with("sequence", seq_name(id));
+  call(impl_->popn, {impl_->cache, int_value(id), int_value(n)});
+  length -= n;
 }
 
 bool LanguageModel::has_sequence(int64_t id) const { return impl_->lengths.count(id) != 0; }
