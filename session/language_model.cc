@@ -466,14 +466,23 @@ void check_room(int64_t id, int64_t length, int64_t n, int64_t limit) {
         .with("option", "max_total_seq_len");
 }
 
-// Copies `rows` of `from` ([n, vocab], any device) into rows of the host array `to`.
+// Copies `rows` (pass row, step row) of `from` ([n, vocab], on any device) into the host array
+// `to`: straight from the device, one copy per run of rows consecutive in both (a decode step's
+// whole batch is one copy), and only the rows asked for.
 void copy_rows(const DeviceApis& apis, const NDArray& from, const std::vector<std::pair<size_t, size_t>>& rows,
                NDArray& to) {
-  const NDArray host = from.device().device_type == kDLCPU ? from : apis.copy_to_device(from, cpu());
-  const size_t width = static_cast<size_t>(from.shape()[1]);
-  for (const auto& r : rows)
-    std::memcpy(static_cast<float*>(to->data) + r.second * width,
-                static_cast<const float*>(host->data) + r.first * width, width * sizeof(float));
+  const DLDataType f32{kDLFloat, 32, 1};
+  const int64_t width = from.shape()[1];
+  const uint64_t row_bytes = static_cast<uint64_t>(width) * sizeof(float);
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i + 1;
+    while (j < rows.size() && rows[j].first == rows[j - 1].first + 1 && rows[j].second == rows[j - 1].second + 1) ++j;
+    const int64_t n = static_cast<int64_t>(j - i);
+    const NDArray src = from.view({n, width}, f32, rows[i].first * row_bytes);
+    const NDArray dst = to.view({n, width}, f32, rows[i].second * row_bytes);
+    apis.copy(src.handle(), dst.handle());
+    i = j;
+  }
 }
 
 }  // namespace
