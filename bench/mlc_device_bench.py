@@ -8,7 +8,8 @@ Measured per engine: load to ready (nothing loaded -> the host logits of a first
 library, VM, weights onto the device, KV cache, one prefill), the decode step of one sequence
 (`decode`) and of a batch of 4 (`batch_decode`): embed on the device, begin_forward, the forward
 function, end_forward, the logits read to the host, a greedy pick there; and, with
-build/bench/libopencl_transfer_counter.so preloaded into every process, the host<->device
+build/tests/backends/opencl/libopencl_transfer_counter.so
+(tests/backends/opencl/opencl_transfer_counter.c) preloaded into every process, the host<->device
 transfers and kernel launches of one decode step (count and bytes).
 
 usage: mlc_device_bench.py [--device opencl] [--steps 40] [--rounds 3] [PACKAGE_DIR]
@@ -104,7 +105,7 @@ os._exit(0)
 
 def run(engine, args):
     build = os.environ.get("GRAPHRT_BUILD", os.path.join(REPO, "build"))
-    counter = os.path.join(build, "bench", "libopencl_transfer_counter.so")
+    counter = os.path.join(build, "tests", "backends", "opencl", "libopencl_transfer_counter.so")
     env = dict(os.environ)
     if os.path.exists(counter) and args.device == "opencl":
         env.update(LD_PRELOAD=counter, COUNTER=counter, GRAPHRT_OPENCL_LIBRARY=counter)

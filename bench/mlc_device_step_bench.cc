@@ -2,7 +2,7 @@
 // load to ready (from nothing loaded to the host logits of a first one-token prefill) and the
 // decode step of one sequence and of a batch, each step the embedding, one forward pass and the
 // logits on the host, greedy; bench/mlc_device_bench.py runs it beside TVM v0.26's runtime.
-// Where bench/opencl_transfer_counter.c is preloaded, the host<->device transfers and kernel
+// Where tests/backends/opencl/opencl_transfer_counter.c is preloaded, the host<->device transfers and kernel
 // launches of a decode step are counted too.
 //
 // usage: mlc_device_step_bench FOLDER DEVICE [STEPS] [BATCHES]   (DEVICE cpu|opencl|vulkan,
@@ -31,7 +31,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// The interposer's counters (bench/opencl_transfer_counter.c), when it is in the process.
+// The interposer's counters (tests/backends/opencl/opencl_transfer_counter.c), when it is in the process.
 struct Counts {
   uint64_t v[8] = {};
 };

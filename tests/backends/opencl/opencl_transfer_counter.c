@@ -6,7 +6,8 @@
  * GRAPHRT_OPENCL_LIBRARY to this library too (with LD_PRELOAD, both reach the one copy).
  * The counts: opencl_transfer_counts(out[8]) fills writes (host to device), bytes written, reads
  * (device to host), bytes read, device-to-device copies, bytes copied, kernel launches, clFinish
- * calls; opencl_transfer_counts_reset() zeroes them. bench/mlc_device_bench.py reads them. */
+ * calls; opencl_transfer_counts_reset() zeroes them. bench/mlc_device_bench.py and
+ * opencl_language_model_test read them. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
