@@ -72,8 +72,10 @@ GRAPHRT_API int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* 
 /* ---- values (graphrt/value.h): what functions and runners return ----
  * A result is a packed value (a TVMValue and its type code, as TVMFuncCall returns it); these
  * read its structure with no function called by name. A tuple or a shape is an object handle
- * (free it with TVMObjectFree), a tensor an array handle (TVMArrayHandle). Wrong kind of
- * object: GRAPHRT_ERROR_TYPE_MISMATCH; NULL handle or pointer: GRAPHRT_ERROR_INVALID_ARGUMENT. */
+ * (free it with TVMObjectFree), a tensor an array handle (TVMArrayHandle). The tuple and shape
+ * functions take object handles (values of type code kTVMObjectHandle) only: an array handle is
+ * no object. Another kind of object: GRAPHRT_ERROR_TYPE_MISMATCH; NULL handle or pointer:
+ * GRAPHRT_ERROR_INVALID_ARGUMENT. */
 #define GRAPHRT_VALUE_NONE 0
 #define GRAPHRT_VALUE_TENSOR 1
 #define GRAPHRT_VALUE_TUPLE 2
