@@ -217,8 +217,8 @@ bool ContinuousBatcher::sample(Request& r, const float* row, BatchStepReport& re
     end(r, BatchEnd::kFailed, report, std::make_shared<const Error>(e));
     return false;
   } catch (const std::exception& e) {
-    end(r, BatchEnd::kFailed, report,
-        std::make_shared<const Error>(ErrorKind::kInternal, std::string("the request's text callback failed: ") + e.what()));
+    const std::string why = std::string("the request's text callback failed: ") + e.what();
+    end(r, BatchEnd::kFailed, report, std::make_shared<const Error>(ErrorKind::kInternal, why));
     return false;
   }
   const auto now = Clock::now();
