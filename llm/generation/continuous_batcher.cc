@@ -123,14 +123,16 @@ BatchStepReport ContinuousBatcher::step() {
 }
 
 void ContinuousBatcher::admit(BatchStepReport& report) {
+  // Cancelled requests leave wherever they wait (they would hold places in the queue).
+  for (auto& r : waiting_) {
+    if (!r->cancelled) continue;
+    r->ended = true;
+    report.ended.push_back(BatchOutcome{r->id, BatchEnd::kCancelled, std::move(r->generation->result()), nullptr});
+  }
+  waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), [](const auto& r) { return r->ended; }),
+                 waiting_.end());
   while (!waiting_.empty()) {
     Request& r = *waiting_.front();
-    if (r.cancelled) {
-      r.ended = true;
-      report.ended.push_back(BatchOutcome{r.id, BatchEnd::kCancelled, std::move(r.generation->result()), nullptr});
-      waiting_.pop_front();
-      continue;
-    }
     // First come, first served: a request that does not fit keeps those behind it waiting.
     if (static_cast<int64_t>(running_.size()) >= max_running_ || reserved_pages_ + r.pages > capacity_pages_) break;
     r.sequence = generator_.new_sequence_id();
@@ -215,8 +217,8 @@ bool ContinuousBatcher::sample(Request& r, const float* row, BatchStepReport& re
     end(r, BatchEnd::kFailed, report, std::make_shared<const Error>(e));
     return false;
   } catch (const std::exception& e) {
-    end(r, BatchEnd::kFailed, report,
-        std::make_shared<const Error>(ErrorKind::kInternal, std::string("the request's text callback failed: ") + e.what()));
+    const std::string why = std::string("the request's text callback failed: ") + e.what();
+    end(r, BatchEnd::kFailed, report, std::make_shared<const Error>(ErrorKind::kInternal, why));
     return false;
   }
   const auto now = Clock::now();

@@ -161,6 +161,14 @@ TEST_F(ContinuousBatching, AdmissionWaitsForRoomInTheCache) {
   EXPECT_EQ(batcher.waiting(), 1u);
   EXPECT_EQ(batcher.pages_reserved(), 4);
   EXPECT_EQ(batcher.pages_in_use(), 2);  // one page of prompt each
+  // A request cancelled behind one that waits for room leaves at the next step all the same.
+  const int64_t behind = batcher.add({{464, 3139}, greedy(*gen, 4), {}});
+  batcher.cancel(behind);
+  const graphrt::BatchStepReport next = batcher.step();
+  ASSERT_FALSE(next.ended.empty());
+  EXPECT_EQ(next.ended[0].request, behind);
+  EXPECT_EQ(next.ended[0].end, BatchEnd::kCancelled);
+  EXPECT_EQ(batcher.waiting(), 1u);
   const auto outcomes = drain(batcher);
   for (const auto& [id, text] : want) EXPECT_EQ(outcomes.at(id).result.text, text) << id;
   EXPECT_EQ(batcher.pages_reserved(), 0);

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from _server import Server, add_model, fixture_root, graph_cases, require_module
+from _server import Server, add_model, fixture_root, fixtures_dir, graph_cases, require_module
 
 requests = require_module("requests")
 
@@ -42,8 +42,8 @@ def mlc_repo(tmp_path_factory, config=None, with_graph=False):
         cases = graph_cases()
         if not cases:
             pytest.skip("no graph fixture")
-        name, path = cases[0]
-        add_model(repo, "plain", {os.path.basename(path): path})
+        name, model = dict(cases).get("mlp") and ("mlp", dict(cases)["mlp"]) or cases[0]
+        add_model(repo, "plain", {model: os.path.join(fixtures_dir(), name, model)})
     return repo
 
 
@@ -179,7 +179,8 @@ def test_metrics_are_a_language_models_only(server):
     assert re.search(r'^graphrt_generate_time_to_first_token_seconds_count\{model="chat",version="1"\} [1-9]', text,
                      re.M)
     assert re.search(r'^graphrt_generate_token_latency_seconds_count\{model="chat",version="1"\} [1-9]', text, re.M)
-    # The graph model has the inference series and no generate one.
+    # The graph model (loaded and ready) has the inference series and no generate one.
+    assert requests.get(server.url + "/v2/models/plain/ready", timeout=TIMEOUT).status_code == 200
     metric(text, "graphrt_inference_request_success_total", model="plain")
     assert not [l for l in text.splitlines() if l.startswith("graphrt_generate_") and 'model="plain"' in l]
 

@@ -210,7 +210,9 @@ void TextEngine::fail_all(const Error& why) {
     metrics_->generate_failure.fetch_add(1, std::memory_order_relaxed);
   }
   active_.clear();
-  batcher_ = std::make_unique<graphrt::ContinuousBatcher>(*generator_, graphrt::ContinuousBatcherOptions{0, max_queue_size_, 0});
+  graphrt::ContinuousBatcherOptions batching;
+  batching.max_waiting = max_queue_size_;
+  batcher_ = std::make_unique<graphrt::ContinuousBatcher>(*generator_, batching);  // the old one removes its sequences
   std::deque<Pending> left;
   {
     std::lock_guard<std::mutex> lock(mutex_);
