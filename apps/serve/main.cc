@@ -23,6 +23,7 @@
 #include "grpc/grpc_frontend.h"
 #include "http/api_key.h"
 #include "http/http_frontend.h"
+#include "http/metrics_frontend.h"
 #include "metrics/metrics.h"
 #include "models/cache_guard.h"
 #include "models/repository.h"

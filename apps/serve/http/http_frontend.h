@@ -7,7 +7,6 @@
 #include <memory>
 #include <string>
 
-#include "metrics/metrics.h"
 #include "models/repository.h"
 #include "server_info.h"
 
@@ -37,21 +36,6 @@ class HttpFrontend {
   // True once serve() listens.
   bool running() const;
   // Stops accepting; requests in flight are answered before serve() returns.
-  void stop();
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-// GET /metrics in Prometheus' text format.
-class MetricsFrontend {
- public:
-  MetricsFrontend(Metrics* metrics, const std::string& host, int port);
-  ~MetricsFrontend();
-  int bind();
-  void serve();
-  bool running() const;
   void stop();
 
  private:
