@@ -24,6 +24,8 @@ assert _C == 12 * SHORT and _lib.CallBlockC.num_args.offset == 8, "graphrt_call_
 
 # PACK[n].pack_into(block, 0, *n handle values, *n type codes, function handle, n)
 PACK = [struct.Struct("=%dQ%dx%di%dxQi" % (n, 8 * (SHORT - n), n, 4 * (SHORT - n))) for n in range(SHORT + 1)]
+# PACK_INTS[n]: the same with int64 values
+PACK_INTS = [struct.Struct("=%dq%dx%di%dxQi" % (n, 8 * (SHORT - n), n, 4 * (SHORT - n))) for n in range(SHORT + 1)]
 # RESULT.unpack_from(block, RESULT_AT) -> (ret_type_code, ret_value as int64, ret_type_index, reserved, elapsed_ns)
 RESULT = struct.Struct("=iqIiq")
 RESULT_AT = _C + _lib.CallBlockC.ret_type_code.offset

@@ -339,7 +339,7 @@ def _block_result(entry, code, value, type_index):
         _BLOCKS.append(entry)
         if type_index == _ARRAY_TYPE_INDEX[0]:  # a Relax tuple (TVM's Array), read lazily as TVM's is
             return Array(value)
-        return _convert_object(Object(value))
+        return _convert_by_index(Object(value), type_index)
     if code == _lib.kNull:
         _BLOCKS.append(entry)
         return None
@@ -348,12 +348,30 @@ def _block_result(entry, code, value, type_index):
     return _return_value(ret, code)
 
 
+# type index -> the registered converter of its type key, or None: a returned object's type key is
+# asked for once per type (two foreign calls), not per result (a ShapeTuple made per decode step).
+_CONVERTER_BY_INDEX = {}
+
+
+def _convert_by_index(obj, type_index):
+    try:
+        convert = _CONVERTER_BY_INDEX[type_index]
+    except KeyError:
+        convert = _object_converters.get(obj.type_key)
+        if convert is None:  # a layer may register its converter later: ask again then
+            return obj
+        _CONVERTER_BY_INDEX[type_index] = convert
+    return convert(obj)
+
+
 _ND = NDArray
 _ND_NEW = NDArray.__new__
 _PACK_1, _PACK_2, _PACK_3 = (_PACK[k].pack_into for k in (1, 2, 3))
 _C_VOID_P = ctypes.c_void_p
 _K_NDARRAY = _lib.kNDArrayHandle
 _ARRAY_CODES = [(_K_NDARRAY,) * k for k in range(_SHORT + 1)]
+_INT_CODES = [(_lib.kInt,) * k for k in range(_SHORT + 1)]
+_PACK_INTS = [p.pack_into for p in _call_block.PACK_INTS]
 
 
 class Function(_OwnedHandle):
@@ -413,6 +431,13 @@ class Function(_OwnedHandle):
                         break
                 else:
                     _PACK[n].pack_into(block, 0, *map(_HANDLE_VALUE, args), *_ARRAY_CODES[n], self.handle.value, n)
+            if not arrays:
+                for a in args:
+                    if type(a) is not int:
+                        break
+                else:  # ints only (a shape made per step): int64 values, out of range -> struct.error
+                    _PACK_INTS[n](block, 0, *args, *_INT_CODES[n], self.handle.value, n)
+                    arrays = True
             if not arrays:  # other handles (objects, functions, modules), by their class's type code
                 _PACK[n].pack_into(block, 0, *map(_HANDLE_VALUE, args), *map(_TYPE_CODE, args), self.handle.value, n)
         except (AttributeError, struct.error):  # not a handle, or a freed one: the general path says so

@@ -133,3 +133,17 @@ def test_function_calls_with_every_kind_of_argument(lib_ok):
     freed.free()
     with pytest.raises(graphrt.GraphrtError, match="freed"):
         make_tuple(a[0], freed)
+
+
+def test_int_only_calls_and_shape_results(lib_ok):
+    # ints only take their own writer (int64, negative ones too); an int64 overflow is the
+    # general path's error; a ShapeTuple result converts by its type index, every time.
+    shape = graphrt.ShapeTuple([4, -1, 0, (1 << 63) - 1])
+    assert list(shape) == [4, -1, 0, (1 << 63) - 1]
+    assert isinstance(graphrt.ShapeTuple([2, 3]), graphrt.ShapeTuple)
+    with pytest.raises(graphrt.GraphrtError, match="int64"):
+        graphrt.ShapeTuple([1 << 63])
+    make = graphrt.get_global_func("runtime.ShapeTuple")
+    for _ in range(3):
+        s = make(5, 6)
+        assert isinstance(s, graphrt.ShapeTuple) and s == [5, 6]
