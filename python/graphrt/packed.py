@@ -392,6 +392,9 @@ _C_VOID_P = ctypes.c_void_p
 _K_NDARRAY = _lib.kNDArrayHandle
 _ARRAY_CODES = [(_K_NDARRAY,) * k for k in range(_SHORT + 1)]
 _INT_CODES = [(_lib.kInt,) * k for k in range(_SHORT + 1)]
+# class -> type code of the handle classes seen (NDArray from the start): 1-3 such arguments are
+# written by Function.__call__'s own branches, one dictionary lookup each.
+_CODE_OF = {NDArray: _K_NDARRAY}
 _PACK_INTS = [p.pack_into for p in _call_block.PACK_INTS]
 
 
@@ -424,25 +427,27 @@ class Function(_OwnedHandle):
         except IndexError:
             entry = _new_block()
         block = entry[0]
-        arrays = True  # whether the arguments were all NDArrays, written by the branches below
+        arrays = True  # whether the branches below wrote the arguments (handles of known classes)
         try:
             if n == 1:
                 a, = args
-                if type(a) is _ND:
-                    _PACK_1(block, 0, a.handle.value, _K_NDARRAY, self.handle.value, 1)
+                ca = _CODE_OF.get(type(a))
+                if ca:
+                    _PACK_1(block, 0, a.handle.value, ca, self.handle.value, 1)
                 else:
                     arrays = False
             elif n == 2:
                 a, b = args
-                if type(a) is _ND and type(b) is _ND:
-                    _PACK_2(block, 0, a.handle.value, b.handle.value, _K_NDARRAY, _K_NDARRAY, self.handle.value, 2)
+                ca, cb = _CODE_OF.get(type(a)), _CODE_OF.get(type(b))
+                if ca and cb:
+                    _PACK_2(block, 0, a.handle.value, b.handle.value, ca, cb, self.handle.value, 2)
                 else:
                     arrays = False
             elif n == 3:
                 a, b, c = args
-                if type(a) is _ND and type(b) is _ND and type(c) is _ND:
-                    _PACK_3(block, 0, a.handle.value, b.handle.value, c.handle.value, _K_NDARRAY, _K_NDARRAY,
-                            _K_NDARRAY, self.handle.value, 3)
+                ca, cb, cc = _CODE_OF.get(type(a)), _CODE_OF.get(type(b)), _CODE_OF.get(type(c))
+                if ca and cb and cc:
+                    _PACK_3(block, 0, a.handle.value, b.handle.value, c.handle.value, ca, cb, cc, self.handle.value, 3)
                 else:
                     arrays = False
             else:
@@ -461,6 +466,8 @@ class Function(_OwnedHandle):
                     arrays = True
             if not arrays:  # other handles (objects, functions, modules), by their class's type code
                 _PACK[n].pack_into(block, 0, *map(_HANDLE_VALUE, args), *map(_TYPE_CODE, args), self.handle.value, n)
+                for a in args:  # their classes take the branches above from the next call on
+                    _CODE_OF[type(a)] = a._graphrt_type_code
         except (AttributeError, struct.error):  # not a handle, or a freed one: the general path says so
             _BLOCKS.append(entry)
             return self._call_converted(args, n)
