@@ -20,10 +20,10 @@ namespace graphrt {
 namespace {
 
 // TVM's names of what a step calls (backends/relax/kv_cache/builtins.cc registers them).
-constexpr const char* kShapeTuple = "runtime.ShapeTuple";
 constexpr const char* kAddSequence = "vm.builtin.kv_state_add_sequence";
 constexpr const char* kRemoveSequence = "vm.builtin.kv_state_remove_sequence";
 constexpr const char* kForkSequence = "vm.builtin.kv_state_fork_sequence";
+constexpr const char* kPopn = "vm.builtin.kv_state_popn";
 constexpr const char* kBeginForward = "vm.builtin.kv_state_begin_forward";
 constexpr const char* kEndForward = "vm.builtin.kv_state_end_forward";
 constexpr const char* kTotalLength = "vm.builtin.attention_kv_cache_get_total_sequence_length";
@@ -108,7 +108,7 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
   void bind_folder_model(const Model& model);
   void make_cache(const LanguageModelOptions& options, const std::string& create_name);
 
-  RetValue shape(int64_t v) const { return call(shape_tuple, {int_value(v)}); }
+  RetValue shape(int64_t v) const { return shape(std::vector<int64_t>{v}); }
   RetValue shape(const std::vector<int64_t>& v) const;
   NDArray host_int32(const int32_t* values, int64_t n, int64_t padded) const;
   NDArray token_tensor(const int32_t* tokens, int64_t n) const;
@@ -130,7 +130,7 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
   std::string names[4];  // the forward functions' names, by Pass
   PackedFunc functions[4];
   PackedFunc create, embed, softmax;
-  PackedFunc shape_tuple, add, remove, fork, begin, end, total_length;
+  PackedFunc add, remove, fork, popn, begin, end, total_length;
   RetValue weights;  // an MLC library's packed last argument
   RetValue cache;
   int64_t vocab = 0;
@@ -140,10 +140,10 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
 
 LanguageModel::Impl::Impl(const Model& model, Runtime& rt, DLDevice dev)
     : runtime(rt), vm(model.root(), dev, RelaxVM::Allocator::kPooled, rt), apis(rt, {cpu(), dev}), device(dev) {
-  shape_tuple = global(runtime, kShapeTuple);
   add = global(runtime, kAddSequence);
   remove = global(runtime, kRemoveSequence);
   fork = global(runtime, kForkSequence);
+  popn = global(runtime, kPopn);
   begin = global(runtime, kBeginForward);
   end = global(runtime, kEndForward);
   total_length = global(runtime, kTotalLength);
@@ -189,10 +189,11 @@ void LanguageModel::Impl::make_cache(const LanguageModelOptions& o, const std::s
   }
 }
 
+// TVM's ShapeTuple, the core's (graphrt/value.h): made here, not through runtime.ShapeTuple.
 RetValue LanguageModel::Impl::shape(const std::vector<int64_t>& v) const {
-  std::vector<RetValue> dims;
-  for (int64_t x : v) dims.push_back(int_value(x));
-  return call(shape_tuple, dims);
+  RetValue r;
+  r.set_object(Ref<Object>(make_ref<ShapeObject>(v)));
+  return r;
 }
 
 NDArray LanguageModel::Impl::host_int32(const int32_t* values, int64_t n, int64_t padded) const {
@@ -270,9 +271,9 @@ NDArray LanguageModel::Impl::run_function(Pass pass, const std::vector<Span>& sp
   }
   args.push_back(cache);
   if (embeddings) args.push_back(weights);
-  const RelaxValue result = RelaxValue::from(call(fn, args), runtime);
-  if (!result.is_tuple() || result.items.size() != 2 || result.items[0].kind != RelaxValue::Kind::kTensor ||
-      result.items[1].kind != RelaxValue::Kind::kObject)
+  const Value result = Value::from(call(fn, args));
+  if (!result.is_tuple() || result.items.size() != 2 || result.items[0].kind != Value::Kind::kTensor ||
+      result.items[1].kind != Value::Kind::kObject)
     throw Error(ErrorKind::kTypeMismatch, "function '" + names[static_cast<int>(pass)] +
                                               "' returned something other than (logits, the KV cache)")
         .with("function", names[static_cast<int>(pass)]);
@@ -429,6 +430,16 @@ void LanguageModel::fork_sequence(int64_t parent, int64_t child, int64_t fork_po
   impl_->lengths[child] = fork_pos == -1 ? length : fork_pos;
 }
 
+void LanguageModel::popn(int64_t id, int64_t n) {
+  int64_t& length = impl_->length_of(id);
+  if (n < 0 || n > length)
+    throw Error(ErrorKind::kOutOfRange, "popn of " + std::to_string(n) + " tokens from sequence " + seq_name(id) +
+                                            ", which holds " + std::to_string(length))
+        .with("sequence", seq_name(id));
+  call(impl_->popn, {impl_->cache, int_value(id), int_value(n)});
+  length -= n;
+}
+
 bool LanguageModel::has_sequence(int64_t id) const { return impl_->lengths.count(id) != 0; }
 
 int64_t LanguageModel::sequence_length(int64_t id) const { return impl_->length_of(id); }
@@ -454,14 +465,23 @@ void check_room(int64_t id, int64_t length, int64_t n, int64_t limit) {
         .with("option", "max_total_seq_len");
 }
 
-// Copies `rows` of `from` ([n, vocab], any device) into rows of the host array `to`.
+// Copies `rows` (pass row, step row) of `from` ([n, vocab], on any device) into the host array
+// `to`: straight from the device, one copy per run of rows consecutive in both (a decode step's
+// whole batch is one copy), and only the rows asked for.
 void copy_rows(const DeviceApis& apis, const NDArray& from, const std::vector<std::pair<size_t, size_t>>& rows,
                NDArray& to) {
-  const NDArray host = from.device().device_type == kDLCPU ? from : apis.copy_to_device(from, cpu());
-  const size_t width = static_cast<size_t>(from.shape()[1]);
-  for (const auto& r : rows)
-    std::memcpy(static_cast<float*>(to->data) + r.second * width,
-                static_cast<const float*>(host->data) + r.first * width, width * sizeof(float));
+  const DLDataType f32{kDLFloat, 32, 1};
+  const int64_t width = from.shape()[1];
+  const uint64_t row_bytes = static_cast<uint64_t>(width) * sizeof(float);
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i + 1;
+    while (j < rows.size() && rows[j].first == rows[j - 1].first + 1 && rows[j].second == rows[j - 1].second + 1) ++j;
+    const int64_t n = static_cast<int64_t>(j - i);
+    const NDArray src = from.view({n, width}, f32, rows[i].first * row_bytes);
+    const NDArray dst = to.view({n, width}, f32, rows[i].second * row_bytes);
+    apis.copy(src.handle(), dst.handle());
+    i = j;
+  }
 }
 
 }  // namespace

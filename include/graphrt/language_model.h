@@ -139,6 +139,10 @@ class LanguageModel {
   // A new sequence `child` sharing the first `fork_pos` tokens of `parent` (-1: all of them),
   // as the KV cache's fork_sequence does (whole pages shared, not copied).
   void fork_sequence(int64_t parent, int64_t child, int64_t fork_pos = -1);
+  // Drops the last `n` tokens of the sequence (0 <= n <= its length), as the KV cache's popn
+  // does (MLC's prefix cache trimming a reused sequence): the next step continues after what
+  // is left, pages shared with a fork copied where they are cut.
+  void popn(int64_t id, int64_t n);
   bool has_sequence(int64_t id) const;
   int64_t sequence_length(int64_t id) const;  // the tokens it holds; an Error if absent
 

@@ -18,6 +18,7 @@
 #include "fixture_cases.h"
 #include "graphrt/language_model.h"
 #include "graphrt/session.h"
+#include "mlc_scenario.h"
 #include "scratch_dir.h"
 #include "test_support.h"
 
@@ -27,100 +28,18 @@ using graphrt::Error;
 using graphrt::ErrorKind;
 using graphrt::LanguageModel;
 using graphrt::MlcFolderOptions;
-using graphrt::SequenceStep;
 using graphrt::StepLogits;
 using nlohmann::json;
 
-const char* const kPackage = "mlc/tiny_gpt2_chat";
-
-std::string package_dir() { return graphrt_test::fixture_path(kPackage); }
-json package_case() { return graphrt_test::case_json(kPackage); }
+using graphrt_test::mlc::case_options;
+using graphrt_test::mlc::expected;
+using graphrt_test::mlc::ids_of;
+using graphrt_test::mlc::max_error;
+using graphrt_test::mlc::package_case;
+using graphrt_test::mlc::package_dir;
+using graphrt_test::mlc::run_scenario;
 
 graphrt::Session cpu_session() { return graphrt::Session(graphrt::runtime(), graphrt::cpu()); }
-
-// The sizes the case's create step passes.
-MlcFolderOptions case_options() {
-  const json c = package_case()["cache_config"];
-  MlcFolderOptions o;
-  o.max_num_sequence = c["max_batch_size"].get<int64_t>();
-  o.max_total_seq_len = c["max_total_seq_len"].get<int64_t>();
-  o.prefill_chunk_size = c["prefill_chunk_size"].get<int64_t>();
-  o.page_size = c["page_size"].get<int64_t>();
-  return o;
-}
-
-graphrt_test::Npy expected(const std::string& file) { return graphrt_test::read_npy(package_dir() + "/" + file); }
-
-// Largest |got - want| over every logit; got's rows are want's in order ([1, b, v] or [b, 1, v]).
-double max_error(const StepLogits& got, const graphrt_test::Npy& want) {
-  EXPECT_EQ(want.data.size(), got.rows() * static_cast<size_t>(got.vocab_size()) * sizeof(float));
-  if (want.data.size() != got.rows() * static_cast<size_t>(got.vocab_size()) * sizeof(float)) return INFINITY;
-  const float* w = reinterpret_cast<const float*>(want.data.data());
-  double worst = 0;
-  for (size_t r = 0; r < got.rows(); ++r)
-    for (int64_t i = 0; i < got.vocab_size(); ++i)
-      worst = std::max(worst, std::fabs(double(got.row(r)[i]) - w[r * got.vocab_size() + i]));
-  return worst;
-}
-
-StepLogits host_rows(const graphrt_test::Npy& a, int64_t rows) {
-  const int64_t width = static_cast<int64_t>(a.data.size() / sizeof(float)) / rows;
-  graphrt::NDArray out = graphrt::NDArray::empty({rows, width}, DLDataType{kDLFloat, 32, 1}, graphrt::cpu());
-  out.copy_from_bytes(a.data.data(), a.data.size());
-  return StepLogits(out);
-}
-
-std::vector<int32_t> ids_of(const json& j) { return j.get<std::vector<int32_t>>(); }
-
-// case.json's scenario through the C++ API; every logit array against TVM's. `tolerance`: the
-// case's, or looser for a bf16 cache (then only the arrays' worst errors are reported).
-std::vector<double> run_scenario(LanguageModel& lm, double tolerance) {
-  std::vector<double> errors;
-  StepLogits last;
-  const json c = package_case();
-  for (const json& st : c["scenario"]) {
-    const std::string op = st["op"];
-    SCOPED_TRACE(op);
-    if (op == "add_sequence") {
-      for (const json& id : st["seq_ids"]) lm.add_sequence(id.get<int64_t>());
-    } else if (op == "remove_sequence") {
-      lm.remove_sequence(st["seq_id"].get<int64_t>());
-    } else if (op == "fork_sequence") {
-      lm.fork_sequence(st["parent"].get<int64_t>(), st["child"].get<int64_t>(), st["fork_pos"].get<int64_t>());
-    } else if (op == "batch_prefill" || op == "batch_decode") {
-      std::vector<SequenceStep> steps;
-      for (size_t i = 0; i < st["seq_ids"].size(); ++i)
-        steps.push_back({st["seq_ids"][i].get<int64_t>(), ids_of(st["input_ids"][i])});
-      last = lm.step(steps);
-      errors.push_back(max_error(last, expected(st["expect_logits"])));
-    } else if (op == "prefill") {
-      last = lm.step({{st["seq_id"].get<int64_t>(), ids_of(st["input_ids"])}});
-      errors.push_back(max_error(last, expected(st["expect_logits"])));
-    } else if (op == "decode") {
-      const graphrt::NDArray l = lm.decode(st["seq_id"].get<int64_t>(), ids_of(st["input_ids"]).at(0));
-      EXPECT_EQ((std::vector<int64_t>{1, 1, lm.vocab_size()}), l.shape());
-      last = StepLogits(l.view({1, lm.vocab_size()}, l.dtype()));
-      errors.push_back(max_error(last, expected(st["expect_logits"])));
-    } else if (op == "total_sequence_length") {
-      EXPECT_EQ(st["expect_int"].get<int64_t>(), lm.total_sequence_length());
-    } else if (op == "softmax_with_temperature") {
-      // TVM's softmax of its own logits file, repeated: the kernel alone, whatever the steps gave.
-      const int64_t repeat = st["repeat"].get<int64_t>();
-      const graphrt_test::Npy logits = expected(st["logits"]);
-      graphrt_test::Npy rows = logits;
-      for (int64_t i = 1; i < repeat; ++i) rows.data.insert(rows.data.end(), logits.data.begin(), logits.data.end());
-      const StepLogits probs =
-          lm.softmax_with_temperature(host_rows(rows, repeat), st["temperature"].get<std::vector<float>>());
-      errors.push_back(max_error(probs, expected(st["expect_probs"])));
-    } else {
-      ADD_FAILURE() << "unknown step " << op;
-    }
-    if (!errors.empty() && tolerance > 0) {
-      EXPECT_LE(errors.back(), tolerance) << op;
-    }
-  }
-  return errors;
-}
 
 template <typename F>
 Error error_of(F&& f, ErrorKind kind) {
@@ -161,6 +80,12 @@ TEST(MlcFolder, TheServingScenarioGivesTvmsLogits) {
   EXPECT_EQ(package_case()["params_order"].get<std::vector<std::string>>(), names);
   EXPECT_EQ(2, lm.metadata().num_key_value_heads);
   EXPECT_EQ(10u, run_scenario(lm, package_case()["tolerance"].get<double>()).size());
+}
+
+TEST(MlcFolder, ForkAtASplitPageAndPopnContinueAsTvm) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  LanguageModel lm(cpu_session(), package_dir(), case_options());
+  graphrt_test::mlc::fork_and_popn(lm, package_case()["tolerance"].get<double>());
 }
 
 TEST(MlcFolder, DefaultSizesComeFromTheConfigAndTheLibrary) {

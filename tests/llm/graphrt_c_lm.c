@@ -1,5 +1,5 @@
-/* The language-model C API from C: graphrt_c_lm FOLDER generate|chat|tokenize TEXT MAX_TOKENS
- * prints the greedy completion (chat: TEXT is the messages' JSON), or the ids as a JSON array,
+/* The language-model C API from C: graphrt_c_lm FOLDER generate|chat|tokenize TEXT MAX_TOKENS [DEVICE]
+ * (DEVICE cpu, the default, or opencl: the folder's <name>-opencl.so on opencl:0) prints the greedy completion (chat: TEXT is the messages' JSON), or the ids as a JSON array,
  * on stdout. Streamed pieces must join to the returned text (else exit 1); errors go to stderr
  * with exit 1. tests/apps/test_language_model_cli.py compares the output with case.json. */
 #include <stdio.h>
@@ -32,12 +32,13 @@ static int fail(const char* what) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: graphrt_c_lm FOLDER generate|chat|tokenize TEXT MAX_TOKENS\n");
+  if (argc != 5 && argc != 6) {
+    fprintf(stderr, "usage: graphrt_c_lm FOLDER generate|chat|tokenize TEXT MAX_TOKENS [cpu|opencl]\n");
     return 2;
   }
+  const int device_type = argc == 6 && strcmp(argv[5], "opencl") == 0 ? 4 /* kDLOpenCL */ : 1 /* kDLCPU */;
   graphrt_lm_t lm = NULL;
-  if (graphrt_lm_open(argv[1], NULL, 0, 0, &lm) != 0) return fail("open");
+  if (graphrt_lm_open(argv[1], NULL, device_type, 0, &lm) != 0) return fail("open");
   int status = 0;
   if (strcmp(argv[2], "tokenize") == 0) {
     const int32_t* ids = NULL;

@@ -175,3 +175,44 @@ def test_mlc_language_model_scenario_on_opencl(opencl_ok):
                        env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.strip().splitlines()[-1] == "11 passed, 0 failed", p.stdout
+
+
+def _mlc_package():
+    d = fixtures_dir()
+    package = os.path.join(d, "mlc", "tiny_gpt2_chat") if d else None
+    if not package or not os.path.isfile(os.path.join(package, "tiny_gpt2_chat-opencl.so")):
+        skip_without_fixtures("mlc/tiny_gpt2_chat-opencl.so")
+    with open(os.path.join(package, "case.json")) as f:
+        return package, json.load(f)
+
+
+def test_language_model_on_opencl_gives_case_json_text(opencl_ok):
+    """graphrt.LanguageModel(folder, device="opencl"): the package's OpenCL library with its weights
+    and KV cache on the device gives case.json's greedy completions and chat answer as text, and a
+    stream's pieces join to the same text."""
+    package, case = _mlc_package()
+    lm = graphrt.LanguageModel(package, device="opencl")
+    assert (lm.device.device_type, lm.device.device_id) == (4, 0)
+    for c in case["greedy_completions"]:
+        assert lm.generate(c["prompt"], max_tokens=c["max_tokens"], temperature=0) == c["text"], c["prompt"]
+    chat = case["chat"]
+    assert lm.chat(chat["messages"], max_tokens=chat["max_tokens"], temperature=0) == chat["text"]
+    c = case["greedy_completions"][1]
+    assert "".join(lm.stream(c["prompt"], max_tokens=c["max_tokens"], temperature=0)) == c["text"]
+
+
+def test_language_model_without_the_opencl_library_names_the_file(lib_ok, tmp_path):
+    package, case = _mlc_package()
+    copy = tmp_path / "tiny_copy"
+    copy.mkdir()
+    for name in case["files"]:
+        if not name.endswith("-opencl.so"):
+            os.symlink(os.path.join(package, name), str(copy / name))
+    with pytest.raises(graphrt.GraphrtError) as e:
+        graphrt.LanguageModel(str(copy), device="opencl")
+    assert isinstance(e.value, LookupError), type(e.value)  # not found
+    assert str(copy / "tiny_copy-opencl.so") in str(e.value), str(e.value)
+    missing = str(tmp_path / "elsewhere-opencl.so")
+    with pytest.raises(graphrt.GraphrtError) as e:
+        graphrt.LanguageModel(package, device="opencl", model_lib=missing)
+    assert missing in str(e.value), str(e.value)

@@ -1,5 +1,6 @@
 #include "backends/relax/kv_cache/paged_kv_cache.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -114,6 +115,7 @@ void PagedKVCache::begin_forward(const std::vector<int64_t>& seq_ids, const std:
 }
 
 void PagedKVCache::upload_plan() {
+  if (config_.device.device_type != kDLCPU) return stage_plan();
   refill_int32(&append_indptr_, plan_.append_indptr);
   refill_int32(&k_ragged_rope_pos_offset_, plan_.k_ragged_rope_pos_offset);
   refill_int32(&q_rope_position_map_, plan_.q_rope_position_map);
@@ -129,6 +131,51 @@ void PagedKVCache::upload_plan() {
     refill_int32(&last_page_len_[d], t.last_page_len);
     refill_int32(&k_rope_pos_offset_[d], t.k_rope_pos_offset);
   }
+}
+
+// A device's tables go up in one copy, as TVM's cache does where the device can address into a
+// buffer (its cached aux-data manager): the tables are packed into one host buffer, copied into
+// one new device buffer (a kernel of the step before may still read the last one), and each
+// table is a view of it. Each view starts at a multiple of kStagingAlignment, which covers what
+// the APIs require of a buffer binding's start: Vulkan's minStorageBufferOffsetAlignment (at
+// most 256 by the spec) and OpenCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN for sub-buffers (128-512
+// bytes on the drivers met: PoCL, Intel, Adreno, Mali 128, AMD 256, NVIDIA 512).
+void PagedKVCache::stage_plan() {
+  constexpr size_t kStagingAlignment = 512;
+  const size_t depths = plan_.depths.size();
+  for (std::vector<NDArray>* tables : {&qo_indptr_, &page_indptr_, &page_indices_, &last_page_len_, &k_rope_pos_offset_})
+    tables->resize(depths);
+  std::vector<std::pair<NDArray*, const std::vector<int32_t>*>> tables = {
+      {&append_indptr_, &plan_.append_indptr},
+      {&k_ragged_rope_pos_offset_, &plan_.k_ragged_rope_pos_offset},
+      {&q_rope_position_map_, &plan_.q_rope_position_map},
+      {&append_position_map_, &plan_.append_position_map}};
+  for (size_t d = 0; d < depths; ++d) {
+    const DepthTables& t = plan_.depths[d];
+    tables.insert(tables.end(), {{&qo_indptr_[d], &t.qo_indptr},
+                                 {&page_indptr_[d], &t.page_indptr},
+                                 {&page_indices_[d], &t.page_indices},
+                                 {&last_page_len_[d], &t.last_page_len},
+                                 {&k_rope_pos_offset_[d], &t.k_rope_pos_offset}});
+  }
+  // Every table gets a slot of its own, an empty one too, so that each view lies inside the buffer.
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (const auto& t : tables) {
+    offsets.push_back(total);
+    const size_t bytes = t.second->size() * sizeof(int32_t);
+    total += std::max<size_t>(1, (bytes + kStagingAlignment - 1) / kStagingAlignment) * kStagingAlignment;
+  }
+  // What is copied ends with the last table's values, not its slot.
+  const size_t used = offsets.back() + tables.back().second->size() * sizeof(int32_t);
+  staging_.resize(total);
+  for (size_t i = 0; i < tables.size(); ++i)
+    std::copy(tables[i].second->begin(), tables[i].second->end(),
+              reinterpret_cast<int32_t*>(staging_.data() + offsets[i]));
+  const NDArray staged = apis_.empty({static_cast<int64_t>(total / sizeof(int32_t))}, kInt32, config_.device);
+  apis_.copy_from_bytes(staged.view({static_cast<int64_t>(used / sizeof(int32_t))}, kInt32), staging_.data(), used);
+  for (size_t i = 0; i < tables.size(); ++i)
+    *tables[i].first = staged.view({static_cast<int64_t>(tables[i].second->size())}, kInt32, offsets[i]);
 }
 
 const ForwardPlan& PagedKVCache::plan() const {

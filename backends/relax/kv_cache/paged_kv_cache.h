@@ -98,6 +98,7 @@ class PagedKVCache : public StateObj {
  private:
   void copy_page(int32_t src, int32_t dst, int64_t length);
   void upload_plan();
+  void stage_plan();
   void paged_attention(int64_t local_layer, const NDArray& q, const NDArray& out, const NDArray& lse,
                        double sm_scale, bool first);
   NDArray temp(const NDArray& buffer, std::vector<int64_t> shape) const;
@@ -110,6 +111,8 @@ class PagedKVCache : public StateObj {
   std::vector<NDArray> pages_;  // one per layer
   ForwardPlan plan_;
   bool forward_active_ = false;
+  // The host side of a device's one upload per forward pass (stage_plan).
+  std::vector<uint8_t> staging_;
   // The plan as device tensors, made once per forward pass.
   NDArray append_indptr_, k_ragged_rope_pos_offset_, q_rope_position_map_, append_position_map_;
   std::vector<NDArray> qo_indptr_, page_indptr_, page_indices_, last_page_len_, k_rope_pos_offset_;
