@@ -7,7 +7,7 @@
 
 #include "common/args.h"
 #include "common/model.h"
-#include "common/relax_model.h"
+#include "common/relax_function.h"
 #include "common/output_file.h"
 #include "graphrt/graph_json.h"
 #include "graphrt/relax_vm.h"
@@ -99,7 +99,7 @@ int run(int argc, char** argv) {
   if (args.positional().size() != 1) throw UsageError(args.positional().empty() ? "no MODEL given" : "expected one MODEL");
   const graphrt::LoadOptions options = load_options_from_args(args);
   const std::string path = args.positional()[0];
-  Model model;
+  ModelFile model;
   std::string graph_path = args.get("--graph");
   if (graph_path.empty()) {
     // Not a factory: still print the module tree, then say what is missing.
@@ -107,7 +107,8 @@ int run(int argc, char** argv) {
     std::cout << "model: " << path << "\n\nmodule tree:\n";
     std::vector<const graphrt::ModuleNode*> listed;
     print_tree(root, 0, args.has("--all-functions"), &listed);
-    if (is_relax_executable(root)) {
+    const std::optional<graphrt::ModelKind> kind = graphrt::model_kind_of(root);
+    if (kind == graphrt::ModelKind::kRelax) {
       // The functions with what their code checks of each parameter, then the executable's
       // own listing: constants (dtype and shape), functions, and the code.
       std::cout << "\nRelax functions (parameters as the code checks them; n<k>: a symbolic dimension):\n";
@@ -116,7 +117,7 @@ int run(int argc, char** argv) {
       std::cout << "\n" << vm.executable_stats() << "\n" << vm.executable_text();
       return 0;
     }
-    if (root->type_key() != "GraphExecutorFactory" && root->type_key() != "GraphRuntimeFactory") {
+    if (kind != graphrt::ModelKind::kGraph) {
       std::cout << "\ngraph: none in this library (root is " << graphrt::quote_untrusted(root->type_key())
                 << "); pass --graph G.json to inspect a three-file model\n";
       return 0;
@@ -131,10 +132,10 @@ int run(int argc, char** argv) {
 
   graphrt::GraphDef g = graphrt::parse_graph_json(model.graph_json);
   // The executor (through the session layer) says which inputs are bound params.
-  std::shared_ptr<graphrt::GraphExecutor> ex;
+  std::unique_ptr<graphrt::Runner> runner;
   std::string ex_error;
   try {
-    ex = make_executor(model, DLDevice{kDLCPU, 0}, "", false);
+    runner = make_runner(model, DLDevice{kDLCPU, 0}, "", false);
   } catch (const std::exception& e) {
     ex_error = e.what();
   }
@@ -182,8 +183,8 @@ int run(int argc, char** argv) {
   }
 
   std::cout << "\nmemory plan:\n";
-  if (ex) {
-    graphrt::MemoryReport m = ex->memory_report();
+  if (runner) {
+    graphrt::MemoryReport m = runner->memory_report().value();
     std::cout << "  tvm plan (storage_id pools): " << m.tvm_plan_bytes << " bytes\n"
               << "  liveness re-plan (one arena): " << m.liveness_plan_bytes << " bytes"
               << (m.liveness_concatenations_in_place > 0

@@ -25,7 +25,7 @@
 #include "common/npz.h"
 #include "common/model.h"
 #include "common/output_file.h"
-#include "common/relax_model.h"
+#include "common/relax_function.h"
 #include "common/relax_steps.h"
 #include "common/npy.h"
 #include "graphrt/run_deadline.h"
@@ -393,7 +393,7 @@ void fill_relax_inputs(const RelaxFunction& fn, std::vector<graphrt::NDArray>& i
 
 // A Relax executable: its function called with the --input arrays in parameter order; a tuple
 // result is written flattened depth-first, as TVM's output_<i>.npy are.
-int run_relax(const Model& model, const std::vector<GivenInput>& given, const std::vector<ExpectedOutput>& expected,
+int run_relax(const ModelFile& model, const std::vector<GivenInput>& given, const std::vector<ExpectedOutput>& expected,
               const Args& args, DLDevice dev, nlohmann::ordered_json& report,
               std::chrono::steady_clock::time_point load_start) {
   for (const char* flag : {"--memory-plan", "--cuda-graph"})
@@ -417,38 +417,41 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
   const bool quiet = args.has("--quiet");
   const long long seed = args.get_int("--random-inputs", -1, 0, (1LL << 62));
   if (seed >= 0) fill_relax_inputs(fn, inputs, seed, quiet);
-  graphrt::ArgList call_args;
+  // The run goes through the session layer's Runner (its inputs copied to the model's device).
+  graphrt::Session session(graphrt::runtime(), dev);
+  std::unique_ptr<graphrt::Runner> runner =
+      session.open(model.root, {model.path, "", "", ""})->runner(fn.name);
   std::vector<std::pair<std::string, graphrt::NDArray>> used;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined())
       throw Error("input '" + fn.param_names[i] + "' not given (use --input " + fn.param_names[i] +
                   "=FILE.npy or --random-inputs SEED)");
     used.emplace_back(fn.param_names[i], inputs[i]);
-    if (dev.device_type != kDLCPU) inputs[i] = inputs[i].copy_to_device(dev);
-    call_args.add_ndarray(inputs[i]);
+    runner->set_input(fn.param_names[i], inputs[i].handle());
   }
   if (args.has("--save-inputs")) save_inputs(args.get("--save-inputs"), used);
-  graphrt::PackedFunc f = fn.relax->function(fn.name);
   const int repeat = static_cast<int>(args.get_int("--repeat", 0, 0, 1000000));
   const int warmup = static_cast<int>(args.get_int("--warmup", repeat > 0 ? 1 : 0, 0, 1000000));
-  for (int i = 0; i < warmup; ++i) graphrt::call_function(f, call_args);
+  for (int i = 0; i < warmup; ++i) runner->run();
   std::vector<double> ms;
   for (int i = 0; i < repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    graphrt::call_function(f, call_args);
+    runner->run();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   if (repeat > 0) report["latency"] = latency_report(ms, repeat, warmup);
+  runner->run();
   std::string structure;
-  std::vector<graphrt::NDArray> outputs = flatten_relax_result(graphrt::call_function(f, call_args), &structure);
+  std::vector<graphrt::NDArray> outputs = flatten_relax_result(runner->result(), &structure);
   for (graphrt::NDArray& o : outputs)
     if (o.device().device_type != kDLCPU) o = o.copy_to_device(DLDevice{kDLCPU, 0});
   if (!quiet) human() << fn.name << " returned " << structure << "\n";
   if (args.has("--profile") || args.has("--trace")) {
-    if (args.has("--profile")) requested() << fn.relax->profile(fn.name, inputs);
+    const graphrt::RunProfile profile = runner->profile(1, 0);
+    if (args.has("--profile")) requested() << profile.table;
     if (args.has("--trace")) {
       const std::string path = args.get("--trace");
-      write_output_file(path, fn.relax->trace(fn.name, inputs), "trace file");
+      write_output_file(path, profile.chrome_trace, "trace file");
       if (!quiet) human() << "wrote Chrome trace to " << path << "\n";
     }
   }
@@ -457,7 +460,7 @@ int run_relax(const Model& model, const std::vector<GivenInput>& given, const st
 
 // --steps: the case file's script, replayed on the session layer's LanguageModel on `dev`,
 // each expected output's comparison printed.
-int run_steps(const Model& model, const Args& args, DLDevice dev) {
+int run_steps(const ModelFile& model, const Args& args, DLDevice dev) {
   if (!model.is_relax) throw UsageError("--steps applies to Relax executables; this model is a graph");
   const double tolerance = args.get_double("--tolerance", 0.0, 0.0, 1e300);
   const std::shared_ptr<graphrt::Model> lm_model =
@@ -525,7 +528,7 @@ int run(int argc, char** argv) {
   const std::string model_path = args.positional()[0];
   nlohmann::ordered_json report = {{"model", model_path}, {"device", args.get("--device", "cpu")}};
   auto load_start = std::chrono::steady_clock::now();
-  Model model = load_model(model_path, load_options, args.get("--graph"), args.get("--params"));
+  ModelFile model = load_model(model_path, load_options, args.get("--graph"), args.get("--params"));
   // Then the files the run reads: a model that cannot load is reported before them. Reading
   // them is not part of the load time.
   const auto read_start = std::chrono::steady_clock::now();
@@ -542,41 +545,36 @@ int run(int argc, char** argv) {
   if (args.has("--steps")) return run_steps(model, args, dev);
   if (model.is_relax) return run_relax(model, given, expected, args, dev, report, load_start);
   if (args.has("--function")) throw UsageError("--function applies to Relax executables; this model is a graph");
-  auto ex = make_executor(model, dev, plan, args.has("--cuda-graph"));
+  std::unique_ptr<graphrt::Runner> runner = make_runner(model, dev, plan, args.has("--cuda-graph"));
   report["format"] = model.three_file ? "graph (three-file)" : "graph";
   report["load_ms"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
 
-  // Inputs to provide: graph inputs minus bound params.
-  std::set<std::string> params(model.param_names.begin(), model.param_names.end());
-  std::vector<graphrt::TensorInfo> needed;
+  // Inputs to provide: the function's (the graph's inputs minus bound params).
+  const std::vector<graphrt::TensorSpec>& needed = runner->function().inputs;
   std::vector<std::string> needed_names;
-  for (const auto& info : ex->input_info()) {
-    if (params.count(info.name)) continue;
-    needed.push_back(info);
-    needed_names.push_back(info.name);
-  }
+  for (const auto& info : needed) needed_names.push_back(info.name);
   std::set<std::string> set_names;
   std::map<std::string, graphrt::NDArray> used;
   for (const GivenInput& in : given) {
     const std::string& name = in.name;
-    int index = ex->input_index(name);
-    if (index < 0) throw Error("unknown input '" + name + "' (" + describe_inputs(needed_names) + ")").with("file", in.file);
+    auto spec = std::find_if(needed.begin(), needed.end(), [&](const graphrt::TensorSpec& t) { return t.name == name; });
+    if (spec == needed.end())
+      throw Error("unknown input '" + name + "' (" + describe_inputs(needed_names) + ")").with("file", in.file);
     if (set_names.count(name)) throw UsageError("input '" + name + "' given twice");
     const NpyArray& a = in.array;
-    graphrt::NDArray cur = ex->get_input(index);
-    std::vector<int64_t> want(cur.shape().begin(), cur.shape().end());
-    if (!npy_dtype_fits(a.dtype, cur.dtype()))
+    const std::vector<int64_t>& want = spec->shape;
+    if (!npy_dtype_fits(a.dtype, spec->dtype))
       throw Error("input '" + name + "' has dtype " + graphrt::dtype_to_string(a.dtype) + ", the model expects " +
-                  graphrt::dtype_to_string(cur.dtype()))
+                  graphrt::dtype_to_string(spec->dtype))
           .with("file", in.file);
     if (a.shape != want)
       throw Error("input '" + name + "' has shape " + graphrt::shape_to_string(a.shape) + ", the model expects " +
                   graphrt::shape_to_string(want))
           .with("file", in.file);
-    graphrt::NDArray host = graphrt::NDArray::empty(want, cur.dtype(), DLDevice{kDLCPU, 0});
+    graphrt::NDArray host = graphrt::NDArray::empty(want, spec->dtype, DLDevice{kDLCPU, 0});
     host.copy_from_bytes(a.data.data(), a.data.size());
-    ex->set_input(index, host.handle());
+    runner->set_input(name, host.handle());
     set_names.insert(name);
     used[name] = host;
   }
@@ -603,7 +601,7 @@ int run(int argc, char** argv) {
                   "=FILE.npy, --inputs FILE.npz or --random-inputs SEED)");
     graphrt::NDArray host = graphrt::NDArray::empty(info.shape, info.dtype, DLDevice{kDLCPU, 0});
     fill_random(host, rng);
-    ex->set_input(info.name, host.handle());
+    runner->set_input(info.name, host.handle());
     used[info.name] = host;
     if (!quiet)
       human() << "input " << info.name << ": random " << graphrt::shape_to_string(info.shape) << " "
@@ -616,31 +614,31 @@ int run(int argc, char** argv) {
     save_inputs(args.get("--save-inputs"), in_order);
   }
 
-  for (int i = 0; i < warmup; ++i) ex->run();
+  for (int i = 0; i < warmup; ++i) runner->run();
   if (repeat > 0) {
     std::vector<double> ms;
     ms.reserve(repeat);
     for (int i = 0; i < repeat; ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      ex->run();
+      runner->run();
       sync(dev);
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     report["latency"] = latency_report(ms, repeat, warmup);
   } else if (warmup == 0) {
-    ex->run();
+    runner->run();
     sync(dev);
   }
 
   std::vector<graphrt::NDArray> outputs;
-  for (int i = 0; i < ex->num_outputs(); ++i) outputs.push_back(ex->get_output(i));
+  for (int i = 0; i < runner->num_outputs(); ++i) outputs.push_back(runner->output(i));
 
   if (args.has("--profile")) {
-    graphrt::ProfileReport profile = ex->profile(std::max(1, repeat), std::max(1, warmup));
-    requested() << profile.table();
+    const graphrt::RunProfile profile = runner->profile(std::max(1, repeat), std::max(1, warmup));
+    requested() << profile.table;
     if (args.has("--trace")) {
       std::string path = args.get("--trace");
-      write_output_file(path, profile.chrome_trace(), "trace file");
+      write_output_file(path, profile.chrome_trace, "trace file");
       if (!quiet) human() << "wrote Chrome trace to " << path << "\n";
     }
   }

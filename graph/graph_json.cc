@@ -4,11 +4,15 @@
 
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
-#include "json_cursor.h"
+#include "graphrt/json_reader.h"
 
 namespace graphrt {
 
 namespace {
+
+// A graph nests five deep (attrs, a list, a shape); its metadata may hold more. The text is
+// already in memory when it gets here, so the byte bound only keeps sizes in range.
+constexpr JsonLimits kGraphJsonLimits{size_t(1) << 32, 256};
 
 Error node_error(const GraphDef& g, size_t nid, const std::string& message) {
   std::string name = nid < g.nodes.size() ? g.nodes[nid].name : "";
@@ -20,15 +24,15 @@ Error type_error(const std::string& what) { return Error("graph JSON has an unex
 
 // `what` and `part` name the value; the message is built only on failure (a graph has
 // thousands of these numbers).
-uint32_t read_u32(JsonCursor& c, const char* what, const char* part = "") {
+uint32_t read_u32(JsonReader& c, const char* what, const char* part = "") {
   int64_t v = 0;
   if (!c.read_integer(&v) || v < 0 || v > 0xFFFFFFFFLL)
     throw Error(std::string("graph JSON: ") + what + part + " must be a non-negative integer, got " + c.raw_value());
   return static_cast<uint32_t>(v);
 }
 
-NodeEntry read_entry(JsonCursor& c, const char* what) {
-  size_t start = c.position();
+NodeEntry read_entry(JsonReader& c, const char* what) {
+  size_t start = c.offset();
   if (!c.next_is_array())
     throw Error(std::string("graph JSON: ") + what + " must be [node_id, index(, version)], got " + c.raw_value());
   NodeEntry entry;
@@ -46,7 +50,7 @@ NodeEntry read_entry(JsonCursor& c, const char* what) {
   return entry;
 }
 
-std::string read_string_value(JsonCursor& c, const std::string& what) {
+std::string read_string_value(JsonReader& c, const std::string& what) {
   if (!c.next_is_string()) throw type_error(what + " must be a string, got " + c.raw_value());
   return c.read_string();
 }
@@ -64,7 +68,7 @@ struct OpAttrs {
 
 const char* const kCountAttrs[3] = {"num_inputs", "num_outputs", "flatten_data"};
 
-OpAttrs read_op_attrs(JsonCursor& c) {
+OpAttrs read_op_attrs(JsonReader& c) {
   OpAttrs a;
   a.present = true;
   if (!c.next_is_object()) {
@@ -102,7 +106,7 @@ uint32_t parse_count(const GraphDef& g, size_t nid, const std::string& text, con
   }
 }
 
-void read_node(GraphDef& g, size_t nid, JsonCursor& c) {
+void read_node(GraphDef& g, size_t nid, JsonReader& c) {
   if (!c.next_is_object()) throw node_error(g, nid, "node is not an object");
   g.nodes.emplace_back();
   bool has_op = false, has_name = false;
@@ -149,7 +153,7 @@ void read_node(GraphDef& g, size_t nid, JsonCursor& c) {
 // A value of an attrs list that is not of the list's type.
 struct BadListValue {};
 
-int64_t read_list_integer(JsonCursor& c) {
+int64_t read_list_integer(JsonReader& c) {
   int64_t v = 0;
   if (!c.read_integer(&v)) throw BadListValue();
   return v;
@@ -157,7 +161,7 @@ int64_t read_list_integer(JsonCursor& c) {
 
 // attrs.<key>: ["<tag>", [v0, v1, ...]], each value read by `convert`.
 template <typename T, typename F>
-std::vector<T> read_attr_list(JsonCursor& c, const char* key, const char* tag, F convert) {
+std::vector<T> read_attr_list(JsonReader& c, const char* key, const char* tag, F convert) {
   auto shape_error = [&] {
     return Error(std::string("graph JSON: attrs.") + key + " must be [\"" + tag + "\", [...]]").with("attribute", key);
   };
@@ -172,7 +176,7 @@ std::vector<T> read_attr_list(JsonCursor& c, const char* key, const char* tag, F
     }
     if (part > 1 || !c.next_is_array()) throw shape_error();
     c.array([&](size_t i) {
-      size_t start = c.position();
+      size_t start = c.offset();
       try {
         out.push_back(convert(c));
       } catch (Error& e) {
@@ -188,7 +192,7 @@ std::vector<T> read_attr_list(JsonCursor& c, const char* key, const char* tag, F
   return out;
 }
 
-void read_attrs(GraphDef& g, JsonCursor& c) {
+void read_attrs(GraphDef& g, JsonReader& c) {
   if (!c.next_is_object()) throw Error("graph JSON: attrs is not an object");
   bool seen[3] = {false, false, false};
   c.object([&](std::string_view key) {
@@ -197,7 +201,7 @@ void read_attrs(GraphDef& g, JsonCursor& c) {
       // Most entries repeat the dtype before them: parsed once per run of equal names.
       std::string last_name;
       DLDataType last_dtype{};
-      g.dtype = read_attr_list<DLDataType>(c, "dltype", "list_str", [&](JsonCursor& v) {
+      g.dtype = read_attr_list<DLDataType>(c, "dltype", "list_str", [&](JsonReader& v) {
         if (!v.next_is_string()) throw BadListValue();
         std::string name = v.read_string();
         if (last_name.empty() || name != last_name) {
@@ -208,8 +212,8 @@ void read_attrs(GraphDef& g, JsonCursor& c) {
       });
     } else if (key == "shape") {
       seen[1] = true;
-      g.shape = read_attr_list<std::vector<int64_t>>(c, "shape", "list_shape", [](JsonCursor& v) {
-        size_t start = v.position();
+      g.shape = read_attr_list<std::vector<int64_t>>(c, "shape", "list_shape", [](JsonReader& v) {
+        size_t start = v.offset();
         if (!v.next_is_array()) throw BadListValue();
         std::vector<int64_t> s;
         v.array([&](size_t) { s.push_back(read_list_integer(v)); });
@@ -223,13 +227,13 @@ void read_attrs(GraphDef& g, JsonCursor& c) {
       });
     } else if (key == "storage_id") {
       seen[2] = true;
-      g.storage_id = read_attr_list<int64_t>(c, "storage_id", "list_int", [](JsonCursor& v) {
+      g.storage_id = read_attr_list<int64_t>(c, "storage_id", "list_int", [](JsonReader& v) {
         int64_t sid = read_list_integer(v);
         if (sid < 0) throw Error("negative storage_id");
         return sid;
       });
     } else if (key == "device_index") {
-      g.device_type = read_attr_list<int>(c, "device_index", "list_int", [](JsonCursor& v) {
+      g.device_type = read_attr_list<int>(c, "device_index", "list_int", [](JsonReader& v) {
         int64_t t = read_list_integer(v);
         // DLDeviceType's values end at 15 (kDLCUDAManaged = 13 is the last DLPack names); a
         // larger number would be an invalid enum value wherever a DLDevice is made from it.
@@ -238,7 +242,7 @@ void read_attrs(GraphDef& g, JsonCursor& c) {
         return static_cast<int>(t);
       });
     } else if (key == "storage_scope") {
-      g.storage_scope = read_attr_list<std::string>(c, "storage_scope", "list_str", [](JsonCursor& v) {
+      g.storage_scope = read_attr_list<std::string>(c, "storage_scope", "list_str", [](JsonReader& v) {
         if (!v.next_is_string()) throw BadListValue();
         return v.read_string();
       });
@@ -254,7 +258,7 @@ void read_attrs(GraphDef& g, JsonCursor& c) {
 }
 
 template <typename T, typename Read>
-std::vector<T> read_list(JsonCursor& c, const char* what, Read read) {
+std::vector<T> read_list(JsonReader& c, const char* what, Read read) {
   if (!c.next_is_array()) throw Error(std::string("graph JSON: ") + what + " is not an array");
   std::vector<T> out;
   c.array([&](size_t) { out.push_back(read(c)); });
@@ -379,8 +383,8 @@ void validate(GraphDef& g) {
 }  // namespace
 
 GraphDef parse_graph_json(const std::string& json_text) {
-  JsonCursor c(json_text);
-  if (c.peek() == 0) c.syntax_error("empty text");
+  JsonReader c(json_text, kGraphJsonLimits, "graph JSON");
+  if (c.peek() == 0) c.fail("empty text");
   if (!c.next_is_object()) {
     c.skip_value();  // malformed text is reported as such first
     c.expect_end();
@@ -400,14 +404,14 @@ GraphDef parse_graph_json(const std::string& json_text) {
         c.array([&](size_t i) { read_node(g, i, c); });
         break;
       case 1:
-        g.arg_nodes = read_list<uint32_t>(c, "arg_nodes", [](JsonCursor& v) { return read_u32(v, "arg_nodes"); });
+        g.arg_nodes = read_list<uint32_t>(c, "arg_nodes", [](JsonReader& v) { return read_u32(v, "arg_nodes"); });
         break;
       case 2:
-        g.heads = read_list<NodeEntry>(c, "heads", [](JsonCursor& v) { return read_entry(v, "heads"); });
+        g.heads = read_list<NodeEntry>(c, "heads", [](JsonReader& v) { return read_entry(v, "heads"); });
         break;
       case 3:
         g.node_row_ptr =
-            read_list<uint32_t>(c, "node_row_ptr", [](JsonCursor& v) { return read_u32(v, "node_row_ptr"); });
+            read_list<uint32_t>(c, "node_row_ptr", [](JsonReader& v) { return read_u32(v, "node_row_ptr"); });
         break;
       case 4:
         read_attrs(g, c);

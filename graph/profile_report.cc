@@ -4,21 +4,12 @@
 #include <map>
 #include <sstream>
 
+#include "graphrt/chrome_trace.h"
 #include "graphrt/graph_executor.h"
 
 namespace graphrt {
 
 namespace {
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out;
-}
-
 // Names go last so that none is ever cut, however long TVM made it.
 std::string row(const std::string& name, double total, int64_t calls, int runs, double grand_total) {
   char buf[128];
@@ -66,17 +57,9 @@ std::string ProfileReport::table() const {
 }
 
 std::string ProfileReport::chrome_trace() const {
-  std::ostringstream os;
-  os << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
-  for (size_t i = 0; i < events.size(); ++i) {
-    const TraceEvent& e = events[i];
-    char nums[128];
-    std::snprintf(nums, sizeof(nums), "\"ts\":%.3f,\"dur\":%.3f", e.start_us, e.duration_us);
-    os << (i ? "," : "") << "{\"name\":\"" << json_escape(e.node) << "\",\"cat\":\"" << json_escape(e.function)
-       << "\",\"ph\":\"X\",\"pid\":1,\"tid\":1," << nums << "}";
-  }
-  os << "]}";
-  return os.str();
+  ChromeTraceWriter trace;
+  for (const TraceEvent& e : events) trace.complete_event(e.node, e.function, e.start_us, e.duration_us);
+  return trace.finish();
 }
 
 }  // namespace graphrt

@@ -222,3 +222,11 @@ extern "C" GRAPHRT_API int graphrt_runner_get_output(graphrt_runner_t runner, in
     *out = RunnerUse(runner, "graphrt_runner_get_output")->output(index).release();
   });
 }
+
+extern "C" GRAPHRT_API int graphrt_runner_get_result(graphrt_runner_t runner, TVMValue* out, int* out_type_code) {
+  return graphrt_api_guard([&] {
+    require_out(out);
+    require_out(out_type_code);
+    RunnerUse(runner, "graphrt_runner_get_result")->result().to_packed().release_to_c(out, out_type_code);
+  });
+}

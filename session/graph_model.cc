@@ -12,10 +12,6 @@ namespace graphrt {
 
 namespace {
 
-bool is_factory(const Module& root) {
-  return root->type_key() == "GraphExecutorFactory" || root->type_key() == "GraphRuntimeFactory";
-}
-
 GraphExecutorOptions executor_options(const Model::State& state) {
   const SessionOptions& o = state.options;
   GraphExecutorOptions options;
@@ -80,7 +76,7 @@ void load_graph_model(Model::State& state, const ModelSource& source) {
     state.three_file = true;
     state.graph_json = read_regular_file(source.graph_json_path, "graph JSON");
     if (!source.params_path.empty()) state.three_file_params = three_file_params(state, source);
-  } else if (!is_factory(state.root)) {
+  } else if (model_kind_of(state.root) != ModelKind::kGraph) {
     throw Error("the model's root is a " + quote_untrusted(state.root->type_key()) +
                 " module, not a graph executor factory or a Relax executable: give a graph JSON (and its params) "
                 "for a kernels library")
@@ -118,6 +114,21 @@ class GraphRunner final : public Runner {
   void run() override { executor_->run(); }
   int num_outputs() const override { return executor_->num_outputs(); }
   NDArray output(int index) const override { return executor_->get_output(index); }
+  Value result() const override {
+    Value tuple;
+    tuple.kind = Value::Kind::kTuple;
+    tuple.items.resize(static_cast<size_t>(executor_->num_outputs()));
+    for (size_t i = 0; i < tuple.items.size(); ++i) {
+      tuple.items[i].kind = Value::Kind::kTensor;
+      tuple.items[i].tensor = executor_->get_output(static_cast<int>(i));
+    }
+    return tuple;
+  }
+  RunProfile profile(int repeat, int warmup) override {
+    const ProfileReport report = executor_->profile(repeat, warmup);
+    return RunProfile{report.table(), report.chrome_trace()};
+  }
+  std::optional<MemoryReport> memory_report() const override { return executor_->memory_report(); }
   std::shared_ptr<GraphExecutor> graph_executor() const override { return executor_; }
 
  private:

@@ -20,7 +20,6 @@ namespace graphrt {
 namespace {
 
 // TVM's names of what a step calls (backends/relax/kv_cache/builtins.cc registers them).
-constexpr const char* kShapeTuple = "runtime.ShapeTuple";
 constexpr const char* kAddSequence = "vm.builtin.kv_state_add_sequence";
 constexpr const char* kRemoveSequence = "vm.builtin.kv_state_remove_sequence";
 constexpr const char* kForkSequence = "vm.builtin.kv_state_fork_sequence";
@@ -109,7 +108,7 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
   void bind_folder_model(const Model& model);
   void make_cache(const LanguageModelOptions& options, const std::string& create_name);
 
-  RetValue shape(int64_t v) const { return call(shape_tuple, {int_value(v)}); }
+  RetValue shape(int64_t v) const { return shape(std::vector<int64_t>{v}); }
   RetValue shape(const std::vector<int64_t>& v) const;
   NDArray host_int32(const int32_t* values, int64_t n, int64_t padded) const;
   NDArray token_tensor(const int32_t* tokens, int64_t n) const;
@@ -131,7 +130,7 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
   std::string names[4];  // the forward functions' names, by Pass
   PackedFunc functions[4];
   PackedFunc create, embed, softmax;
-  PackedFunc shape_tuple, add, remove, fork, popn, begin, end, total_length;
+  PackedFunc add, remove, fork, popn, begin, end, total_length;
   RetValue weights;  // an MLC library's packed last argument
   RetValue cache;
   int64_t vocab = 0;
@@ -141,7 +140,6 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
 
 LanguageModel::Impl::Impl(const Model& model, Runtime& rt, DLDevice dev)
     : runtime(rt), vm(model.root(), dev, RelaxVM::Allocator::kPooled, rt), apis(rt, {cpu(), dev}), device(dev) {
-  shape_tuple = global(runtime, kShapeTuple);
   add = global(runtime, kAddSequence);
   remove = global(runtime, kRemoveSequence);
   fork = global(runtime, kForkSequence);
@@ -191,10 +189,11 @@ void LanguageModel::Impl::make_cache(const LanguageModelOptions& o, const std::s
   }
 }
 
+// TVM's ShapeTuple, the core's (graphrt/value.h): made here, not through runtime.ShapeTuple.
 RetValue LanguageModel::Impl::shape(const std::vector<int64_t>& v) const {
-  std::vector<RetValue> dims;
-  for (int64_t x : v) dims.push_back(int_value(x));
-  return call(shape_tuple, dims);
+  RetValue r;
+  r.set_object(Ref<Object>(make_ref<ShapeObject>(v)));
+  return r;
 }
 
 NDArray LanguageModel::Impl::host_int32(const int32_t* values, int64_t n, int64_t padded) const {
@@ -272,9 +271,9 @@ NDArray LanguageModel::Impl::run_function(Pass pass, const std::vector<Span>& sp
   }
   args.push_back(cache);
   if (embeddings) args.push_back(weights);
-  const RelaxValue result = RelaxValue::from(call(fn, args), runtime);
-  if (!result.is_tuple() || result.items.size() != 2 || result.items[0].kind != RelaxValue::Kind::kTensor ||
-      result.items[1].kind != RelaxValue::Kind::kObject)
+  const Value result = Value::from(call(fn, args));
+  if (!result.is_tuple() || result.items.size() != 2 || result.items[0].kind != Value::Kind::kTensor ||
+      result.items[1].kind != Value::Kind::kObject)
     throw Error(ErrorKind::kTypeMismatch, "function '" + names[static_cast<int>(pass)] +
                                               "' returned something other than (logits, the KV cache)")
         .with("function", names[static_cast<int>(pass)]);

@@ -143,7 +143,7 @@ RetValue load_weights(const Runtime& runtime, const std::string& folder, DLDevic
     args.back().set_string(p.name);
   }
   RetValue weights = call_with_values(load, args);
-  const RelaxValue items = RelaxValue::from(weights, runtime);
+  const Value items = Value::from(weights);
   const std::string manifest = folder + "/tensor-cache.json";
   for (size_t i = 0; i < metadata.params.size() && i < items.items.size(); ++i) {
     const MlcParam& want = metadata.params[i];

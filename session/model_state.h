@@ -45,7 +45,6 @@ std::shared_ptr<GraphExecutor> new_graph_executor(const Model::State& state);
 // session/graph_model.cc and relax_model.cc: filling a State, making runners.
 void load_graph_model(Model::State& state, const ModelSource& source);
 void load_relax_model(Model::State& state, const ModelSource& source);
-bool is_relax_module(const Module& root);
 // source.params_cache: the root's own params (a factory's, a Relax executable's constants)
 // mapped from the cache, before any executor or VM is made. Errors name the cache.
 void use_root_params_cache(const Module& root, const ModelSource& source);

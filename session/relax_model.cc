@@ -7,11 +7,6 @@
 
 namespace graphrt {
 
-bool is_relax_module(const Module& root) {
-  const std::string key = root->type_key();
-  return key == "relax.VMExecutable" || key == "relax.Executable";
-}
-
 namespace {
 
 // A parameter as the function's code checks it (graphrt/relax_vm.h's RelaxParamSpec).
@@ -52,7 +47,10 @@ class RelaxRunner final : public Runner {
         function_(function),
         vm_(state_->root, state_->device, RelaxVM::Allocator::kPooled, *state_->runtime),
         apis_(*state_->runtime, {state_->device}),
-        inputs_(function.inputs.size()) {}
+        inputs_(function.inputs.size()),
+        call_(vm_.function(function_.name)),
+        values_(function.inputs.size()),
+        codes_(function.inputs.size(), kTVMNDArrayHandle) {}
   const FunctionSpec& function() const override { return function_; }
   // A copy on the model's device: kernels may rely on the allocator's alignment. The function's
   // code checks each argument's dtype and shape when called.
@@ -78,11 +76,16 @@ class RelaxRunner final : public Runner {
                                             value->device, nullptr);
   }
   void run() override {
-    for (size_t i = 0; i < inputs_.size(); ++i)
-      if (!inputs_[i].defined())
-        throw Error(ErrorKind::kFailedPrecondition, "run() before input " + quote_untrusted(function_.inputs[i].name) + " was set")
-            .with("tensor", function_.inputs[i].name);
-    outputs_ = vm_.call(function_.name, inputs_).flatten();
+    require_inputs("run()");
+    // The function looked up once and its arguments laid out in place: a run of a plain tensor
+    // result allocates nothing here.
+    for (size_t i = 0; i < inputs_.size(); ++i) values_[i].v_handle = inputs_[i].handle();
+    call_->call(TVMArgs(values_.data(), codes_.data(), static_cast<int>(values_.size())), &ret_);
+    result_ = Value::from(ret_);
+    ret_.set_none();
+    ran_ = true;
+    outputs_.clear();  // its capacity kept: a run of a plain tensor result allocates nothing here
+    result_.append_tensors(&outputs_);
   }
   int num_outputs() const override { return static_cast<int>(outputs_.size()); }
   NDArray output(int index) const override {
@@ -91,8 +94,24 @@ class RelaxRunner final : public Runner {
                   std::to_string(outputs_.size()) + ")");
     return outputs_[index];
   }
+  RunProfile profile(int /*repeat*/, int /*warmup*/) override {
+    require_inputs("profile()");
+    return RunProfile{vm_.profile(function_.name, inputs_), vm_.trace(function_.name, inputs_)};
+  }
+  std::optional<MemoryReport> memory_report() const override { return std::nullopt; }
+  Value result() const override {
+    if (!ran_) throw Error(ErrorKind::kFailedPrecondition, "result() before the first run of " + quote_untrusted(function_.name));
+    return result_;
+  }
 
  private:
+  void require_inputs(const char* call) const {
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (!inputs_[i].defined())
+        throw Error(ErrorKind::kFailedPrecondition,
+                    std::string(call) + " before input " + quote_untrusted(function_.inputs[i].name) + " was set")
+            .with("tensor", function_.inputs[i].name);
+  }
   void check(size_t index, const DLTensor* value, InputUse use) const {
     const TensorSpec& t = function_.inputs[index];
     check_input_tensor(value, t.name, use, t.known ? static_cast<int>(t.shape.size()) : -1);
@@ -117,6 +136,12 @@ class RelaxRunner final : public Runner {
   RelaxVM vm_;
   DeviceApis apis_;  // the model's device in the session's runtime: input copies
   std::vector<NDArray> inputs_;
+  PackedFunc call_;               // the VM function
+  std::vector<TVMValue> values_;  // its arguments: inputs_' handles
+  std::vector<int> codes_;
+  RetValue ret_;
+  Value result_;
+  bool ran_ = false;
   std::vector<NDArray> outputs_;
 };
 

@@ -6,6 +6,14 @@ namespace graphrt {
 
 Runner::~Runner() = default;
 
+std::optional<ModelKind> model_kind_of(const Module& root) {
+  if (!root.get()) return std::nullopt;
+  const std::string key = root->type_key();
+  if (key == "GraphExecutorFactory" || key == "GraphRuntimeFactory") return ModelKind::kGraph;
+  if (key == "relax.VMExecutable" || key == "relax.Executable") return ModelKind::kRelax;
+  return std::nullopt;
+}
+
 Session::Session(Runtime& runtime, DLDevice device, SessionOptions options)
     : runtime_(runtime), device_(device), options_(std::move(options)) {}
 
@@ -23,7 +31,7 @@ std::shared_ptr<Model> Session::open(Module root, const ModelSource& source) con
   state->device = device_;
   state->options = options_;
   state->root = std::move(root);
-  if (source.graph_json_path.empty() && is_relax_module(state->root)) {
+  if (source.graph_json_path.empty() && model_kind_of(state->root) == ModelKind::kRelax) {
     state->kind = ModelKind::kRelax;
     load_relax_model(*state, source);
   } else {

@@ -21,6 +21,7 @@ namespace graphrt {
 void register_const_loader(Runtime& runtime);
 void register_time_evaluator(Runtime& runtime);
 void register_core_mistakes(Runtime& runtime);  // user_mistakes.cc: .npy and .npz
+void register_value_functions(Runtime& runtime);  // value/value_functions.cc: TVM's Array and ShapeTuple
 
 namespace {
 void register_core_functions(Runtime& runtime) {
@@ -42,6 +43,7 @@ Runtime::Runtime() : tables_(std::make_shared<Tables>()) {}
 void register_core(Runtime& runtime) {
   runtime.register_device_api(kDLCPU, std::make_shared<CpuDeviceAPI>());
   register_core_functions(runtime);
+  register_value_functions(runtime);
   register_const_loader(runtime);
   register_time_evaluator(runtime);
   register_core_mistakes(runtime);

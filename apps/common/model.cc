@@ -1,5 +1,5 @@
 #include "model.h"
-#include "relax_model.h"
+#include "relax_function.h"
 
 #include <algorithm>
 
@@ -25,15 +25,16 @@ graphrt::LoadOptions load_options_from_args(const Args& args) {
   return options;
 }
 
-Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
+ModelFile load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path) {
   if (!params_path.empty() && graph_path.empty()) throw UsageError("--params needs --graph (three-file form)");
-  Model m;
+  ModelFile m;
   m.path = path;
   m.graph_path = graph_path;
   m.params_path = params_path;
   m.root = graphrt::load_module(path, options);  // a params file, a graph JSON ... is named as such
-  m.is_factory = m.root->type_key() == "GraphExecutorFactory" || m.root->type_key() == "GraphRuntimeFactory";
+  const std::optional<graphrt::ModelKind> kind = graphrt::model_kind_of(m.root);
+  m.is_factory = kind == graphrt::ModelKind::kGraph;
   if (!graph_path.empty()) {
     m.three_file = true;
     m.graph_json = read_file(graph_path, "graph JSON");
@@ -47,7 +48,7 @@ Model load_model(const std::string& path, const graphrt::LoadOptions& options, c
     }
     return m;
   }
-  m.is_relax = is_relax_executable(m.root);
+  m.is_relax = kind == graphrt::ModelKind::kRelax;
   if (m.is_relax) return m;
   if (!m.is_factory)
     throw Error("model root is a " + graphrt::quote_untrusted(m.root->type_key()) +
@@ -107,14 +108,8 @@ void check_loader_option(const std::string& loader) {
   throw UsageError("unknown loader '" + loader + "' (use one of: " + list + ")");
 }
 
-std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
-                                                      bool device_graph) {
-  Model copy = model;
-  return make_executor(copy, dev, plan, device_graph);
-}
-
-std::shared_ptr<graphrt::GraphExecutor> make_executor(Model& model, DLDevice dev, const std::string& plan,
-                                                      bool device_graph) {
+std::unique_ptr<graphrt::Runner> make_runner(ModelFile& model, DLDevice dev, const std::string& plan,
+                                             bool device_graph) {
   if (!plan.empty()) check_memory_plan_option(plan);
   graphrt::SessionOptions options;
   options.memory_plan = plan;
@@ -122,7 +117,7 @@ std::shared_ptr<graphrt::GraphExecutor> make_executor(Model& model, DLDevice dev
   graphrt::Session session(graphrt::runtime(), dev, options);
   model.session_model = session.open(model.root, {model.path, model.graph_path, model.params_path, ""});
   model.param_names = model.session_model->params();
-  return model.session_model->runner()->graph_executor();
+  return model.session_model->runner();
 }
 
 }  // namespace graphrt_apps

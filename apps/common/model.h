@@ -13,7 +13,9 @@
 
 namespace graphrt_apps {
 
-struct Model {
+// A model file as the command-line apps load it (graphrt::Model is the session layer's view of
+// it, made by make_runner or by a Relax path's Session).
+struct ModelFile {
   graphrt::Module root;
   bool is_factory = false;           // root is a GraphExecutorFactory
   bool is_relax = false;             // root is a Relax VM executable (relax.build export)
@@ -21,8 +23,8 @@ struct Model {
   std::string path;                  // MODEL
   std::string graph_path, params_path;   // --graph, --params (three-file form)
   std::string graph_json;            // the factory's, or the --graph file's
-  std::vector<std::string> param_names;  // params bound: the factory's at load; a params file's by make_executor
-  std::shared_ptr<graphrt::Model> session_model;  // the session layer's model, made by make_executor
+  std::vector<std::string> param_names;  // params bound: the factory's at load; a params file's by make_runner
+  std::shared_ptr<graphrt::Model> session_model;  // the session layer's model, made by make_runner
 };
 
 std::string read_file(const std::string& path, const std::string& what);
@@ -30,7 +32,7 @@ std::string read_file(const std::string& path, const std::string& what);
 // Loads `path` with `options` (loader "dlopen" | "elf", trust_exports). With `graph_path` the
 // three-file form is used (root = kernels); otherwise the root must be a GraphExecutorFactory
 // or a Relax VM executable.
-Model load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
+ModelFile load_model(const std::string& path, const graphrt::LoadOptions& options, const std::string& graph_path,
                  const std::string& params_path);
 
 // The load options of the --loader and --trust-exports flags; throws UsageError on an unknown loader.
@@ -45,12 +47,10 @@ void require_device(DLDevice dev);
 void check_memory_plan_option(const std::string& plan);
 // UsageError unless `loader` is a registered library loader.
 void check_loader_option(const std::string& loader);
-// An executor for `model` on `dev` through the session layer (graphrt/session.h), which also
-// fills model.param_names from it; `plan` is "" (default) or a memory-plan name.
-std::shared_ptr<graphrt::GraphExecutor> make_executor(Model& model, DLDevice dev, const std::string& plan,
-                                                      bool device_graph);
-// The same for a model kept const (the server's): model.param_names is left as it is.
-std::shared_ptr<graphrt::GraphExecutor> make_executor(const Model& model, DLDevice dev, const std::string& plan,
-                                                      bool device_graph);
+// A runner of `model`'s entry on `dev` through the session layer (graphrt/session.h), which
+// also fills model.session_model and model.param_names; `plan` is "" (default) or a
+// memory-plan name.
+std::unique_ptr<graphrt::Runner> make_runner(ModelFile& model, DLDevice dev, const std::string& plan,
+                                             bool device_graph);
 
 }  // namespace graphrt_apps

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -118,6 +119,12 @@ class StopSignals {
     std::lock_guard<std::mutex> lock(mutex_);
     serving_ = true;
   }
+  // Called on the watcher's thread when --exit-timeout-secs passes, just before the process
+  // exits; null: nothing. Once this returns, no call of the previous one is running.
+  void on_exit_timeout(std::function<void()> last_words) {
+    std::lock_guard<std::mutex> lock(last_words_mutex_);
+    last_words_ = std::move(last_words);
+  }
   // Blocks until the first signal; returns its number.
   int wait() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -160,6 +167,10 @@ class StopSignals {
       if (std::chrono::steady_clock::now() >= deadline) {
         std::cerr << "graphrt-serve: --exit-timeout-secs (" << exit_timeout_secs_
                   << ") passed with requests in flight: exiting" << std::endl;
+        {
+          std::lock_guard<std::mutex> lock(last_words_mutex_);
+          if (last_words_) last_words_();
+        }
         std::_Exit(1);
       }
     }
@@ -167,7 +178,8 @@ class StopSignals {
 
   sigset_t set_;
   int exit_timeout_secs_;
-  std::mutex mutex_;
+  std::mutex mutex_, last_words_mutex_;
+  std::function<void()> last_words_;
   std::condition_variable cv_;
   bool serving_ = false, drained_ = false;
   int signal_ = 0;
@@ -317,9 +329,17 @@ int serve(int argc, char** argv) {
   }
   std::cout << "graphrt-serve: signal " << signal_number << ": draining" << std::endl;
   repository.set_draining();
+  // Streams still open at the exit timeout end with an error event and their closing chunk,
+  // not mid-body (a client would see a truncated response and could not tell why).
+  stop.on_exit_timeout([&frontend, exit_timeout_secs] {
+    frontend.cut_streams("the server stopped: --exit-timeout-secs (" + std::to_string(exit_timeout_secs) +
+                             ") passed before the stream ended",
+                         500);
+  });
   frontend.stop();
   if (grpc_frontend) grpc_frontend->stop();  // returns when the RPCs in flight are answered
   http_thread.join();
+  stop.on_exit_timeout(nullptr);
   if (metrics_frontend) metrics_frontend->stop();
   metrics_thread.join();
   std::cout << "graphrt-serve: stopped" << std::endl;

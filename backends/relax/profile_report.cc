@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "graphrt/chrome_trace.h"
+
 namespace graphrt {
 namespace relax {
 
@@ -32,41 +34,17 @@ const char* kind_name(const Callee& c) {
   return "?";
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char esc[8];
-      std::snprintf(esc, sizeof(esc), "\\u%04x", c);
-      out += esc;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string trace_event(const std::string& name, const char* kind, int depth, double start_us, double duration_us) {
-  char nums[160];
-  std::snprintf(nums, sizeof(nums), ",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"depth\":%d}}",
-                start_us, duration_us, depth);
-  return "{\"name\":" + json_string(name) + ",\"cat\":\"" + kind + "\"" + nums;
-}
-
 }  // namespace
 
 std::string chrome_trace(const VirtualMachine& vm, int64_t entry, double total_us) {
   const auto& functions = vm.executable().functions;
-  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
-  out += trace_event(functions[static_cast<size_t>(entry)].name, "vm", 0, 0.0, total_us);
+  ChromeTraceWriter trace;
+  trace.complete_event(functions[static_cast<size_t>(entry)].name, "vm", 0.0, total_us, 0);
   for (const auto& e : vm.trace_events()) {
     const size_t f = static_cast<size_t>(e.function);
-    out += "," + trace_event(functions[f].name, kind_name(vm.linked().callees[f]), e.depth + 1, e.start_us, e.duration_us);
+    trace.complete_event(functions[f].name, kind_name(vm.linked().callees[f]), e.start_us, e.duration_us, e.depth + 1);
   }
-  return out + "]}";
+  return trace.finish();
 }
 
 std::string profile_table(const VirtualMachine& vm, double total_seconds) {

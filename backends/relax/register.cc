@@ -1,6 +1,7 @@
 // The Relax back end's registration: loaders for the executable's record
-// under both type keys TVM has used, and TVM's global functions that front
-// ends use to read the tuples and shapes a Relax function returns.
+// under both type keys TVM has used, and TVM's Array constructor, which makes
+// a Relax tuple (the core registers the functions that read tuples and shapes,
+// src/value/value_functions.cc).
 #include "backends/relax/register.h"
 
 #include <string>
@@ -18,21 +19,6 @@ namespace relax {
 
 namespace {
 
-template <typename T>
-T& object_arg(const TVMArgs& args, int i, const char* function) {
-  auto* p = dynamic_cast<T*>(args.as_object(i).get());
-  if (!p) throw Error(ErrorKind::kTypeMismatch, std::string(function) + ": argument " + std::to_string(i) + " has the wrong type");
-  return *p;
-}
-
-int64_t index_arg(const TVMArgs& args, int i, size_t size, const char* function) {
-  const int64_t k = args.as_int(i);
-  if (k < 0 || k >= static_cast<int64_t>(size))
-    throw Error(ErrorKind::kOutOfRange, std::string(function) + ": index " + std::to_string(k) + " outside 0.." +
-                                            std::to_string(static_cast<int64_t>(size) - 1));
-  return k;
-}
-
 void set(Runtime& runtime, const std::string& name, PackedBody body) {
   runtime.set_function(name, make_function(std::move(body), name));
 }
@@ -44,25 +30,6 @@ void register_container_functions(Runtime& runtime) {
     items.reserve(static_cast<size_t>(args.size()));
     for (int i = 0; i < args.size(); ++i) items.push_back(value_from_arg(args, i));
     ret->set_object(Ref<TupleObj>(make_ref<TupleObj>(std::move(items))));
-  });
-  set(runtime, "runtime.ArraySize", [](const TVMArgs& args, RetValue* ret) {
-    ret->set_int(static_cast<int64_t>(object_arg<TupleObj>(args, 0, "runtime.ArraySize").items.size()));
-  });
-  set(runtime, "runtime.ArrayGetItem", [](const TVMArgs& args, RetValue* ret) {
-    const TupleObj& t = object_arg<TupleObj>(args, 0, "runtime.ArrayGetItem");
-    value_to_ret(t.items[static_cast<size_t>(index_arg(args, 1, t.items.size(), "runtime.ArrayGetItem"))], ret);
-  });
-  set(runtime, "runtime.ShapeTuple", [](const TVMArgs& args, RetValue* ret) {
-    std::vector<int64_t> dims;
-    for (int i = 0; i < args.size(); ++i) dims.push_back(args.as_int(i));
-    ret->set_object(Ref<ShapeObj>(make_ref<ShapeObj>(std::move(dims))));
-  });
-  set(runtime, "runtime.GetShapeTupleSize", [](const TVMArgs& args, RetValue* ret) {
-    ret->set_int(static_cast<int64_t>(object_arg<ShapeObj>(args, 0, "runtime.GetShapeTupleSize").dims.size()));
-  });
-  set(runtime, "runtime.GetShapeTupleElem", [](const TVMArgs& args, RetValue* ret) {
-    const ShapeObj& s = object_arg<ShapeObj>(args, 0, "runtime.GetShapeTupleElem");
-    ret->set_int(s.dims[static_cast<size_t>(index_arg(args, 1, s.dims.size(), "runtime.GetShapeTupleElem"))]);
   });
 }
 

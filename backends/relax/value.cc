@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "backends/relax/packed_convention.h"
+
 namespace graphrt {
 namespace relax {
 
@@ -13,6 +15,8 @@ size_t nested_depth(const std::vector<Value>& items) {
   }
   return deepest + 1;
 }
+
+void TupleObj::get_item(size_t index, RetValue* out) const { value_to_ret(items[index], out); }
 
 const char* value_kind_name(const Value& v) {
   static const char* const kNames[] = {"None",  "int",     "float",     "DataType", "String",   "NDArray", "Shape",

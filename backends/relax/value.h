@@ -12,11 +12,13 @@
 #include "graphrt/ndarray.h"
 #include "graphrt/object.h"
 #include "graphrt/packed_func.h"
+#include "graphrt/value.h"
 
 namespace graphrt {
 namespace relax {
 
-struct ShapeObj;
+// TVM's ShapeTuple: the core's (graphrt/value.h), so that every front door reads it.
+using ShapeObj = ShapeObject;
 struct TupleObj;
 struct ClosureObj;
 struct StorageObj;
@@ -42,17 +44,12 @@ enum ValueIndex : size_t {
   kTupleValue, kClosureValue, kStorageValue, kFunctionValue, kVmValue, kStateValue
 };
 
-// TVM's ShapeTuple.
-struct ShapeObj : Object {
-  explicit ShapeObj(std::vector<int64_t> d) : dims(std::move(d)) {}
-  const char* object_type_key() const override { return "runtime.ShapeTuple"; }
-  std::vector<int64_t> dims;
-};
-
-// TVM's Array<ObjectRef>, what a Relax tuple is at run time.
-struct TupleObj : Object {
+// TVM's Array<ObjectRef>, what a Relax tuple is at run time: the core's ArrayObject over
+// register values, handed out through the packed convention (value_to_ret).
+struct TupleObj : ArrayObject {
   explicit TupleObj(std::vector<Value> v) : items(std::move(v)), depth(nested_depth(items)) {}
-  const char* object_type_key() const override { return "Array"; }
+  size_t size() const override { return items.size(); }
+  void get_item(size_t index, RetValue* out) const override;
   std::vector<Value> items;
   size_t depth;  // nested_depth(items) when made (tuple_reset_item only lowers it)
 };

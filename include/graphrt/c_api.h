@@ -69,6 +69,31 @@ GRAPHRT_API int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* sha
 GRAPHRT_API int graphrt_array_view_at(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,
                           int dtype_lanes, uint64_t byte_offset, TVMArrayHandle* out);
 
+/* ---- values (graphrt/value.h): what functions and runners return ----
+ * A result is a packed value (a TVMValue and its type code, as TVMFuncCall returns it); these
+ * read its structure with no function called by name. A tuple or a shape is an object handle
+ * (free it with TVMObjectFree), a tensor an array handle (TVMArrayHandle). The tuple and shape
+ * functions take object handles (values of type code kTVMObjectHandle) only: an array handle is
+ * no object. Another kind of object: GRAPHRT_ERROR_TYPE_MISMATCH; NULL handle or pointer:
+ * GRAPHRT_ERROR_INVALID_ARGUMENT. */
+#define GRAPHRT_VALUE_NONE 0
+#define GRAPHRT_VALUE_TENSOR 1
+#define GRAPHRT_VALUE_TUPLE 2
+#define GRAPHRT_VALUE_SHAPE 3
+#define GRAPHRT_VALUE_INT 4
+#define GRAPHRT_VALUE_FLOAT 5
+#define GRAPHRT_VALUE_STRING 6
+#define GRAPHRT_VALUE_OBJECT 7 /* a module, function or other object (a closure, a KV cache) */
+/* One of GRAPHRT_VALUE_*; a raw handle, device or dtype is a type mismatch. */
+GRAPHRT_API int graphrt_value_kind(const TVMValue* value, int type_code, int* out);
+GRAPHRT_API int graphrt_value_tuple_size(TVMObjectHandle tuple, int64_t* out);
+/* Item `index` as a new packed value (objects carry a reference; strings are thread-local);
+ * an index outside the tuple: GRAPHRT_ERROR_OUT_OF_RANGE. */
+GRAPHRT_API int graphrt_value_tuple_item(TVMObjectHandle tuple, int64_t index, TVMValue* out, int* out_type_code);
+GRAPHRT_API int graphrt_value_shape_rank(TVMObjectHandle shape, int* out);
+/* The dims, valid as long as the shape. */
+GRAPHRT_API int graphrt_value_shape_dims(TVMObjectHandle shape, const int64_t** out);
+
 /* ---- devices and streams ---- */
 /* *available = 1 when usable; otherwise *reason says why (thread-local). */
 GRAPHRT_API int graphrt_device_available(int device_type, int device_id, int* available, const char** reason);
@@ -165,6 +190,10 @@ GRAPHRT_API int graphrt_runner_num_outputs(graphrt_runner_t runner, int* out);
 /* Output `index` of the last run: a new array handle on the runner's storage
  * (free it with TVMArrayFree; the next run may overwrite what it holds). */
 GRAPHRT_API int graphrt_runner_get_output(graphrt_runner_t runner, int index, TVMArrayHandle* out);
+/* The last run's result as one packed value (read it with graphrt_value_*): a Relax
+ * function's return value as it is (a tensor, a nested tuple, a shape, an int, ...), a graph's
+ * outputs as a tuple of tensors. Before any run: GRAPHRT_ERROR_FAILED_PRECONDITION. */
+GRAPHRT_API int graphrt_runner_get_result(graphrt_runner_t runner, TVMValue* out, int* out_type_code);
 
 /* ---- language models as MLC-LLM ships them (graphrt/text_generation.h) ----
  * A model folder (mlc-chat-config.json, the tensor cache, the tokenizer's files, the library),

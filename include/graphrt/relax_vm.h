@@ -3,7 +3,7 @@
 // or a (nested) tuple back.
 //
 //   graphrt::RelaxVM vm = graphrt::RelaxVM::load("deploy_relax.so");
-//   graphrt::RelaxValue y = vm.call("main", {x});
+//   graphrt::Value y = vm.call("main", {x});
 //   graphrt::NDArray out = y.tensor;          // y.items[i] for a tuple
 //
 // A thin layer over the VM module's packed functions, the calls TVM's own
@@ -19,88 +19,15 @@
 #include <vector>
 
 #include "graphrt/runtime.h"
+#include "graphrt/session.h"
+#include "graphrt/value.h"
 
 namespace graphrt {
 
-// A Relax function's result: a tensor, a (nested) tuple, an int or float
-// (a PrimValue), nothing, or another object (a shape, a closure).
-struct RelaxValue {
-  enum class Kind { kNone, kTensor, kTuple, kInt, kFloat, kObject };
-  Kind kind = Kind::kNone;
-  NDArray tensor;                 // kTensor
-  std::vector<RelaxValue> items;  // kTuple
-  int64_t int_value = 0;          // kInt
-  double float_value = 0;         // kFloat
-  Ref<Object> object;             // kObject
-
-  bool is_tuple() const { return kind == Kind::kTuple; }
-  // The tensors, depth first: TVM's output_<i> order for a tuple result.
-  std::vector<NDArray> flatten() const {
-    std::vector<NDArray> out;
-    append_tensors(&out);
-    return out;
-  }
-
-  // A packed function's return value as a RelaxValue (tuples read item by item,
-  // through the default runtime's functions or `runtime`'s).
-  static RelaxValue from(const RetValue& r) { return from(r, graphrt::runtime()); }
-  static RelaxValue from(const RetValue& r, const Runtime& runtime) {
-    RelaxValue v;
-    switch (r.code()) {
-      case kTVMNullptr:
-        return v;
-      case kTVMNDArrayHandle:
-        v.kind = Kind::kTensor;
-        v.tensor = r.as_ndarray();
-        return v;
-      case kDLInt:
-      case kDLUInt:
-      case kTVMArgBool:
-        v.kind = Kind::kInt;
-        v.int_value = r.as_int();
-        return v;
-      case kDLFloat:
-        v.kind = Kind::kFloat;
-        v.float_value = r.as_float();
-        return v;
-      default:
-        break;
-    }
-    Ref<Object> obj = r.code() == kTVMObjectHandle ? r.as_args().as_object(0) : Ref<Object>();
-    if (!obj.get() || std::string(obj->object_type_key()) != "Array") {
-      if (!obj.get())
-        throw Error(ErrorKind::kTypeMismatch, std::string("RelaxValue: a Relax function returned a ") +
-                                                  type_code_name(r.code()));
-      v.kind = Kind::kObject;
-      v.object = obj;
-      return v;
-    }
-    v.kind = Kind::kTuple;
-    const int64_t n = array_call(runtime, "runtime.ArraySize", obj.get(), -1).as_int();
-    for (int64_t i = 0; i < n; ++i)
-      v.items.push_back(from(array_call(runtime, "runtime.ArrayGetItem", obj.get(), i), runtime));
-    return v;
-  }
-
- private:
-  // TVM's runtime.ArraySize(array) / runtime.ArrayGetItem(array, index): the
-  // array passed as an object handle, as TVM's front ends pass it.
-  static RetValue array_call(const Runtime& runtime, const char* name, Object* array, int64_t index) {
-    PackedFunc f = runtime.function(name);
-    if (!f) throw Error(ErrorKind::kNotFound, std::string("RelaxValue: global function '") + name + "' missing");
-    TVMValue values[2];
-    int codes[2] = {kTVMObjectHandle, kDLInt};
-    values[0].v_handle = array;
-    values[1].v_int64 = index;
-    RetValue ret;
-    f->call(TVMArgs(values, codes, index < 0 ? 1 : 2), &ret);
-    return ret;
-  }
-  void append_tensors(std::vector<NDArray>* out) const {
-    if (kind == Kind::kTensor) out->push_back(tensor);
-    for (const RelaxValue& item : items) item.append_tensors(out);
-  }
-};
+// A Relax function's result (a tensor, a nested tuple, a shape, an int or float, nothing, or
+// another object: a closure, a KV cache): the core's Value (graphrt/value.h), which reads
+// tuples and shapes with no call by name.
+using RelaxValue = Value;
 
 // What a Relax function's code checks of a parameter (its prologue's
 // check_tensor_info and match_shape): the one typed form of it, read from the
@@ -155,11 +82,11 @@ class RelaxVM {
   // last, as TVM's VirtualMachine lists them); the arguments of call() must be there.
   RelaxVM(Module executable, DLDevice device, Allocator allocator = Allocator::kPooled)
       : RelaxVM(std::move(executable), device, allocator, nullptr) {}
-  // The same for an executable loaded through `runtime` (which must outlive the VM): results
-  // are read through its functions, not the default runtime's. The VM's devices are those
-  // of the runtime the executable was loaded through.
-  RelaxVM(Module executable, DLDevice device, Allocator allocator, Runtime& runtime)
-      : RelaxVM(std::move(executable), device, allocator, &runtime) {}
+  // The same for an executable loaded through `runtime`. The VM's devices are those of the
+  // runtime the executable was loaded through, and results are read by the core's Value,
+  // whatever the runtime: the argument stays for the callers that name it.
+  RelaxVM(Module executable, DLDevice device, Allocator allocator, Runtime& /*runtime*/)
+      : RelaxVM(std::move(executable), device, allocator, nullptr) {}
 
   const Module& executable() const { return exe_; }
 
@@ -217,9 +144,8 @@ class RelaxVM {
   std::string executable_stats() const { return call_function(exe_->require_function("stats"), ArgList()).as_string(); }
   std::string executable_text() const { return call_function(exe_->require_function("as_text"), ArgList()).as_string(); }
 
-  RelaxValue call(const std::string& function, const std::vector<NDArray>& args) {
-    const RetValue ret = call_function(vm_->require_function(function), arrays(args));
-    return runtime_ ? RelaxValue::from(ret, *runtime_) : RelaxValue::from(ret);
+  Value call(const std::string& function, const std::vector<NDArray>& args) {
+    return Value::from(call_function(vm_->require_function(function), arrays(args)));
   }
   // The per-callee table (kernels, builtins, VM functions) of one call.
   std::string profile(const std::string& function, const std::vector<NDArray>& args) {
@@ -245,10 +171,10 @@ class RelaxVM {
   }
 
  private:
-  RelaxVM(Module executable, DLDevice device, Allocator allocator, Runtime* runtime)
-      : exe_(std::move(executable)), runtime_(runtime) {
+  RelaxVM(Module executable, DLDevice device, Allocator allocator, std::nullptr_t)
+      : exe_(std::move(executable)) {
     const std::string key = exe_.get() ? exe_->type_key() : std::string("(none)");
-    if (key != "relax.VMExecutable" && key != "relax.Executable")
+    if (model_kind_of(exe_) != ModelKind::kRelax)
       throw Error(ErrorKind::kTypeMismatch, "RelaxVM: module '" + key + "' is not a Relax executable")
           .with("tkey", key);
     vm_ = call_function(exe_->require_function("vm_load_executable"), ArgList()).as_module();
@@ -268,7 +194,6 @@ class RelaxVM {
 
   Module exe_;
   Module vm_;
-  Runtime* runtime_ = nullptr;  // null: the default runtime
 };
 
 }  // namespace graphrt

@@ -10,12 +10,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graphrt/graph_executor.h"
 #include "graphrt/module.h"
 #include "graphrt/runtime.h"
+#include "graphrt/value.h"
 
 #pragma GCC visibility push(default)  // exported: see graphrt/export.h
 
@@ -42,6 +44,12 @@ struct FunctionSpec {
 
 enum class ModelKind { kGraph, kRelax };
 
+// What kind of model a loaded root module is, told by its type key here and nowhere else: a
+// graph executor factory (a one-file export, GraphExecutorFactory or TVM's older
+// GraphRuntimeFactory), a Relax executable (relax.VMExecutable, relax.Executable before TVM
+// v0.20); nothing for another module (a kernels library: the three-file form's).
+std::optional<ModelKind> model_kind_of(const Module& root);
+
 // Where a model is: a library (one-file export, .tar, tvmc package, Relax
 // executable), or a kernels library with a graph JSON and a params file.
 struct ModelSource {
@@ -62,6 +70,13 @@ struct SessionOptions {
 };
 
 class Runner;
+
+// Runs measured per callee (a graph's nodes; a Relax function's kernels, builtins and VM
+// functions): a table, and one run as a Chrome trace (JSON).
+struct RunProfile {
+  std::string table;
+  std::string chrome_trace;
+};
 
 class Model {
  public:
@@ -101,7 +116,18 @@ class Runner {
   virtual void run() = 0;
   virtual int num_outputs() const = 0;
   virtual NDArray output(int index) const = 0;
-  // The graph executor behind a graph runner (profiling, memory report); null for Relax.
+  // The last run's result, structured (graphrt/value.h): a Relax function's return value as
+  // it is (a tensor, a nested tuple, a shape, an int, ...), a graph's outputs as a tuple of
+  // tensors. output(i) is its i-th tensor, depth first. A Relax runner before any run: an
+  // Error (failed precondition).
+  virtual Value result() const = 0;
+  // With the inputs set: a graph's `repeat` runs after `warmup`, per node; a Relax function's
+  // one call per callee table and one traced call (`repeat` and `warmup` do not apply).
+  virtual RunProfile profile(int repeat, int warmup) = 0;
+  // What a graph runner's executor plans and holds; nothing for Relax.
+  virtual std::optional<MemoryReport> memory_report() const = 0;
+  // The graph executor behind a graph runner (tests of the session layer); null for Relax.
+  // The apps and the C API use the typed calls above.
   virtual std::shared_ptr<GraphExecutor> graph_executor() const { return nullptr; }
 };
 

@@ -102,8 +102,14 @@ class TextGenerator {
   // The ids the model is given for a chat: system_prefix_token_ids, then the prompt's text.
   std::vector<int32_t> chat_prompt_ids(const std::vector<ChatMessage>& messages) const;
 
- private:
+  // One request's generation on prompt `ids` (the template's stop strings and ids, the
+  // sequence's room), for a caller that steps the model itself (ContinuousBatcher). Errors
+  // name the field ("prompt" when the ids leave no room) and the option ("max_total_seq_len").
   TextGeneration start(const std::vector<int32_t>& ids, const GenerationConfig& config);
+  // A sequence id that no other generation of this generator uses.
+  int64_t new_sequence_id() { return next_sequence_++; }
+
+ private:
   GenerationResult run(const std::vector<int32_t>& ids, const GenerationConfig& config,
                        const TextCallback& on_text);
 

@@ -110,7 +110,8 @@ TextGeneration TextGenerator::start(const std::vector<int32_t>& ids, const Gener
     throw Error(ErrorKind::kOutOfRange, "the prompt's " + std::to_string(ids.size()) +
                                             " tokens leave no room in the model's sequence limit of " +
                                             std::to_string(model_->max_sequence_length()))
-        .with("field", "prompt");
+        .with("field", "prompt")
+        .with("option", "max_total_seq_len");
   }
   std::vector<std::string> stops = has_conv_ ? conv_.stop_str : std::vector<std::string>{};
   std::vector<int32_t> stop_ids = has_conv_ ? conv_.stop_token_ids : std::vector<int32_t>{};

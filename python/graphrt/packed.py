@@ -75,12 +75,11 @@ def _convert_object(obj):
 
 class Array(Object):
     """TVM's runtime Array, what a Relax function returns for a tuple: a sequence (len, indexing,
-    iteration) whose items (NDArrays, nested Arrays, ...) are read when asked for, as TVM's are."""
+    iteration) whose items (NDArrays, nested Arrays, ...) are read when asked for, as TVM's are,
+    through the C API's graphrt_value_tuple_* (graphrt/value.h)."""
 
     __slots__ = ()
     _type_index = None
-    _size = None
-    _get_item = None
     _get_type_index = None
 
     @classmethod
@@ -89,15 +88,13 @@ class Array(Object):
             index = ctypes.c_uint(0)
             _lib.call("TVMObjectTypeKey2Index", _lib.c_str("Array"), ctypes.byref(index))
             cls._type_index = index.value
-            cls._size = get_global_func("runtime.ArraySize")
-            cls._get_item = get_global_func("runtime.ArrayGetItem")
             cls._get_type_index = _lib.OBJECT_TYPE_INDEX
         index = ctypes.c_uint(0)
         _lib.check(cls._get_type_index(ctypes.c_void_p(handle), ctypes.byref(index)))
         return index.value == cls._type_index
 
     def __len__(self):
-        return Array._size(self)
+        return tuple_size(self._h())
 
     def __getitem__(self, i):
         n = len(self)
@@ -107,16 +104,40 @@ class Array(Object):
             i += n
         if not 0 <= i < n:
             raise IndexError("Array index %d out of range (length %d)" % (i, n))
-        return Array._get_item(self, i)
+        return tuple_item(self._h(), i)
 
     def __iter__(self):
         # One size query, then the items (a VM result unpacked as `logits, cache = vm["decode"](...)`).
-        get = Array._get_item
-        for i in range(len(self)):
-            yield get(self, i)
+        h = self._h()
+        for i in range(tuple_size(h)):
+            yield tuple_item(h, i)
 
     def __repr__(self):
         return "Array(%s)" % ", ".join(repr(x) for x in self)
+
+
+_TUPLE_CALLS = []  # graphrt_value_tuple_size, _item: looked up once (a result is unpacked item by item)
+
+
+def _tuple_calls():
+    if not _TUPLE_CALLS:
+        lib = _lib.lib()
+        _TUPLE_CALLS.extend((lib.graphrt_value_tuple_size, lib.graphrt_value_tuple_item))
+    return _TUPLE_CALLS
+
+
+def tuple_size(handle):
+    """The item count of a tuple (an Array) object handle."""
+    n = ctypes.c_int64(0)
+    _lib.check(_tuple_calls()[0](handle, _byref(n)))
+    return n.value
+
+
+def tuple_item(handle, i):
+    """Item `i` of a tuple object handle, as a Python value (its reference passes to Python)."""
+    value, code = TVMValue(), ctypes.c_int(0)
+    _lib.check(_tuple_calls()[1](handle, i, _byref(value), _byref(code)))
+    return _return_value(value, code.value)
 
 
 def _handle_putter(code):

@@ -13,6 +13,7 @@ import ctypes
 from collections import namedtuple
 
 from . import _lib
+from . import packed
 from .device import cpu, to_device
 from .ndarray import NDArray, dtype_to_str
 from . import ndarray as nd
@@ -157,6 +158,14 @@ class Runner:
         out = ctypes.c_void_p()
         _lib.call("graphrt_runner_get_output", self._handle, int(index), ctypes.byref(out))
         return NDArray._adopt(out.value)
+
+    def result(self):
+        """The last run's result, structured: a Relax function's return value as it is (an
+        NDArray, an Array of nested values, a ShapeTuple, an int, ...), a graph's outputs as an
+        Array of NDArrays."""
+        value, code = _lib.TVMValue(), ctypes.c_int(0)
+        _lib.call("graphrt_runner_get_result", self._handle, ctypes.byref(value), ctypes.byref(code))
+        return packed._return_value(value, code.value)
 
     def __call__(self, **inputs):
         """Sets `inputs` (copied), runs, and returns the outputs."""

@@ -1,5 +1,8 @@
 """TVM's ShapeTuple (tvm.runtime.ShapeTuple): the shape value a Relax function takes or returns
-(R.Shape), a sequence of ints."""
+(R.Shape), a sequence of ints, read through the C API's graphrt_value_shape_* (graphrt/value.h)."""
+import ctypes
+
+from . import _lib
 from .module import Object, get_global_func, register_object_converter
 
 __all__ = ["ShapeTuple"]
@@ -11,19 +14,21 @@ class ShapeTuple(Object):
     """A shape: ShapeTuple([1, 784]); len, indexing, iteration, and == with a list or tuple."""
 
     __slots__ = ()
-    _functions = None
+    _make = None
 
     def __init__(self, shape):
-        made = self._calls()[0](*[int(d) for d in shape])
+        if ShapeTuple._make is None:
+            ShapeTuple._make = get_global_func("runtime.ShapeTuple")  # TVM's constructor
+        made = ShapeTuple._make(*[int(d) for d in shape])
         super().__init__(None)
         self.handle, made.handle = made.handle, None
 
-    @classmethod
-    def _calls(cls):
-        if cls._functions is None:
-            cls._functions = tuple(get_global_func(n) for n in
-                                   ("runtime.ShapeTuple", "runtime.GetShapeTupleSize", "runtime.GetShapeTupleElem"))
-        return cls._functions
+    def _dims(self):
+        rank, dims = ctypes.c_int(0), ctypes.POINTER(ctypes.c_int64)()
+        h = self._h()
+        _lib.call("graphrt_value_shape_rank", h, ctypes.byref(rank))
+        _lib.call("graphrt_value_shape_dims", h, ctypes.byref(dims))
+        return [dims[k] for k in range(rank.value)]
 
     @classmethod
     def _adopt(cls, obj):
@@ -32,21 +37,23 @@ class ShapeTuple(Object):
         return s
 
     def __len__(self):
-        return self._calls()[1](self)
+        rank = ctypes.c_int(0)
+        _lib.call("graphrt_value_shape_rank", self._h(), ctypes.byref(rank))
+        return rank.value
 
     def __getitem__(self, i):
-        n = len(self)
+        dims = self._dims()
         if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(n))]
+            return dims[i]
+        n = len(dims)
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError("ShapeTuple index %d out of range (length %d)" % (i, n))
-        return self._calls()[2](self, i)
+        return dims[i]
 
     def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
+        return iter(self._dims())
 
     def __eq__(self, other):
         if isinstance(other, (ShapeTuple, list, tuple)):

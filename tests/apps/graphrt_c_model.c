@@ -51,6 +51,40 @@ static void check_output(graphrt_runner_t runner, Npy* want) {
   CHECK_CALL(TVMArrayFree(y));
 }
 
+/* The last run's structured result (graphrt_runner_get_result, read with graphrt_value_*): a
+ * tensor equal to `want`, or (`in_tuple`: a graph's outputs) a tuple of one such tensor; and the
+ * accessors' mistakes by their kind: an index outside the tuple, the wrong kind, NULL. */
+static void check_result(graphrt_runner_t runner, Npy* want, int in_tuple) {
+  TVMValue value, item;
+  int code, item_code, kind, rank;
+  int64_t size;
+  TVMArrayHandle y;
+  CHECK_CALL(graphrt_runner_get_result(runner, &value, &code));
+  CHECK_CALL(graphrt_value_kind(&value, code, &kind));
+  if (in_tuple) {
+    CHECK_TRUE(kind == GRAPHRT_VALUE_TUPLE);
+    CHECK_CALL(graphrt_value_tuple_size(value.v_handle, &size));
+    CHECK_TRUE(size == 1);
+    CHECK_FAILS(GRAPHRT_ERROR_OUT_OF_RANGE, graphrt_value_tuple_item(value.v_handle, 1, &item, &item_code));
+    CHECK_FAILS(GRAPHRT_ERROR_OUT_OF_RANGE, graphrt_value_tuple_item(value.v_handle, -1, &item, &item_code));
+    CHECK_FAILS(GRAPHRT_ERROR_TYPE_MISMATCH, graphrt_value_shape_rank(value.v_handle, &rank));
+    CHECK_FAILS(GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_value_tuple_item(value.v_handle, 0, NULL, &item_code));
+    CHECK_CALL(graphrt_value_tuple_item(value.v_handle, 0, &item, &item_code));
+    CHECK_CALL(TVMObjectFree(value.v_handle));
+    value = item;
+    code = item_code;
+    CHECK_CALL(graphrt_value_kind(&value, code, &kind));
+  }
+  CHECK_TRUE(kind == GRAPHRT_VALUE_TENSOR && code == kTVMNDArrayHandle);
+  y = (TVMArrayHandle)value.v_handle;
+  CHECK_TRUE(y->ndim == want->ndim && y->shape[0] == want->shape[0]);
+  CHECK_TRUE(memcmp((char*)y->data + y->byte_offset, want->values, want->count * sizeof(float)) == 0);
+  CHECK_CALL(TVMArrayFree(y));
+  CHECK_FAILS(GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_value_tuple_size(NULL, &size));
+  CHECK_FAILS(GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_value_kind(NULL, kTVMNullptr, &kind));
+  CHECK_FAILS(GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_runner_get_result(runner, NULL, &code));
+}
+
 static void check_graph_model(const char* dir, const graphrt_model_options* options, const char* path) {
   graphrt_model_t model;
   graphrt_runner_t runner;
@@ -86,6 +120,7 @@ static void check_graph_model(const char* dir, const graphrt_model_options* opti
       CHECK_CALL(graphrt_runner_set_input_zero_copy(runner, "data", &xt));
     CHECK_CALL(graphrt_runner_run(runner));
     check_output(runner, &want);
+    check_result(runner, &want, 1);
     CHECK_FAILS(GRAPHRT_ERROR_NOT_FOUND, graphrt_runner_set_input(runner, "nope", &xt));
     /* The error lists the inputs there are. */
     CHECK_TRUE(strstr(TVMGetLastError(), "unknown input 'nope' (data inputs: data; params: p0") != NULL);
@@ -108,7 +143,8 @@ static void check_relax_model(const char* dir) {
   Npy x1 = read_npy(dir, "input_x_n1.npy"), want1 = read_npy(dir, "output_0_n1.npy");
   DLTensor xt = tensor_of(&x), x1t = tensor_of(&x1);
   TVMArrayHandle y;
-  int n, kind;
+  TVMValue result;
+  int n, kind, result_code;
   snprintf(path, sizeof(path), "%s/deploy_relax.so", dir);
   CHECK_CALL(graphrt_model_load(path, NULL, &model));
   CHECK_CALL(graphrt_model_kind(model, &kind));
@@ -125,12 +161,14 @@ static void check_relax_model(const char* dir) {
   CHECK_TRUE(n == 0); /* a Relax function's outputs are known after a run */
   CHECK_CALL(graphrt_runner_create(model, NULL, &runner));
   CHECK_FAILS(GRAPHRT_ERROR_FAILED_PRECONDITION, graphrt_runner_run(runner)); /* x not set */
+  CHECK_FAILS(GRAPHRT_ERROR_FAILED_PRECONDITION, graphrt_runner_get_result(runner, &result, &result_code));
   CHECK_CALL(graphrt_runner_set_input(runner, "x", &xt));
   CHECK_CALL(graphrt_runner_run(runner));
   check_output(runner, &want);
   CHECK_CALL(graphrt_runner_set_input_zero_copy(runner, "x", &x1t));
   CHECK_CALL(graphrt_runner_run(runner));
   check_output(runner, &want1);
+  check_result(runner, &want1, 0);
   CHECK_FAILS(GRAPHRT_ERROR_OUT_OF_RANGE, graphrt_runner_get_output(runner, 1, &y));
   graphrt_runner_free(runner);
   graphrt_model_free(model);

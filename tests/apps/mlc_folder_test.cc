@@ -167,7 +167,7 @@ TEST(MlcFolder, AMissingConfigOrFieldIsRefusedNamingIt) {
   write_file(dir.path() + "/mlc-chat-config.json", "{\"model_type\": ");
   EXPECT_NE(std::string::npos, error_of([&] { LanguageModel lm(cpu_session(), dir.path()); }, ErrorKind::kInvalidArgument)
                                    .message()
-                                   .find("not JSON"));
+                                   .find("not valid JSON"));
 }
 
 TEST(MlcFolder, AMissingShardOrLibraryIsRefusedNamingIt) {

@@ -9,6 +9,8 @@ including a layer's internals).
   src/                 public headers and the core's own files
   src/elf/             (the base's ELF reader and image loader) public headers
                        and its own files only: it is below the core
+  src/base/<format>/   (the base's other formats: json/, the one JSON reader and
+                       writer) public headers and its own files only, as src/elf/
   graph/               public headers, its own files, src/layer_api/
   backends/<name>/     public headers, its own files, src/layer_api/, src/elf/
   backends/vm/host/    public headers and backends/vm/host/ only (the VM's values,
@@ -29,6 +31,15 @@ including a layer's internals).
 
 Public headers are include/graphrt/, include/tvm/ and the system's (dlpack,
 nlohmann, libc, the standard library).
+
+One rule for calls by name: the front doors (apps/, session/, include/graphrt/,
+python/graphrt/ but for TVM's compatibility faces in it, runtime/ and contrib/)
+read a result's tuples and shapes through graphrt/value.h or the C API's
+graphrt_value_* and never name TVM's accessors (runtime.ArraySize,
+runtime.ArrayGetItem, runtime.GetShapeTupleSize, runtime.GetShapeTupleElem),
+which the core registers for TVM's own front ends and libraries; and apps/ and
+session/ make no call by name (registry_get(, require_function(, .function(")
+outside CALLS_BY_NAME_ALLOWED, a short list of TVM faces.
 
 Three more rules of the build (docs/architecture.md): nothing includes
 dmlc-core (unused on purpose); no back end's CMakeLists.txt looks for
@@ -90,6 +101,16 @@ def check_base_elf(path, kind, target):
         return None
     if is_repo_path(target) or kind == '"':
         return "the base's ELF reader includes public headers and its own files only"
+    return None
+
+
+def check_base_folder(path, kind, target):
+    if target.startswith(PUBLIC_PREFIXES):
+        return None
+    if kind == '"' and own_file(path, target) and "/" not in target:
+        return None
+    if is_repo_path(target) or kind == '"':
+        return "the base (src/base/) includes public headers and its own files only"
     return None
 
 
@@ -185,6 +206,8 @@ def rule_for(relpath):
     parts = relpath.split(os.sep)
     if parts[:2] == ["src", "elf"]:
         return check_base_elf
+    if parts[:2] == ["src", "base"]:
+        return check_base_folder
     if parts[0] == "src":
         return check_core
     if parts[0] == "graph":
@@ -235,8 +258,66 @@ def build_rule_violations():
     return out
 
 
+# TVM's accessors of its Array and ShapeTuple, which graphrt's front doors do not call.
+VALUE_ACCESSOR_NAMES = re.compile(r"runtime\.(ArraySize|ArrayGetItem|GetShapeTupleSize|GetShapeTupleElem)\b")
+FRONT_DOORS = ("apps", "session", os.path.join("include", "graphrt"), os.path.join("python", "graphrt"))
+# TVM's compatibility faces among them: what TVM's users call stays TVM's.
+TVM_FACES = (os.path.join("python", "graphrt", "runtime") + os.sep, os.path.join("python", "graphrt", "contrib") + os.sep)
+
+
+def value_accessor_violations():
+    out = []
+    for folder in FRONT_DOORS:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
+            for name in sorted(files):
+                if not name.endswith(SOURCE_SUFFIXES + (".py",)):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, ROOT)
+                if rel.startswith(TVM_FACES):
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for number, line in enumerate(f, 1):
+                        m = VALUE_ACCESSOR_NAMES.search(line)
+                        if m:
+                            out.append("%s:%d: names %s: a front door reads tuples and shapes through "
+                                       "graphrt/value.h or graphrt_value_*, not by calling TVM's accessors by name"
+                                       % (rel, number, m.group(0)))
+    return out
+
+
+# Calls by name in the apps and the session layer: only these files make them, each a TVM face
+# or an API that is global functions by design.
+CALL_BY_NAME = re.compile(r'\bregistry_get\(|\brequire_function\(|\.function\("')
+CALLS_BY_NAME_ALLOWED = {
+    os.path.join("apps", "common", "packed_args.cc"): "the IREE-style VM's API, its graphrt.vm.* global functions",
+    os.path.join("session", "graph_model.cc"): "the graph executor factory's TVM face (create_with_options)",
+    os.path.join("session", "shared_params.cc"): "the factory's TVM face (remove_params)",
+    os.path.join("session", "params_cache_use.cc"): "the root's TVM-style use_params_cache",
+    os.path.join("session", "language_model.cc"): "the model library's own functions (embed, _metadata, ...)",
+}
+
+
+def call_by_name_violations():
+    out = []
+    for folder in ("apps", "session"):
+        for path in sources(folder):
+            rel = os.path.relpath(path, ROOT)
+            if rel in CALLS_BY_NAME_ALLOWED:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    code = line.split("//", 1)[0]
+                    m = CALL_BY_NAME.search(code)
+                    if m:
+                        out.append("%s:%d: a call by name (%s): the apps and the session layer use typed APIs "
+                                   "(graphrt/session.h, graphrt/value.h, ...), calls by name stay in the "
+                                   "allow-listed TVM faces" % (rel, number, m.group(0)))
+    return out
+
+
 def main():
-    violations = build_rule_violations()
+    violations = build_rule_violations() + value_accessor_violations() + call_by_name_violations()
     checked = 0
     for folder in ("src", "graph", "backends", "llm", "session", "apps"):
         for path in sources(folder):

@@ -1,102 +1,149 @@
 #include "generation/generate_request.h"
 
-#include <functional>
 #include <limits>
-#include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "graphrt/error.h"
+#include "graphrt/json_reader.h"
 
 namespace graphrt_serve {
 
 using graphrt::Error;
 using graphrt::ErrorKind;
-using json = nlohmann::json;
+using graphrt::JsonReader;
+using graphrt::JsonType;
 
 namespace {
 
-// A value in an error message: numbers as written, anything else by its type (an array may be large or deep).
-std::string describe(const json& v) { return v.is_number() ? v.dump() : std::string("a ") + v.type_name(); }
+// A generate request nests three deep: {"parameters": {"stop_token_ids": [...]}}.
+constexpr graphrt::JsonLimits kGenerateJsonLimits{kMaxGenerateBodyBytes, 3};
 
-std::vector<int32_t> token_ids(const json& v, const char* field) {
-  if (!v.is_array()) throw Error(ErrorKind::kTypeMismatch, std::string(field) + " must be an array of token ids (integers)").with("field", field);
-  std::vector<int32_t> out;
-  out.reserve(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    const json& t = v[i];
-    if (!t.is_number_integer())
-      throw Error(ErrorKind::kTypeMismatch, std::string(field) + " element " + std::to_string(i) + " is " + describe(t) + ", not an integer")
-          .with("field", field);
-    const bool negative = t.is_number_unsigned() ? false : t.get<int64_t>() < 0;
-    if (negative || (t.is_number_unsigned() ? t.get<uint64_t>() > uint64_t(std::numeric_limits<int32_t>::max())
-                                            : t.get<int64_t>() > std::numeric_limits<int32_t>::max()))
-      throw Error(ErrorKind::kOutOfRange, std::string(field) + " element " + std::to_string(i) + " is " + t.dump() +
-                                              ", not a token id (0 <= id < the vocabulary size)")
-          .with("field", field);
-    out.push_back(static_cast<int32_t>(t.get<int64_t>()));
+const char* type_phrase(JsonType t) {
+  switch (t) {
+    case JsonType::kObject: return "an object";
+    case JsonType::kArray: return "an array";
+    case JsonType::kString: return "a string";
+    case JsonType::kBool: return "a boolean";
+    case JsonType::kNull: return "null";
+    default: return "a number";
   }
+}
+
+// A value that is not what `what` needs: numbers as written, anything else by its type (an array
+// may be large or deep). The value is skipped first, so malformed or too deep text is reported
+// as such, not as a wrong type.
+std::string describe_and_skip(JsonReader& r) {
+  const JsonType t = r.next_type();
+  if (t == JsonType::kNumber) return std::string(r.read_number_text());
+  r.skip_value();
+  return type_phrase(t);
+}
+
+// True for what describe_and_skip() returned for an integer (digits, no fraction or exponent).
+bool is_integer_text(const std::string& what) {
+  return !what.empty() && (what[0] == '-' || (what[0] >= '0' && what[0] <= '9')) &&
+         what.find_first_of(".eE") == std::string::npos;
+}
+
+int32_t token_id(JsonReader& r, const char* field, size_t i) {
+  int64_t v = 0;
+  if (r.read_integer(&v)) {
+    if (v >= 0 && v <= std::numeric_limits<int32_t>::max()) return static_cast<int32_t>(v);
+    throw Error(ErrorKind::kOutOfRange, std::string(field) + " element " + std::to_string(i) + " is " +
+                                            std::to_string(v) + ", not a token id (0 <= id < the vocabulary size)")
+        .with("field", field);
+  }
+  const std::string what = describe_and_skip(r);
+  if (is_integer_text(what))  // an integer past int64
+    throw Error(ErrorKind::kOutOfRange, std::string(field) + " element " + std::to_string(i) + " is " + what +
+                                            ", not a token id (0 <= id < the vocabulary size)")
+        .with("field", field);
+  throw Error(ErrorKind::kTypeMismatch, std::string(field) + " element " + std::to_string(i) + " is " + what +
+                                            ", not an integer")
+      .with("field", field);
+}
+
+std::vector<int32_t> token_ids(JsonReader& r, const char* field) {
+  if (!r.next_is_array()) {
+    r.skip_value();
+    throw Error(ErrorKind::kTypeMismatch, std::string(field) + " must be an array of token ids (integers)")
+        .with("field", field);
+  }
+  std::vector<int32_t> out;
+  r.array([&](size_t i) {
+    if (i >= kMaxGenerateTokenIds)
+      throw Error(ErrorKind::kOutOfRange, "an array of more than " + std::to_string(kMaxGenerateTokenIds) +
+                                              " elements (a generate request's limit)")
+          .with("field", field);
+    out.push_back(token_id(r, field, i));
+  });
   return out;
 }
 
-int64_t max_tokens(const json& v) {
-  if (!v.is_number_integer())
-    throw Error(ErrorKind::kTypeMismatch, "max_tokens must be an integer, got " + describe(v)).with("field", "max_tokens");
-  if (v.is_number_unsigned() ? v.get<uint64_t>() < 1 || v.get<uint64_t>() > uint64_t(1) << 40 : v.get<int64_t>() < 1)
-    throw Error(ErrorKind::kOutOfRange, "max_tokens is " + v.dump() + "; it must be at least 1 (and at most 2^40)")
+int64_t max_tokens(JsonReader& r) {
+  int64_t v = 0;
+  if (!r.read_integer(&v)) {
+    const std::string what = describe_and_skip(r);
+    if (is_integer_text(what))  // an integer past int64
+      throw Error(ErrorKind::kOutOfRange, "max_tokens is " + what + "; it must be at least 1 (and at most 2^40)")
+          .with("field", "max_tokens");
+    throw Error(ErrorKind::kTypeMismatch, "max_tokens must be an integer, got " + what).with("field", "max_tokens");
+  }
+  if (v < 1 || v > int64_t(1) << 40)
+    throw Error(ErrorKind::kOutOfRange, "max_tokens is " + std::to_string(v) + "; it must be at least 1 (and at most 2^40)")
         .with("field", "max_tokens");
-  return v.get<int64_t>();
+  return v;
 }
 
 // max_tokens or stop_token_ids, given once (top level or parameters).
-void set_option(GenerateRequest& r, const std::string& key, const json& v, bool& seen_max, bool& seen_stop) {
-  bool& seen = key == "max_tokens" ? seen_max : seen_stop;
-  if (seen) throw Error(key + " is given twice (top level and parameters)").with("field", key);
+void set_option(GenerateRequest& req, std::string_view key, JsonReader& r, bool& seen_max, bool& seen_stop) {
+  const bool is_max = key == "max_tokens";
+  bool& seen = is_max ? seen_max : seen_stop;
+  if (seen) throw Error(std::string(key) + " is given twice (top level and parameters)").with("field", std::string(key));
   seen = true;
-  if (key == "max_tokens") r.max_tokens = max_tokens(v);
-  else r.stop_token_ids = token_ids(v, "stop_token_ids");
+  if (is_max) req.max_tokens = max_tokens(r);
+  else req.stop_token_ids = token_ids(r, "stop_token_ids");
 }
 
-}  // namespace
-
-namespace {
-
-// What the parse refuses while it reads, before the tree holds it: nesting deeper than a generate
-// request's three levels ({"parameters": {"stop_token_ids": [...]}}), a key given twice in one
-// object (the tree would keep the last silently; /infer refuses them too), an array longer than
-// kMaxGenerateTokenIds.
-class ParseGuard {
- public:
-  bool operator()(int depth, json::parse_event_t event, json& parsed) {
-    if (depth > 3) throw Error("nested deeper than a generate request (3 levels)").with("field", "body");
-    switch (event) {
-      case json::parse_event_t::object_start: keys_.emplace_back(); break;
-      case json::parse_event_t::object_end: keys_.pop_back(); break;
-      case json::parse_event_t::key: {
-        const std::string key = parsed.get<std::string>();
-        if (!keys_.back().insert(key).second)
-          throw Error("key " + graphrt::quote_untrusted(key) + " is given twice in one object")
-              .with("field", graphrt::shown_name(key));
-        last_key_ = key;
-        break;
-      }
-      case json::parse_event_t::array_start: elements_.push_back(0); break;
-      case json::parse_event_t::array_end: elements_.pop_back(); break;
-      case json::parse_event_t::value:
-        if (!elements_.empty() && ++elements_.back() > kMaxGenerateTokenIds)
-          throw Error(ErrorKind::kOutOfRange, "an array of more than " + std::to_string(kMaxGenerateTokenIds) +
-                                                  " elements (a generate request's limit)")
-              .with("field", graphrt::shown_name(last_key_));
-        break;
-    }
-    return true;
+GenerateRequest read_request(JsonReader& r) {
+  if (!r.next_is_object()) {
+    r.skip_value();  // malformed text is reported as such first
+    r.expect_end();
+    throw Error("the body must be a JSON object").with("field", "body");
   }
-
- private:
-  std::vector<std::set<std::string>> keys_;  // per open object
-  std::vector<size_t> elements_;             // per open array
-  std::string last_key_;
-};
+  GenerateRequest req;
+  bool seen_ids = false, seen_max = false, seen_stop = false;
+  r.object_unique_keys([&](std::string_view k) {
+    if (k == "id") {
+      if (!r.next_is_string()) throw Error(ErrorKind::kTypeMismatch, "id must be a string").with("field", "id");
+      req.has_id = true;
+      req.id = r.read_string();
+    } else if (k == "input_ids") {
+      req.input_ids = token_ids(r, "input_ids");
+      seen_ids = true;
+    } else if (k == "max_tokens" || k == "stop_token_ids") {
+      set_option(req, k, r, seen_max, seen_stop);
+    } else if (k == "parameters") {
+      if (!r.next_is_object())
+        throw Error(ErrorKind::kTypeMismatch, "parameters must be an object").with("field", "parameters");
+      r.object_unique_keys([&](std::string_view p) {  // others (stream, temperature...) are ignored, as /infer does
+        if (p == "max_tokens" || p == "stop_token_ids") set_option(req, p, r, seen_max, seen_stop);
+        else r.skip_value();
+      });
+    } else if (k == "text_input") {
+      throw Error(ErrorKind::kUnsupported, "text is not accepted: graphrt-serve has no tokenizer; send input_ids")
+          .with("field", "text_input");
+    } else {
+      const std::string key(k);
+      throw Error("unknown field " + graphrt::quote_untrusted(key) +
+                  " (known: id, input_ids, max_tokens, stop_token_ids, parameters)")
+          .with("field", graphrt::shown_name(key));
+    }
+  });
+  r.expect_end();
+  if (!seen_ids) throw Error("input_ids is missing: the prompt's token ids").with("field", "input_ids");
+  if (req.input_ids.empty()) throw Error("input_ids is empty: the prompt needs at least one token").with("field", "input_ids");
+  return req;
+}
 
 }  // namespace
 
@@ -105,38 +152,17 @@ GenerateRequest decode_generate_request(const std::string& body) {
     throw Error(ErrorKind::kOutOfRange, "the body is " + std::to_string(body.size()) + " bytes; a generate request "
                                         "takes at most " + std::to_string(kMaxGenerateBodyBytes))
         .with("field", "body");
-  ParseGuard guard;
-  const json root = json::parse(body, std::ref(guard), false);
-  if (root.is_discarded()) throw Error("the body is not JSON").with("field", "body");
-  if (!root.is_object()) throw Error("the body must be a JSON object").with("field", "body");
-  GenerateRequest r;
-  bool seen_ids = false, seen_max = false, seen_stop = false;
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string& k = it.key();
-    if (k == "id") {
-      if (!it->is_string()) throw Error(ErrorKind::kTypeMismatch, "id must be a string").with("field", "id");
-      r.has_id = true;
-      r.id = it->get<std::string>();
-    } else if (k == "input_ids") {
-      r.input_ids = token_ids(*it, "input_ids");
-      seen_ids = true;
-    } else if (k == "max_tokens" || k == "stop_token_ids") {
-      set_option(r, k, *it, seen_max, seen_stop);
-    } else if (k == "parameters") {
-      if (!it->is_object()) throw Error(ErrorKind::kTypeMismatch, "parameters must be an object").with("field", "parameters");
-      for (auto p = it->begin(); p != it->end(); ++p)  // others (stream, temperature...) are ignored, as /infer does
-        if (p.key() == "max_tokens" || p.key() == "stop_token_ids") set_option(r, p.key(), *p, seen_max, seen_stop);
-    } else if (k == "text_input") {
-      throw Error(ErrorKind::kUnsupported, "text is not accepted: graphrt-serve has no tokenizer; send input_ids")
-          .with("field", "text_input");
-    } else {
-      throw Error("unknown field " + graphrt::quote_untrusted(k) + " (known: id, input_ids, max_tokens, stop_token_ids, parameters)")
-          .with("field", k);
+  try {
+    JsonReader r(body, kGenerateJsonLimits, "the body");
+    return read_request(r);
+  } catch (Error& e) {
+    // The reader's own refusals (malformed text, nesting, a repeated key) name no field.
+    if (e.context_value("field").empty()) {
+      const std::string member = e.context_value("member");
+      e.with("field", member.empty() ? "body" : member);
     }
+    throw;
   }
-  if (!seen_ids) throw Error("input_ids is missing: the prompt's token ids").with("field", "input_ids");
-  if (r.input_ids.empty()) throw Error("input_ids is empty: the prompt needs at least one token").with("field", "input_ids");
-  return r;
 }
 
 }  // namespace graphrt_serve

@@ -36,6 +36,7 @@ GenerationConfig parse_generation_config(const json& section) {
   c.given = true;
   for (auto it = section.begin(); it != section.end(); ++it) {
     const std::string& k = it.key();
+    c.keys.push_back(k);
     if (k == "create_cache") c.model.create_cache = name(*it, k);
     else if (k == "prefill") c.model.prefill = name(*it, k);
     else if (k == "decode") c.model.decode = name(*it, k);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -15,6 +16,7 @@ namespace graphrt_serve {
 
 struct GenerationConfig {
   bool given = false;  // config.json has a "generation" section
+  std::vector<std::string> keys;  // the keys it sets, in its order
   // The functions and the cache's sizes, as the library takes them. max_batch_size also bounds
   // the sequences the server keeps in the cache at once (requests beyond it wait in the queue).
   graphrt::LanguageModelOptions model;

@@ -40,9 +40,11 @@ std::shared_ptr<TokenStream> GenerationEngine::submit(GenerateRequest request) {
   std::shared_ptr<TokenStream> stream = s.stream;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (static_cast<int64_t>(queue_.size()) >= max_queue_size_)
+    if (static_cast<int64_t>(queue_.size()) >= max_queue_size_) {
+      metrics_->generate_failure.fetch_add(1, std::memory_order_relaxed);
       throw Error(ErrorKind::kResourceExhausted, "the model's generate queue is full (" +
                                                      std::to_string(max_queue_size_) + " requests wait; max_queue_size)");
+    }
     queue_.push_back(std::move(s));
   }
   wake_.notify_all();

@@ -21,7 +21,8 @@ void check_ids(const std::vector<int32_t>& ids, int64_t vocab, const char* field
 
 Generator::Generator(const graphrt::Model& language_model, const GenerationConfig& config, int instances,
                      int64_t max_queue_size, std::shared_ptr<ModelMetrics> metrics)
-    : config_(config) {
+    : config_(config), metrics_(metrics) {
+  metrics->language_model.store(true, std::memory_order_relaxed);
   for (int i = 0; i < instances; ++i) {
     auto model = std::make_unique<KvCacheModel>(language_model, config);
     vocab_ = model->vocab_size();
@@ -39,18 +40,27 @@ void Generator::check(GenerateRequest& r) const {
   const int64_t capacity = config_.model.max_total_seq_len;
   if (prompt >= capacity)
     throw Error(ErrorKind::kOutOfRange, "input_ids has " + std::to_string(prompt) + " tokens; the model's KV cache holds " +
-                                            std::to_string(capacity) + " per sequence (max_total_seq_len), generated tokens included")
-        .with("field", "input_ids");
+                                            std::to_string(capacity) + " per sequence, generated tokens included (config.json's "
+                                            "generation.max_total_seq_len raises it)")
+        .with("field", "input_ids")
+        .with("setting", "generation.max_total_seq_len");
   if (prompt + r.max_tokens > capacity)
     throw Error(ErrorKind::kOutOfRange, "max_tokens is " + std::to_string(r.max_tokens) + "; with the prompt's " +
                                             std::to_string(prompt) + " tokens it passes the KV cache's " +
                                             std::to_string(capacity) + " per sequence (at most " +
-                                            std::to_string(capacity - prompt) + ")")
-        .with("field", "max_tokens");
+                                            std::to_string(capacity - prompt) + "; config.json's generation.max_total_seq_len raises the "
+                                            "limit)")
+        .with("field", "max_tokens")
+        .with("setting", "generation.max_total_seq_len");
 }
 
 std::shared_ptr<TokenStream> Generator::submit(GenerateRequest request) {
-  check(request);
+  try {
+    check(request);
+  } catch (const Error&) {
+    metrics_->generate_failure.fetch_add(1, std::memory_order_relaxed);
+    throw;
+  }
   GenerationEngine* best = engines_.front().get();
   for (const auto& e : engines_)
     if (e->load() < best->load()) best = e.get();

@@ -35,6 +35,7 @@ class Generator {
   void check(GenerateRequest& request) const;
   GenerationConfig config_;
   int64_t vocab_ = 0;
+  std::shared_ptr<ModelMetrics> metrics_;  // a refused request counts as a failed generate
   std::vector<std::unique_ptr<GenerationEngine>> engines_;
 };
 

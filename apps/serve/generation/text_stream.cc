@@ -8,6 +8,7 @@ void TextStream::push(TextEvent event) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     events_.push_back(std::move(event));
+    if (listener_) listener_();
   }
   ready_.notify_all();
 }
@@ -60,6 +61,19 @@ TextEvent TextStream::next() {
   TextEvent e = std::move(events_.front());
   events_.pop_front();
   return e;
+}
+
+bool TextStream::try_next(TextEvent* event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (events_.empty()) return false;
+  *event = std::move(events_.front());
+  events_.pop_front();
+  return true;
+}
+
+void TextStream::set_listener(std::function<void()> listener) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  listener_ = std::move(listener);
 }
 
 }  // namespace graphrt_serve

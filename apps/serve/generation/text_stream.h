@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -35,6 +36,13 @@ class TextStream {
 
   // The front end's side: the next event, waiting for it. Nothing follows kDone, kCancelled or kFailed.
   TextEvent next();
+  // The same without waiting: false when no event is there yet.
+  bool try_next(TextEvent* event);
+  // `listener` is called after each event is queued (on the engine's thread, under the stream's
+  // lock: it must be short and must not call into this stream), so that a front end that does
+  // not wait in next() learns when try_next() has more; null: none. Once this returns, no call
+  // of the previous listener is running.
+  void set_listener(std::function<void()> listener);
   // Stops the request at its next piece; idempotent, safe from any thread.
   void cancel();
 
@@ -43,6 +51,7 @@ class TextStream {
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<TextEvent> events_;
+  std::function<void()> listener_;
   bool cancelled_ = false;
 };
 

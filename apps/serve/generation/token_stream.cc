@@ -21,6 +21,7 @@ void TokenStream::push(TokenEvent event) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     events_.push_back(std::move(event));
+    if (listener_) listener_();
   }
   ready_.notify_one();
 }
@@ -69,6 +70,19 @@ void TokenStream::cancel() {
     wake = on_cancel_;
   }
   if (wake) wake();
+}
+
+bool TokenStream::try_next(TokenEvent* event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (events_.empty()) return false;
+  *event = std::move(events_.front());
+  events_.pop_front();
+  return true;
+}
+
+void TokenStream::set_listener(std::function<void()> listener) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  listener_ = std::move(listener);
 }
 
 }  // namespace graphrt_serve

@@ -42,6 +42,13 @@ class TokenStream {
 
   // The front end's side: the next event, waiting for it. None follows a token with a reason, kCancelled or kFailed.
   TokenEvent next();
+  // The same without waiting: false when no event is there yet.
+  bool try_next(TokenEvent* event);
+  // `listener` is called after each event is queued (on the engine's thread, under the stream's
+  // lock: it must be short and must not call into this stream), so that a front end that does
+  // not wait in next() learns when try_next() has more; null: none. Once this returns, no call
+  // of the previous listener is running.
+  void set_listener(std::function<void()> listener);
   // Stops the request (its sequence is removed); idempotent, safe from any thread.
   void cancel();
 
@@ -50,6 +57,7 @@ class TokenStream {
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<TokenEvent> events_;
+  std::function<void()> listener_;
   std::function<void()> on_cancel_;
   bool cancelled_ = false;
 };

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "graphrt/error.h"
+#include "http/stream_connection.h"
 #include "protocol/infer_response.h"
 #include "status.h"
 
@@ -35,6 +36,25 @@ thread_local bool close_after_response_flag = false;
 // a handler that runs for long (a generate request) asks the reactor to watch it for the
 // client going away.
 thread_local Connection* current_connection = nullptr;
+
+// An event stream the handler on this thread answers with (start_event_stream): once the
+// library has finished with the request, the connection and the stream go to the reactor,
+// which writes the stream; what the library writes meanwhile (its own empty answer) is dropped.
+struct PendingStream {
+  std::unique_ptr<EventSource> source;
+  bool http10 = false, keep_alive = false;
+};
+thread_local std::unique_ptr<PendingStream> pending_stream;
+
+// Health checks are answered while the server drains (readiness says it is going).
+bool is_health_check(const std::string& request) { return request.compare(0, 15, "GET /v2/health/") == 0; }
+
+void epoll_set(int epoll, int fd, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  if (epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT) epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &ev);
+}
 
 enum class Scan { kIncomplete, kComplete, kHeadTooLarge };
 
@@ -143,6 +163,7 @@ class BufferedStream : public httplib::Stream {
   }
 
   ssize_t write(const char* ptr, size_t size) override {
+    if (pending_stream) return static_cast<ssize_t>(size);
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(write_timeout_ms_);
     for (;;) {
       const ssize_t n = ::send(c_->fd, ptr, size, MSG_NOSIGNAL);
@@ -204,6 +225,15 @@ Connection::~Connection() {
 }
 
 void close_after_response() { close_after_response_flag = true; }
+
+void answer_with_stream(std::unique_ptr<EventSource> source, bool http10, bool keep_alive) {
+  if (!current_connection)
+    throw Error(ErrorKind::kInternal, "an event stream started outside a request of the connection layer");
+  pending_stream = std::make_unique<PendingStream>();
+  pending_stream->source = std::move(source);
+  pending_stream->http10 = http10;
+  pending_stream->keep_alive = keep_alive;
+}
 
 PipelinedServer::PipelinedServer() {
   new_task_queue = [] { return new InlineTaskQueue; };
@@ -281,25 +311,32 @@ void PipelinedServer::close_connection(std::unique_ptr<Connection> c) {
 }
 
 void PipelinedServer::reactor_loop() {
-  std::map<int, std::unique_ptr<Connection>> conns;
   std::vector<epoll_event> events(64);
-  Clock::time_point stop_seen{};
-  char chunk[65536];
+  Clock::time_point stop_seen{}, last_sweep{};
   for (;;) {
     const int n = epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), 50);
     const Clock::time_point now = Clock::now();
+    const bool stop = stopping();
+    if (stop && stop_seen == Clock::time_point{}) stop_seen = now;
     std::vector<std::unique_ptr<Connection>> incoming;
+    std::vector<std::unique_ptr<StreamConnection>> incoming_streams;
+    std::vector<int> ready;
+    std::string cut_why;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       incoming.swap(to_reactor_);
+      incoming_streams.swap(streams_to_reactor_);
+      ready.swap(ready_streams_);
+      if (cut_) cut_why = cut_why_;
     }
-    for (auto& c : incoming) {
-      epoll_event ev{};
-      ev.events = EPOLLIN | EPOLLRDHUP;
-      ev.data.fd = c->fd;
-      epoll_ctl(epoll_, EPOLL_CTL_ADD, c->fd, &ev);
-      const int fd = c->fd;
-      conns[fd] = std::move(c);
+    for (auto& c : incoming) watch_for_requests(std::move(c));
+    for (auto& s : incoming_streams) {
+      const int fd = s->fd();
+      epoll_set(epoll_, fd, EPOLLRDHUP);  // the close watch of its handler may hold the fd's registration
+      s->epoll_events = EPOLLRDHUP;
+      s->source().set_ready_listener([this, fd] { stream_ready(fd); });
+      streams_[fd] = std::move(s);
+      ready.push_back(fd);
     }
     for (int i = 0; i < n; ++i) {
       const int fd = events[i].data.fd;
@@ -308,73 +345,169 @@ void PipelinedServer::reactor_loop() {
         (void)!::read(wake_, &v, sizeof v);
         continue;
       }
-      auto it = conns.find(fd);
-      if (it == conns.end()) {
+      auto s = streams_.find(fd);
+      if (s != streams_.end()) {
+        if (events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) end_stream(s, true);
+        else ready.push_back(fd);  // the socket takes more
+        continue;
+      }
+      auto it = conns_.find(fd);
+      if (it == conns_.end()) {
         fire_watch(fd);
         continue;
       }
-      Connection& c = *it->second;
-      bool eof = false;
-      for (size_t got = 0; got < sizeof chunk;) {  // at most one chunk per turn: fairness
-        const ssize_t r = ::recv(fd, chunk, sizeof chunk, 0);
-        if (r > 0) {
-          if (!c.in_request) c.in_request = true, c.request_start = now;
-          c.in.append(chunk, static_cast<size_t>(r));
-          c.last_activity = now;
-          got += static_cast<size_t>(r);
-          continue;
-        }
-        if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) eof = true;
-        if (r < 0 && errno == EINTR) continue;
-        break;
-      }
-      const Scan scan = c.in.empty() ? Scan::kIncomplete : scan_request(c, limits);
-      if (scan == Scan::kComplete) {
-        epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
-        dispatch(std::move(it->second));
-        conns.erase(it);
-      } else if (scan == Scan::kHeadTooLarge) {
-        epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
-        send_and_close(std::move(it->second), 431, "Request Header Fields Too Large",
-                       "request line and headers larger than " + std::to_string(limits.max_header_bytes) +
-                           " bytes");
-        conns.erase(it);
-        open_.fetch_sub(1);
-      } else if (eof) {
-        epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
-        conns.erase(it);
-        open_.fetch_sub(1);
-      }
+      read_requests(it, now, stop ? stop_seen : Clock::time_point::max());
     }
-    // Deadlines, and on stop: idle connections close now, partial requests get drain_ms.
-    const bool stop = stopping();
-    if (stop && stop_seen == Clock::time_point{}) stop_seen = now;
-    for (auto it = conns.begin(); it != conns.end();) {
-      Connection& c = *it->second;
-      const auto since = [&](Clock::time_point t) {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(now - t).count();
-      };
-      const char* why = nullptr;
-      if (!c.in_request) {
-        if (stop || since(c.last_activity) >= limits.keep_alive_timeout_ms) why = "";
-      } else if (since(c.request_start) >= limits.request_timeout_ms) {
-        why = "the request was not received within the request timeout";
-      } else if (since(c.last_activity) >= limits.read_timeout_ms) {
-        why = "the client sent nothing for longer than the read timeout";
-      } else if (stop && since(stop_seen) >= limits.drain_ms) {
-        why = "the server is stopping";
-      }
-      if (!why) {
-        ++it;
-        continue;
-      }
-      epoll_ctl(epoll_, EPOLL_CTL_DEL, it->first, nullptr);
-      if (*why) send_and_close(std::move(it->second), 408, "Request Timeout", why);
-      it = conns.erase(it);
-      open_.fetch_sub(1);
+    for (int fd : ready) {
+      auto s = streams_.find(fd);
+      if (s == streams_.end()) continue;  // ended since
+      if (cut_why.empty()) s->second->pump(now);
+      settle_stream(s, stop);
     }
-    if (stop && conns.empty() && open_.load() == 0) return;
+    if (!cut_why.empty())
+      for (auto s = streams_.begin(); s != streams_.end();) {
+        s->second->cut(cut_why, now);
+        s = settle_stream(s, stop);
+      }
+    if (now - last_sweep >= std::chrono::milliseconds(10) || stop) {
+      last_sweep = now;
+      expire(now, stop, stop_seen);
+    }
+    // Draining: once nothing is in flight (no request at a worker or being received, no
+    // stream), the listener closes.
+    if (draining_ && svr_sock_ != INVALID_SOCKET && streams_.empty() && open_.load() == conns_.size() &&
+        std::none_of(conns_.begin(), conns_.end(), [](const auto& c) { return c.second->in_request; }))
+      httplib::Server::stop();
+    if (svr_sock_ == INVALID_SOCKET && conns_.empty() && streams_.empty() && open_.load() == 0) return;
   }
+}
+
+void PipelinedServer::watch_for_requests(std::unique_ptr<Connection> c) {
+  epoll_set(epoll_, c->fd, EPOLLIN | EPOLLRDHUP);
+  const int fd = c->fd;
+  conns_[fd] = std::move(c);
+}
+
+// Reads what the client sent; a request received whole goes to a worker (or, when its first
+// byte came after the server began to stop, is refused).
+void PipelinedServer::read_requests(ConnectionMap::iterator it, Clock::time_point now, Clock::time_point refuse_after) {
+  Connection& c = *it->second;
+  const int fd = c.fd;
+  char chunk[65536];
+  bool eof = false;
+  for (size_t got = 0; got < sizeof chunk;) {  // at most one chunk per turn: fairness
+    const ssize_t r = ::recv(fd, chunk, sizeof chunk, 0);
+    if (r > 0) {
+      if (!c.in_request) c.in_request = true, c.request_start = now;
+      c.in.append(chunk, static_cast<size_t>(r));
+      c.last_activity = now;
+      got += static_cast<size_t>(r);
+      continue;
+    }
+    if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) eof = true;
+    if (r < 0 && errno == EINTR) continue;
+    break;
+  }
+  const Scan scan = c.in.empty() ? Scan::kIncomplete : scan_request(c, limits);
+  if (scan == Scan::kComplete && c.request_start >= refuse_after && !is_health_check(c.in)) {
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+    send_and_close(std::move(it->second), 503, "Service Unavailable",
+                   "the server is stopping: new requests are refused");
+    conns_.erase(it);
+    open_.fetch_sub(1);
+  } else if (scan == Scan::kComplete) {
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+    dispatch(std::move(it->second));
+    conns_.erase(it);
+  } else if (scan == Scan::kHeadTooLarge) {
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+    send_and_close(std::move(it->second), 431, "Request Header Fields Too Large",
+                   "request line and headers larger than " + std::to_string(limits.max_header_bytes) + " bytes");
+    conns_.erase(it);
+    open_.fetch_sub(1);
+  } else if (eof) {
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+    conns_.erase(it);
+    open_.fetch_sub(1);
+  }
+}
+
+// After a stream was pumped or cut: a finished one closes or serves the connection's next
+// request, a broken one closes; a running one is watched for writing while bytes wait.
+PipelinedServer::StreamMap::iterator PipelinedServer::settle_stream(StreamMap::iterator s, bool stop) {
+  StreamConnection& stream = *s->second;
+  if (stream.state() == StreamConnection::State::kBroken) return end_stream(s, true);
+  if (stream.state() == StreamConnection::State::kDone) return end_stream(s, stop || !stream.keep_alive());
+  const uint32_t events = EPOLLRDHUP | (stream.wants_write() ? uint32_t{EPOLLOUT} : 0u);
+  if (events != stream.epoll_events) epoll_set(epoll_, stream.fd(), events);
+  stream.epoll_events = events;
+  return std::next(s);
+}
+
+PipelinedServer::StreamMap::iterator PipelinedServer::end_stream(StreamMap::iterator s, bool close) {
+  std::unique_ptr<StreamConnection> stream = std::move(s->second);
+  auto next = streams_.erase(s);
+  if (close) {
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, stream->fd(), nullptr);
+    stream.reset();  // cancels the request if it still runs
+    open_.fetch_sub(1);
+  } else {
+    std::unique_ptr<Connection> c = stream->release_connection();
+    stream.reset();
+    c->last_activity = Clock::now();
+    const Scan scan = c->in.empty() ? Scan::kIncomplete : scan_request(*c, limits);
+    if (scan == Scan::kComplete) {
+      epoll_ctl(epoll_, EPOLL_CTL_DEL, c->fd, nullptr);
+      dispatch(std::move(c));
+    } else if (scan == Scan::kHeadTooLarge) {
+      epoll_ctl(epoll_, EPOLL_CTL_DEL, c->fd, nullptr);
+      send_and_close(std::move(c), 431, "Request Header Fields Too Large",
+                     "request line and headers larger than " + std::to_string(limits.max_header_bytes) + " bytes");
+      open_.fetch_sub(1);
+    } else {
+      watch_for_requests(std::move(c));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --streams_open_;
+  }
+  streams_gone_.notify_all();
+  return next;
+}
+
+// Deadlines, and on stop: idle connections close now, partial requests get drain_ms; a stream
+// whose client has taken nothing for the write timeout closes (its request cancelled).
+void PipelinedServer::expire(Clock::time_point now, bool stop, Clock::time_point stop_seen) {
+  const auto since = [&](Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(now - t).count();
+  };
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    Connection& c = *it->second;
+    const char* why = nullptr;
+    if (!c.in_request) {
+      // Draining, a connection that has not sent its first request yet may still send it (and
+      // get 503 or its health check's answer); once the listener is closed, none may.
+      const bool may_close = c.served > 0 || svr_sock_ == INVALID_SOCKET;
+      if ((stop && may_close) || since(c.last_activity) >= limits.keep_alive_timeout_ms) why = "";
+    } else if (since(c.request_start) >= limits.request_timeout_ms) {
+      why = "the request was not received within the request timeout";
+    } else if (since(c.last_activity) >= limits.read_timeout_ms) {
+      why = "the client sent nothing for longer than the read timeout";
+    } else if (stop && since(stop_seen) >= limits.drain_ms) {
+      why = "the server is stopping";
+    }
+    if (!why) {
+      ++it;
+      continue;
+    }
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, it->first, nullptr);
+    if (*why) send_and_close(std::move(it->second), 408, "Request Timeout", why);
+    it = conns_.erase(it);
+    open_.fetch_sub(1);
+  }
+  for (auto s = streams_.begin(); s != streams_.end();)
+    s = s->second->stalled(now, limits.write_timeout_ms) ? end_stream(s, true) : std::next(s);
 }
 
 void PipelinedServer::dispatch(std::unique_ptr<Connection> c) {
@@ -411,6 +544,52 @@ void PipelinedServer::worker_loop() {
   }
 }
 
+// The request's framing decides where the next begins (a handler may leave a body unread).
+void next_request(Connection& c, size_t consumed) {
+  c.in.erase(0, std::min(c.in.size(), std::max(consumed, c.need)));
+  c.head_end = c.need = 0;
+  c.continue_sent = false;
+  c.in_request = !c.in.empty();
+  c.request_start = c.last_activity = Clock::now();
+}
+
+void PipelinedServer::hand_stream_to_reactor(std::unique_ptr<Connection> c, size_t consumed, bool last) {
+  const std::unique_ptr<PendingStream> p = std::move(pending_stream);
+  next_request(*c, consumed);
+  auto s = std::make_unique<StreamConnection>(std::move(c), std::move(p->source), p->http10,
+                                              p->keep_alive && !last && !close_after_response_flag);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    streams_to_reactor_.push_back(std::move(s));
+    ++streams_open_;
+  }
+  wake();
+}
+
+void PipelinedServer::stream_ready(int fd) {
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    was_empty = ready_streams_.empty();
+    ready_streams_.push_back(fd);
+  }
+  if (was_empty) wake();
+}
+
+void PipelinedServer::drain() {
+  draining_ = true;
+  if (wake_ >= 0) wake();
+}
+
+void PipelinedServer::cut_streams(const std::string& why, int wait_ms) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (streams_open_ == 0) return;
+  cut_why_ = why;
+  cut_ = true;
+  wake();
+  streams_gone_.wait_for(lock, std::chrono::milliseconds(wait_ms), [&] { return streams_open_ == 0; });
+}
+
 void PipelinedServer::serve_connection(std::unique_ptr<Connection> c) {
   for (;;) {
     BufferedStream stream(c.get(), limits.write_timeout_ms);
@@ -420,13 +599,9 @@ void PipelinedServer::serve_connection(std::unique_ptr<Connection> c) {
     current_connection = c.get();
     const bool ok = process_request(stream, last, closed, nullptr);
     current_connection = nullptr;
+    if (pending_stream) return hand_stream_to_reactor(std::move(c), stream.consumed(), last);
     if (!ok || closed || close_after_response_flag || last) return close_connection(std::move(c));
-    // The request's framing decides where the next begins (a handler may leave a body unread).
-    c->in.erase(0, std::min(c->in.size(), std::max(stream.consumed(), c->need)));
-    c->head_end = c->need = 0;
-    c->continue_sent = false;
-    c->in_request = !c->in.empty();
-    c->request_start = c->last_activity = Clock::now();
+    next_request(*c, stream.consumed());
     Scan scan = c->in.empty() ? Scan::kIncomplete : scan_request(*c, limits);
     if (scan == Scan::kIncomplete && linger_for_next(*c)) scan = scan_request(*c, limits);
     if (scan == Scan::kComplete) continue;

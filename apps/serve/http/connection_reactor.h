@@ -21,6 +21,9 @@
 
 namespace graphrt_serve {
 
+class EventSource;
+class StreamConnection;
+
 // The connection layer. cpp-httplib serves a connection on one thread of its pool for as long
 // as it is open, so a few clients that send slowly (or hold keep-alive connections idle) take
 // every thread and a legitimate client waits. Here one reactor thread (epoll) holds every
@@ -90,8 +93,19 @@ class PipelinedServer : public httplib::Server {
   // answered or closed, then ends the threads.
   void finish();
 
+  // Instead of stop(): requests in flight and event streams are answered to their end while the
+  // port still takes connections, whose requests get 503 (health checks but for their own
+  // answer); then the listener closes and serve's listen_after_bind() returns.
+  void drain();
+
+  // The process is about to exit (its exit timeout passed): every event stream still open ends
+  // now with an error event saying `why` and its closing chunk; waits up to `wait_ms` for them
+  // to be written (a client that does not read gets none of it).
+  void cut_streams(const std::string& why, int wait_ms);
+
  private:
-  bool stopping() const { return svr_sock_ == INVALID_SOCKET; }
+  // Stopped listening (stop()), or draining (drain()).
+  bool stopping() const { return draining_.load() || svr_sock_ == INVALID_SOCKET; }
 
   void wake();
 
@@ -102,7 +116,19 @@ class PipelinedServer : public httplib::Server {
 
   void close_connection(std::unique_ptr<Connection> c);
 
+  using ConnectionMap = std::map<int, std::unique_ptr<Connection>>;
+  using StreamMap = std::map<int, std::unique_ptr<StreamConnection>>;
   void reactor_loop();
+  void watch_for_requests(std::unique_ptr<Connection> c);
+  void read_requests(ConnectionMap::iterator it, std::chrono::steady_clock::time_point now,
+                     std::chrono::steady_clock::time_point refuse_after);
+  StreamMap::iterator settle_stream(StreamMap::iterator s, bool stop);
+  StreamMap::iterator end_stream(StreamMap::iterator s, bool close);
+  void expire(std::chrono::steady_clock::time_point now, bool stop, std::chrono::steady_clock::time_point stop_seen);
+  // A worker's handler answered with an event stream: the reactor writes it from now on.
+  void hand_stream_to_reactor(std::unique_ptr<Connection> c, size_t consumed, bool last);
+  // From any thread: the stream on `fd` may have events.
+  void stream_ready(int fd);
 
   // The worker that went idle last takes the request (a stack, not a queue): a light load
   // keeps running on the same few threads, so the per-thread state a request leaves behind
@@ -143,13 +169,26 @@ class PipelinedServer : public httplib::Server {
   std::vector<IdleWorker*> idle_;  // waiting workers, the last one to go idle at the back
   std::vector<std::unique_ptr<Connection>> to_reactor_;
   std::deque<std::unique_ptr<Connection>> ready_;
+  std::vector<std::unique_ptr<StreamConnection>> streams_to_reactor_;  // guarded by mutex_, as the four below
+  std::vector<int> ready_streams_;
+  size_t streams_open_ = 0;
+  bool cut_ = false;
+  std::string cut_why_;
+  std::condition_variable streams_gone_;
+  ConnectionMap conns_;  // the reactor thread's alone, as streams_
+  StreamMap streams_;
   bool workers_done_ = false;
   std::atomic<size_t> open_{0};
+  std::atomic<bool> draining_{false};
 };
 
 // Called by a handler: the connection whose request this thread handles closes after its
 // answer (the request's body was not read, so what follows on the connection is not a request).
 void close_after_response();
+
+// Called by a handler: the answer is the event stream of `source`, written by the reactor once
+// the handler has returned (http/event_stream.h). Throws graphrt::Error outside a handler.
+void answer_with_stream(std::unique_ptr<EventSource> source, bool http10, bool keep_alive);
 
 // Binds `server` to host:port (0: any free port); returns the port. Throws graphrt::Error naming `what`.
 int bind_server(httplib::Server& server, const std::string& host, int port, const char* what);

@@ -55,6 +55,7 @@ void HttpFrontend::serve() {
   impl_->server.finish();
 }
 bool HttpFrontend::running() const { return impl_->server.is_running(); }
-void HttpFrontend::stop() { impl_->server.stop(); }
+void HttpFrontend::stop() { impl_->server.drain(); }
+void HttpFrontend::cut_streams(const std::string& why, int wait_ms) { impl_->server.cut_streams(why, wait_ms); }
 
 }  // namespace graphrt_serve

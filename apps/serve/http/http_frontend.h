@@ -35,8 +35,13 @@ class HttpFrontend {
   void serve();
   // True once serve() listens.
   bool running() const;
-  // Stops accepting; requests in flight are answered before serve() returns.
+  // Drains: new requests get 503 (health checks are answered: readiness says the server is
+  // going), requests in flight and event streams are answered to their end; then the port
+  // closes and serve() returns.
   void stop();
+  // After stop(), when the drain may last no longer: every event stream still open ends with an
+  // error event saying `why` and its closing chunk; waits up to `wait_ms` for them to be written.
+  void cut_streams(const std::string& why, int wait_ms);
 
  private:
   struct Impl;

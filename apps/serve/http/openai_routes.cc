@@ -81,11 +81,10 @@ struct OpenAICall {
   std::vector<std::shared_ptr<TextStream>> streams;
   std::shared_ptr<void> watch;
   bool logprobs = false;
-  // Streaming: the choice being sent, whether its first chunk went, the event read ahead.
+  // Streaming: the choice being sent, whether its first chunk went, whether any event went.
   size_t current = 0;
   bool sent_first = false;
-  bool has_ahead = false;
-  TextEvent ahead;
+  bool started = false;
   int64_t prompt_tokens = 0, completion_tokens = 0;
 
   ~OpenAICall() {
@@ -93,41 +92,64 @@ struct OpenAICall {
     for (auto& s : streams) s->cancel();
   }
 
-  TextEvent next() {
-    if (has_ahead) {
-      has_ahead = false;
-      return std::move(ahead);
-    }
-    return streams[current]->next();
-  }
-
-  // The next events as SSE text; `last` once the stream is over (false: the client went away).
-  bool next_events(std::string* out, bool* last) {
-    TextEvent e = next();
+  // The events ready now, as SSE text (never waits). A failure before the first event is the
+  // HTTP answer (a request the engine refuses, as a prompt too long for the context).
+  EventPoll poll_events() {
+    EventPoll p;
+    TextEvent e;
+    if (!streams[current]->try_next(&e)) return p;
     const int64_t index = static_cast<int64_t>(current);
-    if (e.kind == TextEvent::kCancelled) return false;
+    if (e.kind == TextEvent::kCancelled) {
+      p.kind = EventPoll::kGone;
+      return p;
+    }
+    const bool first = !started;
+    started = true;
+    p.kind = EventPoll::kEvents;
     if (e.kind == TextEvent::kFailed) {
-      *out = "data: " + openai_error_json(e.error, openai_error_type(http_status(e.error_kind)), e.field, "") + "\n\n" +
-             openai_done_event();
-      *last = true;
-      return true;
+      const int status = http_status(e.error_kind);
+      const std::string error = openai_error_json(e.error, openai_error_type(status), e.field, "");
+      if (first) {
+        p.kind = EventPoll::kRefused;
+        p.status = status;
+        p.text = error;
+        return p;
+      }
+      p.text = "data: " + error + "\n\n" + openai_done_event();
+      p.last = true;
+      return p;
     }
     if (e.kind == TextEvent::kPiece) {
-      *out = openai_chunk_event(head, index, e.piece, "", !sent_first);
+      p.text = openai_chunk_event(head, index, e.piece, "", !sent_first);
       sent_first = true;
-      return true;
+      return p;
     }
     const graphrt::GenerationResult& r = e.result;
-    *out = openai_chunk_event(head, index, "", graphrt::finish_reason_name(r.finish_reason), !sent_first);
+    p.text = openai_chunk_event(head, index, "", graphrt::finish_reason_name(r.finish_reason), !sent_first);
     prompt_tokens = r.prompt_tokens;
     completion_tokens += static_cast<int64_t>(r.tokens.size());
     sent_first = false;
-    if (++current < streams.size()) return true;
-    if (request.include_usage) *out += openai_usage_event(head, prompt_tokens, completion_tokens);
-    *out += openai_done_event();
-    *last = true;
-    return true;
+    if (++current < streams.size()) return p;
+    if (request.include_usage) p.text += openai_usage_event(head, prompt_tokens, completion_tokens);
+    p.text += openai_done_event();
+    p.last = true;
+    return p;
   }
+};
+
+class OpenAIEventSource : public EventSource {
+ public:
+  explicit OpenAIEventSource(std::shared_ptr<OpenAICall> call) : call_(std::move(call)) {}
+  EventPoll poll() override { return call_->poll_events(); }
+  void set_ready_listener(std::function<void()> ready) override {
+    for (const auto& s : call_->streams) s->set_listener(ready);
+  }
+  std::string cut_events(const std::string& why) override {
+    return "data: " + openai_error_json(why, openai_error_type(503), "", "") + "\n\n" + openai_done_event();
+  }
+
+ private:
+  std::shared_ptr<OpenAICall> call_;
 };
 
 // The failure that ended a choice, as the Error it was.
@@ -177,15 +199,6 @@ void answer_whole(httplib::Response& res, OpenAICall& call) {
   res.set_content(openai_response_json(call.head, choices, call.logprobs), kJson);
 }
 
-// The first event is awaited before the status line goes: a request the engine refuses (a
-// prompt too long for the context) is an HTTP error, not an event.
-void answer_stream(httplib::Response& res, std::shared_ptr<OpenAICall> call) {
-  call->ahead = call->streams[0]->next();
-  call->has_ahead = true;
-  if (call->ahead.kind == TextEvent::kFailed || call->ahead.kind == TextEvent::kCancelled) rethrow(call->ahead);
-  res.status = 200;
-  start_event_stream(res, [call](std::string* out, bool* last) { return call->next_events(out, last); });
-}
 
 void completions(Repository& repository, const std::string& api_key, const CloseWatchFactory& watch_close,
                  OpenAIEndpoint endpoint, const httplib::Request& req, httplib::Response& res) {
@@ -203,7 +216,8 @@ void completions(Repository& repository, const std::string& api_key, const Close
       call->watch = watch_close([streams = call->streams] {
         for (const auto& s : streams) s->cancel();
       });
-    if (call->request.stream) return answer_stream(res, std::move(call));
+    if (call->request.stream)
+      return start_event_stream(req, res, std::make_unique<OpenAIEventSource>(std::move(call)));
     answer_whole(res, *call);
   } catch (const Error& e) {
     reply_error(res, e);

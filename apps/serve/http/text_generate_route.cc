@@ -10,6 +10,7 @@
 #include "graphrt/error.h"
 #include "http/event_stream.h"
 #include "protocol/infer_response.h"
+#include "status.h"
 
 namespace graphrt_serve {
 
@@ -26,8 +27,6 @@ struct TextGenerateCall {
   TextGenerateRequest request;
   std::shared_ptr<TextStream> stream;
   std::shared_ptr<void> watch;
-  bool has_ahead = false;
-  TextEvent ahead;
 
   ~TextGenerateCall() {
     watch.reset();
@@ -41,23 +40,46 @@ struct TextGenerateCall {
     return dump(j);
   }
 
-  TextEvent next() {
-    if (has_ahead) {
-      has_ahead = false;
-      return std::move(ahead);
+};
+
+// The stream's events: one per piece of text, the last with the finish reason. A failure before
+// the first is the HTTP answer (a prompt too long for the context), after it an event.
+class TextGenerateEventSource : public EventSource {
+ public:
+  explicit TextGenerateEventSource(std::shared_ptr<TextGenerateCall> call) : call_(std::move(call)) {}
+
+  EventPoll poll() override {
+    EventPoll p;
+    TextEvent e;
+    if (!call_->stream->try_next(&e)) return p;
+    if (e.kind == TextEvent::kCancelled) {
+      p.kind = EventPoll::kGone;
+      return p;
     }
-    return stream->next();
+    if (e.kind == TextEvent::kFailed && !started_) {
+      p.kind = EventPoll::kRefused;
+      p.status = http_status(e.error_kind);
+      Error error(e.error_kind, e.error);
+      if (!e.field.empty()) error.with("field", e.field);
+      p.text = error_json(error.with("model", call_->model->name()).what());
+      return p;
+    }
+    started_ = true;
+    p.kind = EventPoll::kEvents;
+    p.last = e.kind != TextEvent::kPiece;
+    if (e.kind == TextEvent::kFailed) p.text = sse_event(error_json(e.error));
+    else if (e.kind == TextEvent::kPiece) p.text = sse_event(call_->response_json(e.piece, nullptr));
+    else p.text = sse_event(call_->response_json("", graphrt::finish_reason_name(e.result.finish_reason)));
+    return p;
   }
 
-  bool next_event(std::string* out, bool* last) {
-    const TextEvent e = next();
-    if (e.kind == TextEvent::kCancelled) return false;
-    *last = e.kind != TextEvent::kPiece;
-    if (e.kind == TextEvent::kFailed) *out = sse_event(error_json(e.error));
-    else if (e.kind == TextEvent::kPiece) *out = sse_event(response_json(e.piece, nullptr));
-    else *out = sse_event(response_json("", graphrt::finish_reason_name(e.result.finish_reason)));
-    return true;
-  }
+  void set_ready_listener(std::function<void()> ready) override { call_->stream->set_listener(std::move(ready)); }
+
+  std::string cut_events(const std::string& why) override { return sse_event(error_json(why)); }
+
+ private:
+  std::shared_ptr<TextGenerateCall> call_;
+  bool started_ = false;
 };
 
 [[noreturn]] void rethrow(const TextEvent& e) {
@@ -81,14 +103,8 @@ void text_generate(const httplib::Request& req, httplib::Response& res, std::sha
   graphrt::validate_generation_config(job.config, engine.vocab_size());
   call->stream = engine.submit(std::move(job));
   if (watch_close) call->watch = watch_close([s = call->stream] { s->cancel(); });
-  if (stream || call->request.stream) {
-    call->ahead = call->stream->next();  // errors before the first piece are the HTTP answer
-    call->has_ahead = true;
-    if (call->ahead.kind == TextEvent::kFailed || call->ahead.kind == TextEvent::kCancelled) rethrow(call->ahead);
-    res.status = 200;
-    start_event_stream(res, [call](std::string* out, bool* last) { return call->next_event(out, last); });
-    return;
-  }
+  if (stream || call->request.stream)
+    return start_event_stream(req, res, std::make_unique<TextGenerateEventSource>(std::move(call)));
   std::string text;
   for (;;) {
     TextEvent e = call->stream->next();

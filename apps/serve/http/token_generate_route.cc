@@ -17,10 +17,10 @@ using graphrt::ErrorKind;
 
 namespace {
 
-// A generate_stream response in flight: the request's tokens, the watch that cancels them when
-// the client goes away, and the model they come from. Owned by the response's content provider,
-// which writes one event per token after the handler returned; when the response ends (done,
-// the client gone, the server stopping) the request is cancelled, a no-op once it finished.
+// A generate request in flight: its tokens, the watch that cancels them when the client goes
+// away during the handler, and the model they come from. A stream's is owned by its event
+// source, which the connection layer holds after the handler returned; when the response ends
+// (done, the client gone, the server stopping) the request is cancelled, a no-op once it finished.
 struct GenerateStreamState {
   std::shared_ptr<ServedModel> model;
   GenerateRequest request;
@@ -31,14 +31,38 @@ struct GenerateStreamState {
     if (tokens) tokens->cancel();
   }
 
-  // The next event as SSE text; `last` is set when no event follows.
-  std::string next_event(bool* last) {
-    const TokenEvent e = tokens->next();
-    *last = e.kind != TokenEvent::kToken || e.reason != FinishReason::kNone;
-    if (e.kind == TokenEvent::kFailed) return sse_event(error_json(e.error));
-    if (e.kind == TokenEvent::kCancelled) return std::string();
-    return sse_event(generate_response_json({model->name(), model->version(), {e.token}, e.reason}, request));
+};
+
+// The stream's events: one per token; a failure is an event too (the stream's head goes with
+// its first event, whatever it is).
+class TokenEventSource : public EventSource {
+ public:
+  explicit TokenEventSource(std::shared_ptr<GenerateStreamState> state) : state_(std::move(state)) {}
+
+  EventPoll poll() override {
+    EventPoll p;
+    TokenEvent e;
+    if (!state_->tokens->try_next(&e)) return p;
+    if (e.kind == TokenEvent::kCancelled) {
+      p.kind = EventPoll::kGone;
+      return p;
+    }
+    p.kind = EventPoll::kEvents;
+    p.last = e.kind != TokenEvent::kToken || e.reason != FinishReason::kNone;
+    const ServedModel& model = *state_->model;
+    p.text = e.kind == TokenEvent::kFailed
+                 ? sse_event(error_json(e.error))
+                 : sse_event(generate_response_json({model.name(), model.version(), {e.token}, e.reason},
+                                                    state_->request));
+    return p;
   }
+
+  void set_ready_listener(std::function<void()> ready) override { state_->tokens->set_listener(std::move(ready)); }
+
+  std::string cut_events(const std::string& why) override { return sse_event(error_json(why)); }
+
+ private:
+  std::shared_ptr<GenerateStreamState> state_;
 };
 
 Generator& generator_of(const ServedModel& model) {
@@ -64,13 +88,6 @@ std::string collect_tokens(GenerateStreamState& state) {
   }
 }
 
-void start_stream(httplib::Response& res, std::shared_ptr<GenerateStreamState> state) {
-  res.status = 200;
-  start_event_stream(res, [state](std::string* out, bool* last) {
-    *out = state->next_event(last);
-    return !out->empty();
-  });
-}
 
 }  // namespace
 
@@ -83,7 +100,7 @@ void token_generate(const httplib::Request& req, httplib::Response& res, std::sh
   state->tokens = generator.submit(state->request);
   std::shared_ptr<TokenStream> tokens = state->tokens;
   if (watch_close) state->watch = watch_close([tokens] { tokens->cancel(); });
-  if (stream) return start_stream(res, std::move(state));
+  if (stream) return start_event_stream(req, res, std::make_unique<TokenEventSource>(std::move(state)));
   reply_json(res, 200, collect_tokens(*state));
 }
 

@@ -1,6 +1,7 @@
 #include "metrics/metrics.h"
 
 #include <cstdio>
+#include <string>
 
 namespace graphrt_serve {
 
@@ -48,6 +49,9 @@ struct Family {
   double (*value)(const ModelMetrics&);
 };
 
+// graphrt_generate_* series are a language model's only.
+bool generates(const char* family) { return std::string(family).rfind("graphrt_generate_", 0) == 0; }
+
 template <typename T>
 double load(const std::atomic<T>& a) {
   return static_cast<double>(a.load(std::memory_order_relaxed));
@@ -90,6 +94,29 @@ const Family kFamilies[] = {
      [](const ModelMetrics& m) { return load(m.generate_cancelled); }},
     {"graphrt_generate_tokens_total", "counter", "Tokens generated", false,
      [](const ModelMetrics& m) { return load(m.generated_tokens); }},
+    {"graphrt_generate_running_sequences", "gauge", "Sequences in the KV cache now (continuous batching)", false,
+     [](const ModelMetrics& m) { return load(m.running_sequences); }},
+    {"graphrt_generate_waiting_sequences", "gauge", "Requests waiting for room in the KV cache now", false,
+     [](const ModelMetrics& m) { return load(m.waiting_sequences); }},
+    {"graphrt_generate_kv_cache_pages_in_use", "gauge", "KV cache pages the running sequences' tokens fill", false,
+     [](const ModelMetrics& m) { return load(m.kv_pages_in_use); }},
+    {"graphrt_generate_kv_cache_pages", "gauge", "KV cache pages in all (max_total_seq_len / page size)", false,
+     [](const ModelMetrics& m) { return load(m.kv_pages_capacity); }},
+    {"graphrt_generate_kv_cache_tokens_in_use", "gauge", "Tokens the running sequences hold in the KV cache", false,
+     [](const ModelMetrics& m) { return load(m.kv_tokens_in_use); }},
+    {"graphrt_generate_decode_passes_total", "counter", "Decode forward passes (one per engine step)", false,
+     [](const ModelMetrics& m) { return load(m.decode_passes); }},
+    {"graphrt_generate_decode_pass_sequences_total", "counter",
+     "Sequences decoded in those passes (divided by the passes: the mean decode batch)", false,
+     [](const ModelMetrics& m) { return load(m.decode_pass_rows); }},
+    {"graphrt_generate_decode_pass_duration_seconds_total", "counter",
+     "Cumulative time of the model's decode passes (batch_decode), sampling excluded", true,
+     [](const ModelMetrics& m) { return load(m.decode_pass_ns); }},
+    {"graphrt_generate_prefill_tokens_total", "counter", "Prompt tokens prefilled", false,
+     [](const ModelMetrics& m) { return load(m.prefill_tokens); }},
+    {"graphrt_generate_prefill_duration_seconds_total", "counter",
+     "Cumulative time of the model's prefill passes (batch_prefill)", true,
+     [](const ModelMetrics& m) { return load(m.prefill_pass_ns); }},
 };
 
 struct HistogramFamily {
@@ -113,10 +140,15 @@ std::string Metrics::render() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
   char number[64];
+  bool any_language_model = false;
+  for (const auto& kv : models_) any_language_model = any_language_model || kv.second->language_model.load();
   for (const Family& f : kFamilies) {
+    const bool generate = generates(f.name);
+    if (generate && !any_language_model) continue;
     out += std::string("# HELP ") + f.name + " " + f.help + ".\n";
     out += std::string("# TYPE ") + f.name + " " + f.type + "\n";
     for (const auto& kv : models_) {
+      if (generate && !kv.second->language_model.load()) continue;
       const double v = f.value(*kv.second);
       if (f.seconds) std::snprintf(number, sizeof number, "%.9f", v / 1e9);
       else std::snprintf(number, sizeof number, "%.0f", v);
@@ -125,10 +157,12 @@ std::string Metrics::render() const {
     }
   }
   for (const HistogramFamily& h : kHistograms) {
+    if (!any_language_model) continue;
     out += std::string("# HELP ") + h.name + " " + h.help + ".\n";
     out += std::string("# TYPE ") + h.name + " histogram\n";
     for (const auto& kv : models_)
-      out += h.histogram(*kv.second).render(h.name, "model=\"" + escape_label(kv.first.first) + "\",version=\"" +
+      if (kv.second->language_model.load())
+        out += h.histogram(*kv.second).render(h.name, "model=\"" + escape_label(kv.first.first) + "\",version=\"" +
                                                         escape_label(kv.first.second) + "\"");
   }
   return out;

@@ -37,6 +37,21 @@ struct ModelMetrics {
   std::atomic<uint64_t> generated_tokens{0};
   LatencyHistogram first_token_latency;
   LatencyHistogram token_latency;
+  // Set for a language model (generate, OpenAI's API): only those get graphrt_generate_* series.
+  std::atomic<bool> language_model{false};
+  // An MLC folder's continuous batching (generation/text_engine.h): the sequences in the KV
+  // cache and those waiting for room, the cache's pages and tokens in use, and the forward
+  // passes (decode: one per step, its rows the sequences decoded together; prefill tokens).
+  std::atomic<int64_t> running_sequences{0};
+  std::atomic<int64_t> waiting_sequences{0};
+  std::atomic<int64_t> kv_pages_in_use{0};
+  std::atomic<int64_t> kv_pages_capacity{0};
+  std::atomic<int64_t> kv_tokens_in_use{0};
+  std::atomic<uint64_t> decode_passes{0};
+  std::atomic<uint64_t> decode_pass_rows{0};
+  std::atomic<uint64_t> decode_pass_ns{0};
+  std::atomic<uint64_t> prefill_tokens{0};
+  std::atomic<uint64_t> prefill_pass_ns{0};
 };
 
 // The phases of one request, measured where they happen.

@@ -363,9 +363,17 @@ void ServedModel::serve_text(const std::string& folder, DLDevice device) {
   if (!config_.function.empty()) refuse("function");
   if (!config_.inputs.empty()) refuse("input");
   if (!config_.outputs.empty()) refuse("output");
-  if (config_.generation.given) refuse("generation");
+  TextEngineOptions options;
+  options.max_queue_size = config_.max_queue_size;
+  for (const std::string& key : config_.generation.keys) {
+    const graphrt::LanguageModelOptions& sizes = config_.generation.model;
+    if (key == "max_batch_size") options.max_num_sequence = sizes.max_batch_size;
+    else if (key == "max_total_seq_len") options.max_total_seq_len = sizes.max_total_seq_len;
+    else if (key == "prefill_chunk_size") options.prefill_chunk_size = sizes.prefill_chunk_size;
+    else refuse(("generation." + key).c_str());
+  }
   platform_ = "mlc_llm";
-  text_engine_ = std::make_unique<TextEngine>(folder, device, config_.max_queue_size);
+  text_engine_ = std::make_unique<TextEngine>(folder, device, options, metrics_);
   inputs_.push_back(TensorMetadata{"text_input", true, Datatype::kBytes, true, {1}});
   outputs_.push_back(TensorMetadata{"text_output", true, Datatype::kBytes, true, {1}});
 }

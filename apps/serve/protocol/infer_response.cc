@@ -49,57 +49,7 @@ void append_shape(std::string* out, const std::vector<int64_t>& shape) {
   out->push_back(']');
 }
 
-// Length of a valid UTF-8 sequence at p (1-4), or 0.
-size_t utf8_length(const unsigned char* p, size_t left) {
-  const unsigned char c = p[0];
-  size_t n = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
-  if (n == 0 || n > left) return 0;
-  for (size_t i = 1; i < n; ++i)
-    if ((p[i] & 0xC0) != 0x80) return 0;
-  if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
-  if (c == 0xED && p[1] >= 0xA0) return 0; // surrogates
-  if (c == 0xF0 && p[1] < 0x90) return 0;
-  if (c == 0xF4 && p[1] >= 0x90) return 0;
-  return n;
-}
-
 }  // namespace
-
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  for (size_t i = 0; i < text.size();) {
-    const unsigned char c = p[i];
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else if (c >= 0x80) {
-      const size_t n = utf8_length(p + i, text.size() - i);
-      if (n == 0) {
-        out += "\\ufffd";
-        ++i;
-        continue;
-      }
-      out.append(text, i, n);
-      i += n;
-      continue;
-    } else {
-      out += static_cast<char>(c);
-    }
-    ++i;
-  }
-  return out + "\"";
-}
 
 std::string error_json(const std::string& message) { return "{\"error\":" + json_string(message) + "}"; }
 
@@ -115,7 +65,7 @@ void append_json_values(std::string* out, Datatype type, const char* data, size_
       if (len > size - pos) break;
       if (!first) out->push_back(',');
       first = false;
-      out->append(json_string(std::string(data + pos, len)));
+      graphrt::append_json_string(out, std::string_view(data + pos, len));
       pos += len;
     }
     out->push_back(']');

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "graphrt/json_writer.h"
 #include "protocol/infer_request.h"
 
 namespace graphrt_serve {
@@ -40,8 +41,8 @@ struct InferResponse {
 // JSON header's length (Inference-Header-Content-Length), else the body's.
 std::string encode_rest_response(const InferResponse& response, const InferRequest& request, size_t* json_size);
 
-// `text` as a JSON string literal; bytes that are not UTF-8 become U+FFFD.
-std::string json_string(const std::string& text);
+// `text` as a JSON string literal (graphrt's one JSON writer: bytes that are not UTF-8 become U+FFFD).
+using graphrt::json_string;
 // {"error": "<message>"}
 std::string error_json(const std::string& message);
 // Appends the elements of a tensor's bytes as JSON values (BOOL as true/false, FP16/BF16 as

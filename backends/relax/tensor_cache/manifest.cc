@@ -3,8 +3,8 @@
 #include <unordered_map>
 
 #include "graphrt/error.h"
+#include "graphrt/json_reader.h"
 #include "graphrt/ndarray.h"
-#include "backends/relax/tensor_cache/json_cursor.h"
 
 namespace graphrt {
 namespace relax {
@@ -27,20 +27,20 @@ void read_field(const std::string& key, Read read) {
   }
 }
 
-std::string string_field(JsonCursor& c, const std::string& key) {
+std::string string_field(JsonReader& c, const std::string& key) {
   if (c.peek() != '"') throw field_error(key, "must be a string");
   return c.read_string();
 }
 
-uint64_t count_field(JsonCursor& c, const std::string& key) {
+uint64_t count_field(JsonReader& c, const std::string& key) {
   const char first = c.peek();
   if (first != '-' && (first < '0' || first > '9')) throw field_error(key, "must be an integer");
-  const int64_t v = c.read_int();
+  const int64_t v = c.read_int64();
   if (v < 0) throw field_error(key, "is " + std::to_string(v) + "; it must not be negative");
   return static_cast<uint64_t>(v);
 }
 
-std::vector<int64_t> shape_field(JsonCursor& c, const std::string& key) {
+std::vector<int64_t> shape_field(JsonReader& c, const std::string& key) {
   if (c.peek() != '[') throw field_error(key, "must be an array of integers");
   std::vector<int64_t> shape;
   c.array([&](size_t i) {
@@ -91,7 +91,7 @@ uint64_t stored_bytes(const TensorRecord& t) {
 
 enum TensorField : unsigned { kName = 1, kShape = 2, kDtype = 4, kFormat = 8, kNbytes = 16, kOffset = 32 };
 
-void read_tensor_member(JsonCursor& c, const std::string& key, TensorRecord* t, unsigned* seen) {
+void read_tensor_member(JsonReader& c, const std::string& key, TensorRecord* t, unsigned* seen) {
   if (key == "name") {
     once(seen, kName, key);
     t->name = string_field(c, key);
@@ -127,11 +127,14 @@ void check_tensor(const TensorRecord& t, unsigned seen) {
                                     " takes " + std::to_string(expected));
 }
 
-TensorRecord read_tensor(JsonCursor& c) {
+TensorRecord read_tensor(JsonReader& c) {
   if (c.peek() != '{') throw Error(ErrorKind::kInvalidArgument, "a tensor record must be an object");
   TensorRecord t;
   unsigned seen = 0;
-  c.object([&](const std::string& key) { read_field(key, [&] { read_tensor_member(c, key, &t, &seen); }); });
+  c.object([&](std::string_view name) {
+    const std::string key(name);
+    read_field(key, [&] { read_tensor_member(c, key, &t, &seen); });
+  });
   check_tensor(t, seen);
   return t;
 }
@@ -166,7 +169,7 @@ std::string data_path_of(const std::string& text) {
 enum ShardField : unsigned { kPath = 1, kShardFormat = 2, kShardBytes = 4, kRecords = 8 };
 
 struct ShardReader {
-  JsonCursor& c;
+  JsonReader& c;
   size_t* total_tensors;
 
   void tensors(ShardRecord* s) {
@@ -215,12 +218,13 @@ void check_ranges(const ShardRecord& s) {
   }
 }
 
-ShardRecord read_shard(JsonCursor& c, size_t* total_tensors) {
+ShardRecord read_shard(JsonReader& c, size_t* total_tensors) {
   if (c.peek() != '{') throw Error(ErrorKind::kInvalidArgument, "a shard record must be an object");
   ShardRecord s;
   unsigned seen = 0;
   ShardReader reader{c, total_tensors};
-  c.object([&](const std::string& key) {
+  c.object([&](std::string_view name) {
+    const std::string key(name);
     if (key == "records") return reader.member(key, &s, &seen);  // its errors name the tensor record
     read_field(key, [&] { reader.member(key, &s, &seen); });
   });
@@ -232,7 +236,7 @@ ShardRecord read_shard(JsonCursor& c, size_t* total_tensors) {
   return s;
 }
 
-void read_shards(JsonCursor& c, Manifest* m) {
+void read_shards(JsonReader& c, Manifest* m) {
   if (c.peek() != '[') throw field_error("records", "must be an array of shard records");
   size_t total = 0;
   c.array([&](size_t i) {
@@ -265,15 +269,13 @@ void check_unique_names(const Manifest& m) {
 
 Manifest parse_manifest(const std::string& text, const std::string& file) {
   try {
-    if (text.size() > kMaxManifestBytes)
-      throw Error(ErrorKind::kResourceExhausted, "the manifest is " + std::to_string(text.size()) +
-                                                     " bytes, more than the " + std::to_string(kMaxManifestBytes) +
-                                                     " allowed");
-    JsonCursor c(text.data(), text.size());
+    // The manifest nests four deep; 64 leaves room for metadata nobody reads.
+    JsonReader c(text, JsonLimits{kMaxManifestBytes, 64}, "the manifest");
     if (c.peek() != '{') throw Error(ErrorKind::kInvalidArgument, "the manifest must be a JSON object");
     Manifest m;
     bool has_records = false;
-    c.object([&](const std::string& key) {
+    c.object([&](std::string_view name) {
+      const std::string key(name);
       if (key != "records") return c.skip_value();
       if (has_records) throw field_error(key, "appears twice");
       has_records = true;

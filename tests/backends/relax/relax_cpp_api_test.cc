@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/common/relax_model.h"
+#include "apps/common/relax_function.h"
 #include "graphrt/registry.h"
 #include "graphrt/relax_vm.h"
 #include "test_support.h"
@@ -210,7 +210,7 @@ TEST(RelaxCliResults, IntsFloatsAndShapesFlattenAsArrays) {
   graphrt::RetValue tuple = global("runtime.Array", items, item_codes, 3);
 
   std::string structure;
-  std::vector<graphrt::NDArray> out = graphrt_apps::flatten_relax_result(tuple, &structure);
+  std::vector<graphrt::NDArray> out = graphrt_apps::flatten_relax_result(graphrt::Value::from(tuple), &structure);
   EXPECT_EQ(structure, "tuple[tensor, int, shape]");
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].shape(), std::vector<int64_t>{4});
@@ -227,7 +227,7 @@ TEST(RelaxCliResults, IntsFloatsAndShapesFlattenAsArrays) {
   graphrt::RetValue f;
   f.set_float(0.25);
   structure.clear();
-  out = graphrt_apps::flatten_relax_result(f, &structure);
+  out = graphrt_apps::flatten_relax_result(graphrt::Value::from(f), &structure);
   EXPECT_EQ(structure, "float");
   double v = 0;
   out.at(0).copy_to_bytes(&v, sizeof(v));

@@ -11,11 +11,9 @@
 #include "graphrt/relax_vm.h"
 #include "graphrt/runtime.h"
 #include "graphrt/session.h"
+#include "graphrt/value.h"
 
 namespace graphrt_apps {
-
-// True when `root` is a Relax executable module (relax.Executable / relax.VMExecutable).
-bool is_relax_executable(const graphrt::Module& root);
 
 // A parameter as the function's code checks it: the session layer's TensorSpec
 // (graphrt/session.h, from the executable's checks; no text is parsed here) in
@@ -50,6 +48,6 @@ std::vector<std::string> relax_function_signatures(const graphrt::Module& root);
 // receives its shape ("tensor", "tuple[tensor, tuple[tensor, tensor]]"). An
 // int or float (R.Prim) comes out as a 0-d int64 / float64 array ("int",
 // "float"), a shape (R.Shape) as a 1-d int64 array ("shape").
-std::vector<graphrt::NDArray> flatten_relax_result(const graphrt::RetValue& result, std::string* structure);
+std::vector<graphrt::NDArray> flatten_relax_result(const graphrt::Value& result, std::string* structure);
 
 }  // namespace graphrt_apps
