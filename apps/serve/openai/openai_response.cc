@@ -3,26 +3,23 @@
 #include <chrono>
 #include <random>
 
-#include <nlohmann/json.hpp>
+#include "graphrt/json_writer.h"
 
 namespace graphrt_serve {
 
-using json = nlohmann::json;
+using graphrt::JsonWriter;
 
 namespace {
 
-// Text the library made is whole UTF-8 characters; a token's own text (logprobs) may be part
-// of one: replaced, never an exception.
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+// Text the library made is whole UTF-8 characters; a token's own text (logprobs) may be part of
+// one: the writer replaces what is not UTF-8 (graphrt/json_writer.h), never an exception.
+std::string sse(const std::string& json) { return "data: " + json + "\n\n"; }
 
-std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
+JsonWriter& string_or_null(JsonWriter& w, const std::string& s) { return s.empty() ? w.null() : w.string(s); }
 
-json null_or(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
-
-json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
-  return {{"prompt_tokens", prompt_tokens},
-          {"completion_tokens", completion_tokens},
-          {"total_tokens", prompt_tokens + completion_tokens}};
+void write_usage(JsonWriter& w, int64_t prompt_tokens, int64_t completion_tokens) {
+  w.begin_object().key("prompt_tokens").integer(prompt_tokens).key("completion_tokens").integer(completion_tokens);
+  w.key("total_tokens").integer(prompt_tokens + completion_tokens).end_object();
 }
 
 std::string text_of(const OpenAIChoice& c, int32_t token) {
@@ -31,51 +28,60 @@ std::string text_of(const OpenAIChoice& c, int32_t token) {
 }
 
 // Completions' logprobs: {tokens, token_logprobs, top_logprobs [{text: lp}], text_offset}.
-json completion_logprobs(const OpenAIChoice& c) {
-  json tokens = json::array(), lps = json::array(), tops = json::array(), offsets = json::array();
-  size_t offset = 0;
-  for (const graphrt::SampledToken& s : c.result.sampled) {
-    const std::string text = text_of(c, s.token);
-    tokens.push_back(text);
-    lps.push_back(s.logprob);
-    offsets.push_back(offset);
-    offset += text.size();
-    json top = json::object();
+void write_completion_logprobs(JsonWriter& w, const OpenAIChoice& c) {
+  const auto& sampled = c.result.sampled;
+  w.begin_object().key("tokens").begin_array();
+  for (const graphrt::SampledToken& s : sampled) w.string(text_of(c, s.token));
+  w.end_array().key("token_logprobs").begin_array();
+  for (const graphrt::SampledToken& s : sampled) w.number(s.logprob);
+  w.end_array().key("top_logprobs").begin_array();
+  for (const graphrt::SampledToken& s : sampled) {
+    // Keyed by text: two tokens of the same text are one entry (the later one's logprob).
+    std::map<std::string, float> top;
     for (const graphrt::TokenLogprob& t : s.top_logprobs) top[text_of(c, t.token)] = t.logprob;
-    tops.push_back(top);
+    w.begin_object();
+    for (const auto& [text, logprob] : top) w.key(text).number(logprob);
+    w.end_object();
   }
-  return {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
+  w.end_array().key("text_offset").begin_array();
+  size_t offset = 0;
+  for (const graphrt::SampledToken& s : sampled) {
+    w.unsigned_integer(offset);
+    offset += text_of(c, s.token).size();
+  }
+  w.end_array().end_object();
 }
 
-json token_bytes(const std::string& text) {
-  json bytes = json::array();
-  for (unsigned char ch : text) bytes.push_back(static_cast<int>(ch));
-  return bytes;
+void write_token(JsonWriter& w, const std::string& text, float logprob) {
+  w.key("token").string(text).key("logprob").number(logprob).key("bytes").begin_array();
+  for (unsigned char ch : text) w.integer(ch);
+  w.end_array();
 }
 
 // Chat's logprobs: {content: [{token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}]}.
-json chat_logprobs(const OpenAIChoice& c) {
-  json content = json::array();
+void write_chat_logprobs(JsonWriter& w, const OpenAIChoice& c) {
+  w.begin_object().key("content").begin_array();
   for (const graphrt::SampledToken& s : c.result.sampled) {
-    const std::string text = text_of(c, s.token);
-    json top = json::array();
+    w.begin_object();
+    write_token(w, text_of(c, s.token), s.logprob);
+    w.key("top_logprobs").begin_array();
     for (const graphrt::TokenLogprob& t : s.top_logprobs) {
-      const std::string alt = text_of(c, t.token);
-      top.push_back({{"token", alt}, {"logprob", t.logprob}, {"bytes", token_bytes(alt)}});
+      w.begin_object();
+      write_token(w, text_of(c, t.token), t.logprob);
+      w.end_object();
     }
-    content.push_back({{"token", text}, {"logprob", s.logprob}, {"bytes", token_bytes(text)}, {"top_logprobs", top}});
+    w.end_array().end_object();
   }
-  return {{"content", content}};
+  w.end_array().end_object();
 }
 
-json head_json(const OpenAIResponseHead& head, bool chunk) {
+// Opens the object and writes what every object of the response shares.
+void write_head(JsonWriter& w, const OpenAIResponseHead& head, bool chunk) {
   const bool chat = head.endpoint == OpenAIEndpoint::kChat;
-  json j = {{"id", head.id},
-            {"object", chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
-            {"created", head.created},
-            {"model", head.model}};
-  if (chat) j["system_fingerprint"] = "";
-  return j;
+  w.begin_object().key("id").string(head.id);
+  w.key("object").string(chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion");
+  w.key("created").integer(head.created).key("model").string(head.model);
+  if (chat) w.key("system_fingerprint").string("");
 }
 
 }  // namespace
@@ -97,49 +103,54 @@ OpenAIResponseHead openai_response_head(OpenAIEndpoint endpoint, const std::stri
 std::string openai_response_json(const OpenAIResponseHead& head, const std::vector<OpenAIChoice>& choices,
                                  bool logprobs) {
   const bool chat = head.endpoint == OpenAIEndpoint::kChat;
-  json j = head_json(head, false);
-  json list = json::array();
+  JsonWriter w;
+  write_head(w, head, false);
+  w.key("choices").begin_array();
   int64_t prompt_tokens = 0, completion_tokens = 0;
   for (size_t i = 0; i < choices.size(); ++i) {
     const graphrt::GenerationResult& r = choices[i].result;
-    json choice = {{"index", i}, {"finish_reason", null_or(graphrt::finish_reason_name(r.finish_reason))}};
-    if (chat) {
-      choice["message"] = {{"role", "assistant"}, {"content", r.text}};
-      choice["logprobs"] = logprobs ? chat_logprobs(choices[i]) : json(nullptr);
-    } else {
-      choice["text"] = r.text;
-      choice["logprobs"] = logprobs ? completion_logprobs(choices[i]) : json(nullptr);
-    }
-    list.push_back(choice);
+    w.begin_object().key("index").unsigned_integer(i).key("finish_reason");
+    string_or_null(w, graphrt::finish_reason_name(r.finish_reason));
+    if (chat) w.key("message").begin_object().key("role").string("assistant").key("content").string(r.text).end_object();
+    else w.key("text").string(r.text);
+    w.key("logprobs");
+    if (!logprobs) w.null();
+    else if (chat) write_chat_logprobs(w, choices[i]);
+    else write_completion_logprobs(w, choices[i]);
+    w.end_object();
     prompt_tokens = r.prompt_tokens;  // the same prompt for every choice
     completion_tokens += static_cast<int64_t>(r.tokens.size());
   }
-  j["choices"] = list;
-  j["usage"] = usage_json(prompt_tokens, completion_tokens);
-  return dump(j);
+  w.end_array().key("usage");
+  write_usage(w, prompt_tokens, completion_tokens);
+  w.end_object();
+  return w.take();
 }
 
 std::string openai_chunk_event(const OpenAIResponseHead& head, int64_t index, const std::string& text,
                                const std::string& finish_reason, bool first) {
-  json j = head_json(head, true);
-  json choice = {{"index", index}, {"finish_reason", null_or(finish_reason)}, {"logprobs", nullptr}};
+  JsonWriter w;
+  write_head(w, head, true);
+  w.key("choices").begin_array().begin_object().key("index").integer(index).key("finish_reason");
+  string_or_null(w, finish_reason).key("logprobs").null();
   if (head.endpoint == OpenAIEndpoint::kChat) {
-    json delta = {{"content", text}};
-    if (first) delta["role"] = "assistant";
-    choice["delta"] = delta;
+    w.key("delta").begin_object().key("content").string(text);
+    if (first) w.key("role").string("assistant");
+    w.end_object();
   } else {
-    choice["text"] = text;
+    w.key("text").string(text);
   }
-  j["choices"] = json::array({choice});
-  j["usage"] = nullptr;
-  return sse(j);
+  w.end_object().end_array().key("usage").null().end_object();
+  return sse(w.take());
 }
 
 std::string openai_usage_event(const OpenAIResponseHead& head, int64_t prompt_tokens, int64_t completion_tokens) {
-  json j = head_json(head, true);
-  j["choices"] = json::array();
-  j["usage"] = usage_json(prompt_tokens, completion_tokens);
-  return sse(j);
+  JsonWriter w;
+  write_head(w, head, true);
+  w.key("choices").begin_array().end_array().key("usage");
+  write_usage(w, prompt_tokens, completion_tokens);
+  w.end_object();
+  return sse(w.take());
 }
 
 const std::string& openai_done_event() {
@@ -148,10 +159,14 @@ const std::string& openai_done_event() {
 }
 
 std::string openai_models_json(const std::vector<std::string>& names) {
-  json data = json::array();
-  for (const std::string& name : names)
-    data.push_back({{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "graphrt"}});
-  return dump({{"object", "list"}, {"data", data}});
+  JsonWriter w;
+  w.begin_object().key("object").string("list").key("data").begin_array();
+  for (const std::string& name : names) {
+    w.begin_object().key("id").string(name).key("object").string("model").key("created").integer(0);
+    w.key("owned_by").string("graphrt").end_object();
+  }
+  w.end_array().end_object();
+  return w.take();
 }
 
 const char* openai_error_type(int status) {
@@ -164,7 +179,12 @@ const char* openai_error_type(int status) {
 
 std::string openai_error_json(const std::string& message, const std::string& type, const std::string& param,
                               const std::string& code) {
-  return dump({{"error", {{"message", message}, {"type", type}, {"param", null_or(param)}, {"code", null_or(code)}}}});
+  JsonWriter w;
+  w.begin_object().key("error").begin_object().key("message").string(message).key("type").string(type);
+  w.key("param");
+  string_or_null(w, param).key("code");
+  string_or_null(w, code).end_object().end_object();
+  return w.take();
 }
 
 }  // namespace graphrt_serve
