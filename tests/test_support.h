@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "apps/common/npy.h"
+#include "graphrt/error.h"
 
 namespace graphrt_test {
 
@@ -26,6 +27,20 @@ std::vector<uint8_t> read_file(const std::string& path);
 // one .npy parser; the Python suites check it against numpy's own files.
 using Npy = graphrt_apps::NpyArray;
 using graphrt_apps::read_npy;
+
+// The graphrt::Error `f` throws, its kind checked; a test failure (and an empty error) when it
+// throws none.
+template <typename F>
+graphrt::Error error_of(F&& f, graphrt::ErrorKind kind) {
+  try {
+    f();
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(kind, e.kind()) << e.what();
+    return e;
+  }
+  ADD_FAILURE() << "no error";
+  return graphrt::Error("none");
+}
 
 }  // namespace graphrt_test
 

@@ -72,17 +72,7 @@ void expect_near(const graphrt::NDArray& got, const std::string& file, float tol
 }
 
 // Runs `f`, which must throw a graphrt::Error of `kind`; returns it.
-template <typename F>
-Error error_of(F&& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(kind, e.kind()) << e.what();
-    return e;
-  }
-  ADD_FAILURE() << "no error";
-  return Error("none");
-}
+using graphrt_test::error_of;
 
 TEST(LanguageModel, PrefillAndDecodeGiveTvmsLogitsBitForBit) {
   GRAPHRT_REQUIRE_FIXTURES();

@@ -41,17 +41,7 @@ using graphrt_test::mlc::run_scenario;
 
 graphrt::Session cpu_session() { return graphrt::Session(graphrt::runtime(), graphrt::cpu()); }
 
-template <typename F>
-Error error_of(F&& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(kind, e.kind()) << e.what();
-    return e;
-  }
-  ADD_FAILURE() << "no error";
-  return Error("none");
-}
+using graphrt_test::error_of;
 
 // A copy of the package made of links to its files, but those in `skip`.
 void link_package(const std::string& to, const std::vector<std::string>& skip) {

@@ -68,17 +68,7 @@ graphrt::Session opencl_session() { return graphrt::Session(graphrt::runtime(), 
 
 double tolerance() { return package_case()["tolerance"].get<double>(); }
 
-template <typename F>
-Error error_of(F&& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(kind, e.kind()) << e.what();
-    return e;
-  }
-  ADD_FAILURE() << "no error";
-  return Error("none");
-}
+using graphrt_test::error_of;
 
 TEST(OpenclLanguageModel, TheServingScenarioGivesTvmsLogits) {
   REQUIRE_OPENCL_DEVICE();
