@@ -44,6 +44,11 @@ void OpenclModuleNode::release_driver_objects() {
     entry.second->kernel = nullptr;
     entry.second->program = nullptr;
   }
+  // The whole programs after every kernel made from them.
+  std::lock_guard<std::mutex> whole_lock(whole_mutex_);
+  for (auto& entry : whole_programs_)
+    if (live && entry.second) api_->library().clReleaseProgram(entry.second);
+  whole_programs_.clear();
 }
 
 std::vector<std::string> OpenclModuleNode::function_names() const {
@@ -52,10 +57,10 @@ std::vector<std::string> OpenclModuleNode::function_names() const {
   return names;
 }
 
-void OpenclModuleNode::build(int device_id, const std::string& name, BuiltKernel* out) {
+// `source` built on `device_id`; a failure names kernel `name`, with the driver's build log.
+cl_program OpenclModuleNode::build_program(int device_id, const std::string& source, const std::string& name) {
   const OpenclDevice& d = api_->device(device_id);
   const OpenclLibrary& lib = api_->library();
-  const std::string& source = image_.kernel_sources.at(name);
   const char* text = source.c_str();
   const size_t length = source.size();
   cl_int r = kClSuccess;
@@ -83,6 +88,51 @@ void OpenclModuleNode::build(int device_id, const std::string& name, BuiltKernel
                            (log.empty() ? std::string() : "; build log:\n" + log),
                        "code");
   }
+  return program;
+}
+
+// Kernel `name` from the module's whole source, built on the device's first call of any kernel:
+// one build instead of one per kernel (a driver that caches builds, as PoCL does on disk, still
+// preprocesses and hashes each source it is given: 27 sections of MLC's OpenCL model took 2 s
+// from PoCL's cache, the whole source 0.13 s). Null when the whole source does not build or
+// does not give this kernel as the table lists it; the kernel's own section then says why.
+cl_kernel OpenclModuleNode::kernel_from_whole_program(int device_id, const std::string& name) {
+  cl_program program = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(whole_mutex_);
+    auto it = whole_programs_.find(device_id);
+    if (it == whole_programs_.end()) {
+      try {
+        program = build_program(device_id, image_.code, name);
+      } catch (const Error&) {
+        program = nullptr;  // each kernel builds from its section, whose error names it
+      }
+      it = whole_programs_.emplace(device_id, program).first;
+    }
+    program = it->second;
+  }
+  if (!program) return nullptr;
+  const OpenclLibrary& lib = api_->library();
+  cl_int r = kClSuccess;
+  cl_kernel kernel = lib.clCreateKernel(program, name.c_str(), &r);
+  if (r != kClSuccess || !kernel) return nullptr;
+  cl_uint num_args = 0;
+  if (lib.clGetKernelInfo(kernel, kClKernelNumArgs, sizeof num_args, &num_args, nullptr) != kClSuccess ||
+      num_args != plans_.at(name).args.size()) {
+    lib.clReleaseKernel(kernel);
+    return nullptr;
+  }
+  return kernel;
+}
+
+void OpenclModuleNode::build(int device_id, const std::string& name, BuiltKernel* out) {
+  if (cl_kernel whole = kernel_from_whole_program(device_id, name)) {
+    out->kernel = whole;
+    return;
+  }
+  const OpenclLibrary& lib = api_->library();
+  cl_program program = build_program(device_id, image_.kernel_sources.at(name), name);
+  cl_int r = kClSuccess;
   cl_kernel kernel = lib.clCreateKernel(program, name.c_str(), &r);
   if (r != kClSuccess || !kernel) {
     lib.clReleaseProgram(program);

@@ -1,6 +1,7 @@
-// The "opencl" module: the record's kernels, each built from its own source
-// (clCreateProgramWithSource, clBuildProgram) on a device at its first call
-// there, and launched as TVM's host code calls it.
+// The "opencl" module: the record's kernels, built on a device at the first
+// call there of any of them (the module's whole source as one program, else
+// each kernel from its own source section), and launched as TVM's host code
+// calls it.
 #pragma once
 
 #include <atomic>
@@ -22,7 +23,7 @@ namespace opencl_backend {
 // One kernel on one device: its program and kernel object, made at first use.
 struct BuiltKernel {
   std::mutex mutex;  // clSetKernelArg and the launch that follows are one step
-  cl_program program = nullptr;
+  cl_program program = nullptr;  // its own section's; null when made from the module's whole program
   cl_kernel kernel = nullptr;
 };
 
@@ -50,6 +51,8 @@ class OpenclModuleNode : public ModuleNode, public DriverObjectOwner {
 
  private:
   void build(int device_id, const std::string& name, BuiltKernel* out);
+  cl_program build_program(int device_id, const std::string& source, const std::string& name);
+  cl_kernel kernel_from_whole_program(int device_id, const std::string& name);
 
   OpenclModuleImage image_;
   std::map<std::string, KernelPlan> plans_;
@@ -57,6 +60,9 @@ class OpenclModuleNode : public ModuleNode, public DriverObjectOwner {
   std::mutex mutex_;  // kernels_
   // Per device, per kernel name (nodes keep their addresses as the map grows).
   std::map<std::pair<int, std::string>, std::unique_ptr<BuiltKernel>> kernels_;
+  // Per device, the whole source built once (null: it did not build). Locked after the others.
+  std::mutex whole_mutex_;
+  std::map<int, cl_program> whole_programs_;
 };
 
 // The "opencl" record loaders' body.

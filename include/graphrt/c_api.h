@@ -61,6 +61,30 @@ GRAPHRT_API int graphrt_module_usage_hint(TVMModuleHandle mod, const char** out)
 GRAPHRT_API int graphrt_module_describe(TVMModuleHandle mod, const char** out);
 GRAPHRT_API int graphrt_load_plugin(const char* path);
 
+/* ---- calls with their arguments and result in one block ----
+ * For bindings whose every foreign call and every argument of one costs (Python's ctypes):
+ * the caller keeps blocks, writes a function and its arguments into one and makes one call of
+ * one argument per invocation. graphrt_function_call_block(block) calls block->function with
+ * block->args / block->type_codes (block->num_args of them, as TVMFuncCall takes them) and
+ * fills the ret_* fields: ret_value and ret_type_code as TVMFuncCall returns them (a returned
+ * handle is the caller's), ret_type_index the type index of a kTVMObjectHandle result (what
+ * TVMObjectGetTypeIndex would say; 0 for other results), elapsed_ns the call's own duration
+ * (a binding can tell from it whether releasing its interpreter lock pays). */
+typedef struct graphrt_call_block {
+  /* what a call sets, first: a binding writes them and reads the results with one copy each */
+  TVMFunctionHandle function;
+  int num_args;
+  int ret_type_code;
+  TVMValue ret_value;
+  uint32_t ret_type_index;
+  int32_t reserved; /* 0 */
+  int64_t elapsed_ns;
+  /* where the arguments are, usually set once per block */
+  TVMValue* args;
+  int* type_codes;
+} graphrt_call_block;
+GRAPHRT_API int graphrt_function_call_block(graphrt_call_block* block);
+
 /* ---- arrays ---- */
 /* A view of `handle` with another shape/dtype sharing its memory (new reference). */
 GRAPHRT_API int graphrt_array_view(TVMArrayHandle handle, const tvm_index_t* shape, int ndim, int dtype_code, int dtype_bits,

@@ -78,6 +78,20 @@ class TensorInfoC(ctypes.Structure):  # graphrt_tensor_info
     ]
 
 
+class CallBlockC(ctypes.Structure):  # graphrt_call_block
+    _fields_ = [
+        ("function", ctypes.c_void_p),
+        ("num_args", ctypes.c_int),
+        ("ret_type_code", ctypes.c_int),
+        ("ret_value", TVMValue),
+        ("ret_type_index", ctypes.c_uint32),
+        ("reserved", ctypes.c_int32),
+        ("elapsed_ns", ctypes.c_int64),
+        ("args", ctypes.c_void_p),
+        ("type_codes", ctypes.c_void_p),
+    ]
+
+
 # ctypes takes tens of microseconds to make an array type the first time a length is
 # used: calls with few arguments and tensors of few dimensions use these, made at import.
 _SHORT = 8
@@ -145,6 +159,7 @@ _SIGNATURES = {
     "graphrt_module_describe": (_int, [_vp, _p(_cp)]),
     "graphrt_load_plugin": (_int, [_cp]),
     "TVMFuncCall": (_int, [_vp, _p(TVMValue), _p(_int), _int, _p(TVMValue), _p(_int)]),
+    "graphrt_function_call_block": (_int, [_p(CallBlockC)]),
     "TVMFuncCreateFromCFunc": (_int, [_vp, _vp, _vp, _p(_vp)]),
     "TVMFuncRegisterGlobal": (_int, [_cp, _vp, _int]),
     "TVMCFuncSetReturn": (_int, [_vp, _p(TVMValue), _p(_int), _int]),
@@ -297,11 +312,13 @@ def lib():
 # (each run of a model while several executors run). FUNC_CALL_HELD: TVMFuncCall with no argument
 # types, for functions whose calls have been short (module.Function decides); OBJECT_TYPE_INDEX
 # also has none: its callers pass a c_void_p and a byref.
-ARRAY_FREE = OBJECT_FREE = OBJECT_TYPE_INDEX = FUNC_CALL_HELD = None
+# CALL_BLOCK_HELD: graphrt_function_call_block likewise (no argument types: its caller passes the
+# block's address as a c_void_p).
+ARRAY_FREE = OBJECT_FREE = OBJECT_TYPE_INDEX = FUNC_CALL_HELD = CALL_BLOCK_HELD = None
 
 
 def _load_gil_held(path):
-    global ARRAY_FREE, OBJECT_FREE, OBJECT_TYPE_INDEX, FUNC_CALL_HELD
+    global ARRAY_FREE, OBJECT_FREE, OBJECT_TYPE_INDEX, FUNC_CALL_HELD, CALL_BLOCK_HELD
     held = ctypes.PyDLL(path, mode=ctypes.RTLD_GLOBAL)
     ARRAY_FREE, OBJECT_FREE = held.TVMArrayFree, held.TVMObjectFree
     for f in (ARRAY_FREE, OBJECT_FREE):
@@ -311,6 +328,9 @@ def _load_gil_held(path):
     OBJECT_TYPE_INDEX.restype = ctypes.c_int
     FUNC_CALL_HELD = held.TVMFuncCall
     FUNC_CALL_HELD.restype = ctypes.c_int
+    CALL_BLOCK_HELD = getattr(held, "graphrt_function_call_block", None)  # None: a library before it
+    if CALL_BLOCK_HELD is not None:
+        CALL_BLOCK_HELD.restype = ctypes.c_int
 
 
 def library_path():

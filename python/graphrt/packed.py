@@ -4,11 +4,13 @@ as packed functions (graphrt calls back into them). Every layer of the package t
 libgraphrt stands on this one; it imports none of them.
 """
 import ctypes
+import operator
 import struct
 import threading
 import time
 
 from . import _lib
+from . import _call_block
 from . import _raised
 from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, TVMValue
 from .benchmark import BenchmarkResult
@@ -29,6 +31,7 @@ class Object:
     """An opaque graphrt object returned by a function (freed with TVMObjectFree)."""
 
     __slots__ = ("handle",)
+    _graphrt_type_code = _lib.kObjectHandle  # how Function.__call__ passes it
 
     def __init__(self, handle):
         self.handle = ctypes.c_void_p(handle)
@@ -83,12 +86,18 @@ class Array(Object):
     _get_type_index = None
 
     @classmethod
-    def _is_array(cls, handle):
+    def _setup(cls):
+        """Array's type index and the functions its methods call (once)."""
         if cls._type_index is None:
             index = ctypes.c_uint(0)
             _lib.call("TVMObjectTypeKey2Index", _lib.c_str("Array"), ctypes.byref(index))
-            cls._type_index = index.value
             cls._get_type_index = _lib.OBJECT_TYPE_INDEX
+            cls._type_index = index.value
+        return cls._type_index
+
+    @classmethod
+    def _is_array(cls, handle):
+        cls._setup()
         index = ctypes.c_uint(0)
         _lib.check(cls._get_type_index(ctypes.c_void_p(handle), ctypes.byref(index)))
         return index.value == cls._type_index
@@ -310,14 +319,10 @@ class _OwnedHandle:
         return "object"
 
 
-# Function._call_arrays' preset argument arrays: a handle array type and a type-code array
-# (all NDArray handles, never written by the callee) per argument count.
-_HANDLE_ARRAYS = [ctypes.c_void_p * k for k in range(_lib._SHORT + 1)]
-_ARRAY_CODES = [(ctypes.c_int * k)(*([_lib.kNDArrayHandle] * k)) for k in range(_lib._SHORT + 1)]
-_RetWords = ctypes.c_int64 * 2  # TVMValue, then the return type code (an int, zero-extended)
+_SHORT = _lib._SHORT
 _byref = ctypes.byref
-_FUNC_CALL = []
 _now_ns = time.perf_counter_ns
+_FUNC_CALL = []
 
 # A function whose last call returned within this time is called with the GIL held, as numpy and
 # hashlib keep it for small inputs. Releasing it lets another Python thread run while the call
@@ -325,16 +330,72 @@ _now_ns = time.perf_counter_ns
 # own thread) each release hands the interpreter to a thread that must first be woken, and the
 # handovers cost more than the calls. A held call that takes longer than this releases the GIL
 # from the next call on; a released call that returns within it holds it from the next call on
-# (its time includes waiting to take the GIL back, so under contention it errs towards releasing).
+# (the call's own time, measured by graphrt_function_call_block).
 HOLD_GIL_BELOW_NS = 20_000
 
+# What a value passed to a function is, read without a Python loop (operator.attrgetter is C):
+# the classes whose instances cross as handles carry their type code, and a value without one
+# (an int, a str, a numpy array, ...) takes the general conversion.
+_HANDLE_VALUE = operator.attrgetter("handle.value")
+_TYPE_CODE = operator.attrgetter("_graphrt_type_code")
+_BLOCKS = _call_block.FREE
+_PACK = _call_block.PACK
+_RESULT = _call_block.RESULT.unpack_from
+_RESULT_AT = _call_block.RESULT_AT
+_CALL_BLOCK = []  # [graphrt_function_call_block releasing the GIL, the same holding it]
+_ARRAY_TYPE_INDEX = []
 
-def _func_call():
-    """TVMFuncCall with no argument conversion (every argument is passed as a ctypes object),
-    releasing the GIL."""
-    if not _FUNC_CALL:
-        _FUNC_CALL.append(_lib.unconverted("TVMFuncCall"))
-    return _FUNC_CALL[0]
+
+def _new_block():
+    if not _CALL_BLOCK:
+        _ARRAY_TYPE_INDEX.append(Array._setup())
+        _CALL_BLOCK.extend([_lib.unconverted("graphrt_function_call_block"), _lib.CALL_BLOCK_HELD])
+    return _call_block.new()
+
+
+def _block_result(entry, code, value, type_index):
+    """The Python value of a call's result other than an array (ownership of objects passes to
+    Python); returns the block to the free list."""
+    if code == _lib.kObjectHandle:
+        _BLOCKS.append(entry)
+        if type_index == _ARRAY_TYPE_INDEX[0]:  # a Relax tuple (TVM's Array), read lazily as TVM's is
+            return Array(value)
+        return _convert_by_index(Object(value), type_index)
+    if code == _lib.kNull:
+        _BLOCKS.append(entry)
+        return None
+    ret = _call_block.return_value(entry[0])  # copied before another call may take the block
+    _BLOCKS.append(entry)
+    return _return_value(ret, code)
+
+
+# type index -> the registered converter of its type key, or None: a returned object's type key is
+# asked for once per type (two foreign calls), not per result (a ShapeTuple made per decode step).
+_CONVERTER_BY_INDEX = {}
+
+
+def _convert_by_index(obj, type_index):
+    try:
+        convert = _CONVERTER_BY_INDEX[type_index]
+    except KeyError:
+        convert = _object_converters.get(obj.type_key)
+        if convert is None:  # a layer may register its converter later: ask again then
+            return obj
+        _CONVERTER_BY_INDEX[type_index] = convert
+    return convert(obj)
+
+
+_ND = NDArray
+_ND_NEW = NDArray.__new__
+_PACK_1, _PACK_2, _PACK_3 = (_PACK[k].pack_into for k in (1, 2, 3))
+_C_VOID_P = ctypes.c_void_p
+_K_NDARRAY = _lib.kNDArrayHandle
+_ARRAY_CODES = [(_K_NDARRAY,) * k for k in range(_SHORT + 1)]
+_INT_CODES = [(_lib.kInt,) * k for k in range(_SHORT + 1)]
+# class -> type code of the handle classes seen (NDArray from the start): 1-3 such arguments are
+# written by Function.__call__'s own branches, one dictionary lookup each.
+_CODE_OF = {NDArray: _K_NDARRAY}
+_PACK_INTS = [p.pack_into for p in _call_block.PACK_INTS]
 
 
 class Function(_OwnedHandle):
@@ -342,6 +403,7 @@ class Function(_OwnedHandle):
 
     __slots__ = ("_name", "_hold_gil")
     _free_function = "TVMFuncFree"
+    _graphrt_type_code = _lib.kFuncHandle
 
     def __init__(self, handle, name=None):
         super().__init__(handle)
@@ -352,75 +414,132 @@ class Function(_OwnedHandle):
         return "function '%s'" % self._name if self._name else "function"
 
     def __call__(self, *args):
+        """One foreign call (graphrt_function_call_block) on a block from the free list. The
+        arguments are written into it by one pack_into: a model's call (up to four NDArrays) reads
+        each array's handle by attribute, which the interpreter specialises, and passes the type
+        codes as constants; other handles (objects, functions, modules) are read by C-level
+        getters. Any other argument takes _call_converted."""
         n = len(args)
-        if n <= _lib._SHORT:
-            for a in args:
-                if a.__class__ is not NDArray:
-                    break
-            else:
-                return self._call_arrays(args, n)
-        return self._call_converted(args, n)
-
-    def _call_arrays(self, args, n):
-        """The common call of a model function: graphrt NDArrays only (or nothing). Their handles
-        go in one array with preset type codes, the result comes back in a two-word buffer, and
-        the C function is called with no per-argument type conversion; any other return than an
-        array takes the general path's conversion."""
-        try:
-            handles = _HANDLE_ARRAYS[n](*[a.handle.value for a in args])
-        except AttributeError:  # a freed array (handle None): the general path says so
+        if n > _SHORT:
             return self._call_converted(args, n)
-        ret = _RetWords()
-        h = self.handle
-        if not h:  # None or a null handle: freed
-            h = self._h()
-        t = _now_ns()  # _call_c, inlined on this path
+        try:
+            entry = _BLOCKS.pop()
+        except IndexError:
+            entry = _new_block()
+        block = entry[0]
+        arrays = True  # whether the branches below wrote the arguments (handles of known classes)
+        try:
+            if n == 1:
+                a, = args
+                ca = _CODE_OF.get(type(a))
+                if ca:
+                    _PACK_1(block, 0, a.handle.value, ca, self.handle.value, 1)
+                else:
+                    arrays = False
+            elif n == 2:
+                a, b = args
+                ca, cb = _CODE_OF.get(type(a)), _CODE_OF.get(type(b))
+                if ca and cb:
+                    _PACK_2(block, 0, a.handle.value, b.handle.value, ca, cb, self.handle.value, 2)
+                else:
+                    arrays = False
+            elif n == 3:
+                a, b, c = args
+                ca, cb, cc = _CODE_OF.get(type(a)), _CODE_OF.get(type(b)), _CODE_OF.get(type(c))
+                if ca and cb and cc:
+                    _PACK_3(block, 0, a.handle.value, b.handle.value, c.handle.value, ca, cb, cc, self.handle.value, 3)
+                else:
+                    arrays = False
+            else:
+                for a in args:
+                    if type(a) is not _ND:
+                        arrays = False
+                        break
+                else:
+                    _PACK[n].pack_into(block, 0, *map(_HANDLE_VALUE, args), *_ARRAY_CODES[n], self.handle.value, n)
+            if not arrays:
+                for a in args:
+                    if type(a) is not int:
+                        break
+                else:  # ints only (a shape made per step): int64 values, out of range -> struct.error
+                    _PACK_INTS[n](block, 0, *args, *_INT_CODES[n], self.handle.value, n)
+                    arrays = True
+            if not arrays:  # other handles (objects, functions, modules), by their class's type code
+                _PACK[n].pack_into(block, 0, *map(_HANDLE_VALUE, args), *map(_TYPE_CODE, args), self.handle.value, n)
+                for a in args:  # their classes take the branches above from the next call on
+                    _CODE_OF[type(a)] = a._graphrt_type_code
+        except (AttributeError, struct.error):  # not a handle, or a freed one: the general path says so
+            _BLOCKS.append(entry)
+            return self._call_converted(args, n)
+        # the call, inlined here as in _call_block (a Python frame less on every call)
         if self._hold_gil:
-            rc = _lib.FUNC_CALL_HELD(h, handles, _ARRAY_CODES[n], n, ret, _byref(ret, 8))
-            if _now_ns() - t > HOLD_GIL_BELOW_NS:
-                self._hold_gil = False
+            rc = _CALL_BLOCK[1](entry[1])
         else:
-            rc = _func_call()(h, handles, _ARRAY_CODES[n], n, ret, _byref(ret, 8))
-            self._hold_gil = _now_ns() - t <= HOLD_GIL_BELOW_NS
+            rc = _CALL_BLOCK[0](entry[1])
+        code, value, type_index, _, elapsed = _RESULT(block, _RESULT_AT)
+        self._hold_gil = elapsed < HOLD_GIL_BELOW_NS
+        if rc == 0 and code == _K_NDARRAY:  # the common result: an array, made as NDArray._adopt makes it
+            _BLOCKS.append(entry)
+            a = _ND_NEW(NDArray)
+            a.handle = _C_VOID_P(value)
+            a._owned = True
+            a._base = None
+            return a
         if rc != 0:
+            _BLOCKS.append(entry)
             raise _lib.last_exception()
-        code = ret[1]
-        if code == _lib.kNDArrayHandle:
-            return NDArray._adopt(ret[0])
-        if code == _lib.kObjectHandle:  # a tuple: the handle read directly (from_buffer formats a key per call)
-            return _object_result(ret[0])
-        if code == _lib.kNull:
-            return None
-        return _return_value(TVMValue.from_buffer(ret), code)
+        return _block_result(entry, code, value, type_index)
 
-    def _call_c(self, values, codes, n, ret, ret_code):
-        """TVMFuncCall on this function; the GIL stays held when its last call was short
-        (HOLD_GIL_BELOW_NS), and this call's time decides for the next one."""
-        h = self._h()
-        t = _now_ns()
+    def _call_block(self, entry):
         if self._hold_gil:
-            rc = _lib.FUNC_CALL_HELD(h, values, codes, n, ret, ret_code)
-            if _now_ns() - t > HOLD_GIL_BELOW_NS:
-                self._hold_gil = False
+            rc = _CALL_BLOCK[1](entry[1])
         else:
-            rc = _func_call()(h, values, codes, n, ret, ret_code)
-            self._hold_gil = _now_ns() - t <= HOLD_GIL_BELOW_NS
-        return rc
+            rc = _CALL_BLOCK[0](entry[1])
+        code, value, type_index, _, elapsed = _RESULT(entry[0], _RESULT_AT)
+        self._hold_gil = elapsed < HOLD_GIL_BELOW_NS
+        if rc != 0:
+            _BLOCKS.append(entry)
+            raise _lib.last_exception()
+        if code == _K_NDARRAY:
+            _BLOCKS.append(entry)
+            return NDArray._adopt(value)
+        return _block_result(entry, code, value, type_index)
 
     def _call_converted(self, args, n):
-        values = codes = None  # no arguments (e.g. run()): nothing to convert
+        """Any arguments: each converted by _put_arg (into a block's arrays when they fit)."""
         keep = []
-        if n:
-            values, codes = _lib.arg_arrays(n)
+        if n > _SHORT:
+            return self._call_long(args, n, keep)
+        try:
+            entry = _BLOCKS.pop()
+        except IndexError:
+            entry = _new_block()
+        block = entry[0]
+        try:
+            values, codes = block.values, block.codes
             for i, a in enumerate(args):
                 _put_arg(a, values, codes, i, keep)
+            block.c.function = self._h()
+        except BaseException:
+            _BLOCKS.append(entry)
+            raise
+        block.c.num_args = n
+        return self._call_block(entry)
+
+    def _call_long(self, args, n, keep):
+        values, codes = _lib.arg_arrays(n)
+        for i, a in enumerate(args):
+            _put_arg(a, values, codes, i, keep)
         ret = TVMValue()
         ret_code = ctypes.c_int(_lib.kNull)
-        rc = self._call_c(values, codes, n, _byref(ret), _byref(ret_code))
+        h = self._h()
+        t = _now_ns()
+        if not _FUNC_CALL:
+            _FUNC_CALL.append(_lib.unconverted("TVMFuncCall"))
+        rc = (_lib.FUNC_CALL_HELD if self._hold_gil else _FUNC_CALL[0])(h, values, codes, n, _byref(ret), _byref(ret_code))
+        self._hold_gil = _now_ns() - t < HOLD_GIL_BELOW_NS
         if rc != 0:
             raise _lib.last_exception()
-        if ret_code.value == _lib.kNull:
-            return None
         return _return_value(ret, ret_code.value)
 
     def __repr__(self):
@@ -432,6 +551,7 @@ class Module(_OwnedHandle):
 
     __slots__ = ("_entry", "entry_name")
     _free_function = "TVMModFree"
+    _graphrt_type_code = _lib.kModuleHandle
 
     def __init__(self, handle):
         super().__init__(handle)

@@ -276,3 +276,76 @@ TEST(CApi, StreamStreamSynchronize) {
   EXPECT_EQ(available, 0);
   EXPECT_NE(std::string(reason).find("device type 99"), std::string::npos) << reason;
 }
+
+TEST(CApi, CallBlockCallsAndFillsTheResult) {
+  graphrt_call_block block{};
+  EXPECT_EQ(-GRAPHRT_ERROR_TYPE_MISMATCH, graphrt_function_call_block(nullptr));
+  EXPECT_NE(std::string(TVMGetLastError()).find("null block"), std::string::npos);
+  EXPECT_EQ(-GRAPHRT_ERROR_TYPE_MISMATCH, graphrt_function_call_block(&block));
+  EXPECT_NE(std::string(TVMGetLastError()).find("null function handle"), std::string::npos);
+  GRAPHRT_REQUIRE_FIXTURES();
+
+  TVMModuleHandle mod = nullptr;
+  ASSERT_EQ(0, graphrt_module_load(graphrt_test::fixture_path("multi_io/deploy_lib.so").c_str(), nullptr, &mod));
+  TVMFunctionHandle fn = nullptr;
+  ASSERT_EQ(0, TVMModGetFunction(mod, "tvmgen_default_fused_multiply", 0, &fn));
+  int64_t shape[2] = {2, 3};
+  TVMArrayHandle in = nullptr, out = nullptr;
+  ASSERT_EQ(0, TVMArrayAlloc(shape, 2, kDLInt, 32, 1, kDLCPU, 0, &in));
+  ASSERT_EQ(0, TVMArrayAlloc(shape, 2, kDLInt, 32, 1, kDLCPU, 0, &out));
+  int32_t values[6] = {1, 2, 3, 4, 5, 6};
+  ASSERT_EQ(0, TVMArrayCopyFromBytes(in, values, sizeof(values)));
+  TVMValue args[2];
+  int codes[2] = {kTVMNDArrayHandle, kTVMNDArrayHandle};
+  args[0].v_handle = in;
+  args[1].v_handle = out;
+  block.function = fn;
+  block.args = args;
+  block.type_codes = codes;
+  block.num_args = -1;
+  EXPECT_EQ(-GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_function_call_block(&block));
+  block.num_args = 2;
+  block.args = nullptr;
+  EXPECT_EQ(-GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_function_call_block(&block));
+  block.args = args;
+  ASSERT_EQ(0, graphrt_function_call_block(&block)) << TVMGetLastError();
+  EXPECT_EQ(block.ret_type_code, kTVMNullptr);
+  EXPECT_EQ(block.ret_type_index, 0u);
+  EXPECT_GE(block.elapsed_ns, 0);
+  int32_t result[6];
+  ASSERT_EQ(0, TVMArrayCopyToBytes(out, result, sizeof(result)));
+  int32_t reference[6];
+  TVMValue ret;
+  int ret_code;
+  ASSERT_EQ(0, TVMFuncCall(fn, args, codes, 2, &ret, &ret_code)) << TVMGetLastError();
+  ASSERT_EQ(0, TVMArrayCopyToBytes(out, reference, sizeof(reference)));
+  EXPECT_EQ(0, std::memcmp(result, reference, sizeof(result)));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(result[i], values[i] * 3);
+  // The kernel's own error (one argument short) comes back as the block's code, as TVMFuncCall's.
+  block.num_args = 1;
+  EXPECT_NE(0, graphrt_function_call_block(&block));
+  EXPECT_EQ(block.ret_type_code, kTVMNullptr);
+
+  // An object result carries its type index: a global function returning an Array.
+  TVMFunctionHandle make_array = nullptr;
+  ASSERT_EQ(0, TVMFuncGetGlobal("runtime.Array", &make_array));
+  ASSERT_NE(make_array, nullptr);
+  graphrt_call_block make{};
+  make.function = make_array;
+  make.args = args;
+  make.type_codes = codes;
+  make.num_args = 1;
+  ASSERT_EQ(0, graphrt_function_call_block(&make)) << TVMGetLastError();
+  ASSERT_EQ(make.ret_type_code, kTVMObjectHandle);
+  unsigned index = 0, array_index = 1;
+  ASSERT_EQ(0, TVMObjectGetTypeIndex(make.ret_value.v_handle, &index));
+  ASSERT_EQ(0, TVMObjectTypeKey2Index("Array", &array_index));
+  EXPECT_EQ(make.ret_type_index, index);
+  EXPECT_EQ(index, array_index);
+  EXPECT_EQ(0, TVMObjectFree(make.ret_value.v_handle));
+  EXPECT_EQ(0, TVMFuncFree(make_array));
+  EXPECT_EQ(0, TVMArrayFree(in));
+  EXPECT_EQ(0, TVMArrayFree(out));
+  EXPECT_EQ(0, TVMFuncFree(fn));
+  EXPECT_EQ(0, TVMModFree(mod));
+}

@@ -454,7 +454,7 @@ PipelinedServer::StreamMap::iterator PipelinedServer::end_stream(StreamMap::iter
   } else {
     std::unique_ptr<Connection> c = stream->release_connection();
     stream.reset();
-    c->last_activity = Clock::now();
+    c->last_activity = c->request_start = Clock::now();  // a request pipelined behind the stream starts now
     const Scan scan = c->in.empty() ? Scan::kIncomplete : scan_request(*c, limits);
     if (scan == Scan::kComplete) {
       epoll_ctl(epoll_, EPOLL_CTL_DEL, c->fd, nullptr);

@@ -47,8 +47,9 @@ PagedKVCache::PagedKVCache(const CacheConfig& config, CacheKernels kernels, Devi
 }
 
 // `values` in *slot: on the host, the tensor already there when it has their length and nobody
-// else holds it (a decode step's tables keep their lengths from step to step), else a new one. A
-// device's tables are always new: a kernel of the step before may still be reading the old ones.
+// else holds it (a decode step's tables keep their lengths from step to step), else a new one. On
+// a device always a new one: a kernel of the step before may still be reading the old one (the
+// forward pass's tables go up together, stage_plan; this serves debug_get_kv's positions).
 void PagedKVCache::refill_int32(NDArray* slot, const std::vector<int32_t>& values) const {
   const DLDevice device = config_.device;
   const int64_t n = static_cast<int64_t>(values.size());
@@ -115,7 +116,10 @@ void PagedKVCache::begin_forward(const std::vector<int64_t>& seq_ids, const std:
 }
 
 void PagedKVCache::upload_plan() {
-  if (config_.device.device_type != kDLCPU) return stage_plan();
+  if (config_.device.device_type != kDLCPU) {
+    stage_plan();
+    return;
+  }
   refill_int32(&append_indptr_, plan_.append_indptr);
   refill_int32(&k_ragged_rope_pos_offset_, plan_.k_ragged_rope_pos_offset);
   refill_int32(&q_rope_position_map_, plan_.q_rope_position_map);
