@@ -275,6 +275,7 @@ struct InputFields {
   size_t shape_at = 0, parameters_at = 0, data_at = 0;
   bool has_shape = false, has_parameters = false, has_data = false;
   bool data_streamed = false;
+  int64_t early_numel = -1;  // the shape's element count when it came before "data" and is plain
   DataRead streamed{Datatype::kFp32, "", 0, 0, {}, 0, 1};
 };
 
@@ -283,6 +284,27 @@ struct InputFields {
 size_t reserve_for(int64_t numel, size_t element_size, size_t json_size) {
   const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(numel), json_size / 2 + 1);
   return static_cast<size_t>(n * element_size);
+}
+
+// The element count of the shape that comes next, when it is an array of dimensions in range
+// (-1 otherwise), for reserving tensor bytes before the data streams; the shape is checked
+// with messages naming its tensor later, read again. Leaves the cursor after the shape.
+int64_t numel_if_plain(JsonReader& r) {
+  const size_t at = (r.peek(), r.offset());
+  std::vector<int64_t> dims;
+  bool plain = r.consume('[');
+  if (plain && !r.consume(']')) {
+    do {
+      uint64_t v = 0;
+      plain = dims.size() < 64 && r.read_unsigned(&v) && v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+      if (plain) dims.push_back(static_cast<int64_t>(v));
+    } while (plain && r.consume(','));
+    plain = plain && r.consume(']');
+  }
+  r.rewind(at);
+  r.skip_value();
+  int64_t numel = -1;
+  return plain && checked_numel(dims, &numel) ? numel : -1;
 }
 
 class RestDecoder {
@@ -367,7 +389,7 @@ class RestDecoder {
       } else if (key == "shape") {
         f.has_shape = true;
         f.shape_at = (r.peek(), r.offset());
-        r.skip_value();
+        f.early_numel = numel_if_plain(r);
       } else if (key == "parameters") {
         f.has_parameters = true;
         f.parameters_at = (r.peek(), r.offset());
@@ -378,7 +400,10 @@ class RestDecoder {
         if (f.datatype_known && r.next_is_array()) {
           // Element errors name the input by its place when its name comes later.
           f.streamed = DataRead{f.datatype, f.has_name ? f.name : "input " + std::to_string(index),
-                                limits_.max_data_depth, std::numeric_limits<int64_t>::max(), {}, 0, 1};
+                                limits_.max_data_depth,
+                                f.early_numel >= 0 ? f.early_numel : std::numeric_limits<int64_t>::max(), {}, 0, 1};
+          if (f.early_numel >= 0 && f.datatype != Datatype::kBytes)
+            f.streamed.bytes.reserve(reserve_for(f.early_numel, datatype_size(f.datatype), json_size_));
           read_data_array(r, f.streamed, 1);
           f.data_streamed = true;
         } else {
