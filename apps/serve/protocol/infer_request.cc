@@ -45,11 +45,30 @@ const char* type_name(JsonType t) {
   fail(tensor, field, std::string(want) + ", got a " + type_name(t));
 }
 
+// Tensor bytes written in place: a string sized ahead (grown by doubling when the shape was not
+// known), each element copied to the end of what is used, cut to that at the end.
+class ByteSink {
+ public:
+  void presize(size_t n) { bytes_.resize(n); }
+  char* room(size_t n) {
+    if (bytes_.size() - used_ < n) bytes_.resize(std::max(bytes_.size() * 2, used_ + n));
+    char* p = &bytes_[used_];
+    used_ += n;
+    return p;
+  }
+  std::string take() {
+    bytes_.resize(used_);
+    return std::move(bytes_);
+  }
+
+ private:
+  std::string bytes_;
+  size_t used_ = 0;
+};
+
 template <typename T>
-void append(std::string* out, T value) {
-  char bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));  // little-endian host
-  out->append(bytes, sizeof(T));
+void append(ByteSink* out, T value) {
+  std::memcpy(out->room(sizeof(T)), &value, sizeof(T));  // little-endian host
 }
 
 bool is_integer_text(const std::string& text) {
@@ -71,7 +90,7 @@ bool is_integer_text(const std::string& text) {
 }
 
 template <typename T>
-void append_integer(JsonReader& r, Datatype type, const std::string& tensor, std::string* out) {
+void append_integer(JsonReader& r, Datatype type, const std::string& tensor, ByteSink* out) {
   if (std::numeric_limits<T>::is_signed) {
     int64_t v = 0;
     if (!r.read_integer(&v)) refuse_integer(r, type, tensor);
@@ -88,7 +107,7 @@ void append_integer(JsonReader& r, Datatype type, const std::string& tensor, std
 }
 
 // A number element, as the nearest double and then `type` (what clients' JSON libraries do).
-void append_float(JsonReader& r, Datatype type, const std::string& tensor, std::string* out) {
+void append_float(JsonReader& r, Datatype type, const std::string& tensor, ByteSink* out) {
   if (!r.next_is_number()) {
     const JsonType t = r.next_type();
     fail(tensor, "data", "element " + graphrt::quote_untrusted(r.raw_value(), 40) + " is a " + type_name(t) +
@@ -102,7 +121,7 @@ void append_float(JsonReader& r, Datatype type, const std::string& tensor, std::
 }
 
 // One JSON element as `type`, appended to `out`.
-void append_element(JsonReader& r, Datatype type, const std::string& tensor, std::string* out) {
+void append_element(JsonReader& r, Datatype type, const std::string& tensor, ByteSink* out) {
   switch (type) {
     case Datatype::kFp16: case Datatype::kBf16: case Datatype::kFp32: case Datatype::kFp64:
       return append_float(r, type, tensor, out);
@@ -113,7 +132,7 @@ void append_element(JsonReader& r, Datatype type, const std::string& tensor, std
         fail(tensor, "data", "element " + graphrt::quote_untrusted(r.raw_value(), 40) + " is a " + type_name(t) +
                                  ", BOOL needs true or false");
       }
-      out->push_back(r.read_bool() ? 1 : 0);
+      *out->room(1) = r.read_bool() ? 1 : 0;
       return;
     }
     case Datatype::kBytes: {
@@ -125,7 +144,7 @@ void append_element(JsonReader& r, Datatype type, const std::string& tensor, std
       const std::string s = r.read_string();
       if (s.size() > std::numeric_limits<uint32_t>::max()) fail(tensor, "data", "an element is longer than 2^32 bytes");
       append(out, static_cast<uint32_t>(s.size()));
-      out->append(s);
+      if (!s.empty()) std::memcpy(out->room(s.size()), s.data(), s.size());
       return;
     }
     case Datatype::kUint8: return append_integer<uint8_t>(r, type, tensor, out);
@@ -146,7 +165,7 @@ struct DataRead {
   std::string tensor;
   int max_depth;      // nesting allowed
   int64_t max_count;  // elements allowed (the shape's count, or unbounded while it is unknown)
-  std::string bytes;
+  ByteSink bytes;
   int64_t count = 0;
   int depth_seen = 1;
 };
@@ -403,7 +422,7 @@ class RestDecoder {
                                 limits_.max_data_depth,
                                 f.early_numel >= 0 ? f.early_numel : std::numeric_limits<int64_t>::max(), {}, 0, 1};
           if (f.early_numel >= 0 && f.datatype != Datatype::kBytes)
-            f.streamed.bytes.reserve(reserve_for(f.early_numel, datatype_size(f.datatype), json_size_));
+            f.streamed.bytes.presize(reserve_for(f.early_numel, datatype_size(f.datatype), json_size_));
           read_data_array(r, f.streamed, 1);
           f.data_streamed = true;
         } else {
@@ -462,13 +481,13 @@ class RestDecoder {
     } else {
       r.rewind(f.data_at);
       if (!r.next_is_array()) refuse_type(r, t.name, "data", "must be an array");
-      if (t.datatype != Datatype::kBytes) d.bytes.reserve(reserve_for(numel, datatype_size(t.datatype), json_size_));
+      if (t.datatype != Datatype::kBytes) d.bytes.presize(reserve_for(numel, datatype_size(t.datatype), json_size_));
       read_data_array(r, d, 1);
     }
     if (d.count != numel)
       fail(t.name, "data", "holds " + std::to_string(d.count) + " elements, shape " + shape_text(t.shape) + " needs " +
                                std::to_string(numel));
-    t.decoded = std::move(d.bytes);
+    t.decoded = d.bytes.take();
     return t;
   }
 
