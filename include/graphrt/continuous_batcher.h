@@ -107,6 +107,10 @@ class ContinuousBatcher {
                                          std::shared_ptr<const Error> error = nullptr);
   __attribute__((visibility("hidden"))) void fail_pass(std::vector<Request*>& pass, const Error& error,
                                                      BatchStepReport& report);
+  // One forward pass of `steps`; false when the model refused it (then every request of `pass` failed).
+  __attribute__((visibility("hidden"))) bool forward(const std::vector<SequenceStep>& steps,
+                                                   std::vector<Request*>& pass, BatchStepReport& report,
+                                                   StepLogits* logits, double* seconds);
   __attribute__((visibility("hidden"))) void sweep_ended();
 
   TextGenerator& generator_;

@@ -160,15 +160,8 @@ void ContinuousBatcher::run_decode(BatchStepReport& report) {
     steps.push_back({r->sequence, {r->next_token}});
     pass.push_back(r.get());
   }
-  if (steps.empty()) return;
-  const auto t0 = Clock::now();
   StepLogits logits;
-  try {
-    logits = model_.step(steps);
-  } catch (const Error& e) {
-    return fail_pass(pass, e, report);
-  }
-  report.decode_s = seconds_between(t0, Clock::now());
+  if (steps.empty() || !forward(steps, pass, report, &logits, &report.decode_s)) return;
   report.decode_sequences = static_cast<int64_t>(steps.size());
   for (size_t i = 0; i < pass.size(); ++i) {
     ++pass[i]->length;
@@ -190,15 +183,8 @@ void ContinuousBatcher::run_prefill(BatchStepReport& report) {
     pass.push_back(r.get());
     budget -= n;
   }
-  if (steps.empty()) return;
-  const auto t0 = Clock::now();
   StepLogits logits;
-  try {
-    logits = model_.step(steps);
-  } catch (const Error& e) {
-    return fail_pass(pass, e, report);
-  }
-  report.prefill_s = seconds_between(t0, Clock::now());
+  if (steps.empty() || !forward(steps, pass, report, &logits, &report.prefill_s)) return;
   for (size_t i = 0; i < pass.size(); ++i) {
     Request& r = *pass[i];
     const int64_t n = static_cast<int64_t>(steps[i].tokens.size());
@@ -248,6 +234,19 @@ void ContinuousBatcher::end(Request& r, BatchEnd how, BatchStepReport& report, s
   reserved_pages_ -= r.pages;
   r.length = 0;
   report.ended.push_back(BatchOutcome{r.id, how, std::move(r.generation->result()), std::move(error)});
+}
+
+bool ContinuousBatcher::forward(const std::vector<SequenceStep>& steps, std::vector<Request*>& pass,
+                                BatchStepReport& report, StepLogits* logits, double* seconds) {
+  const auto t0 = Clock::now();
+  try {
+    *logits = model_.step(steps);
+  } catch (const Error& e) {
+    fail_pass(pass, e, report);
+    return false;
+  }
+  *seconds = seconds_between(t0, Clock::now());
+  return true;
 }
 
 void ContinuousBatcher::fail_pass(std::vector<Request*>& pass, const Error& error, BatchStepReport& report) {

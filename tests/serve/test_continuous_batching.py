@@ -223,6 +223,20 @@ def test_a_prompt_longer_than_the_cache_names_the_setting(small_server):
     assert answer(small_server, {"prompt": g["prompt"], "max_tokens": 16, "temperature": 0}, False) == g["text"]
 
 
+def test_requests_the_routes_refuse_count_as_failures(small_server):
+    failures = metric(metrics(small_server), "graphrt_generate_request_failure_total")
+    r = post(small_server, "/v1/completions", {"model": "chat", "prompt": "Hi", "temperature": -1})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "temperature", r.text
+    r = post(small_server, "/v1/chat/completions", {"model": "chat", "messages": [{"role": "user", "content": "Hi"}],
+                                                     "top_p": 2})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "top_p", r.text
+    r = post(small_server, "/v2/models/chat/generate", {"text_input": "Hi", "parameters": {"top_k": -3}})
+    assert r.status_code == 400 and "top_k" in r.text, r.text
+    r = requests.post(small_server.url + "/v2/models/chat/generate", data=b'{"text_input": ', timeout=TIMEOUT)
+    assert r.status_code == 400, r.text
+    assert metric(metrics(small_server), "graphrt_generate_request_failure_total") == failures + 4
+
+
 def test_a_full_queue_is_refused_naming_the_setting(small_server):
     # One sequence runs, two wait; more at once are refused with 429 naming max_queue_size.
     g = case()["greedy_completions"]

@@ -8,6 +8,7 @@
 #include "graphrt/error.h"
 #include "http/api_key.h"
 #include "http/event_stream.h"
+#include "http/route_refusal.h"
 #include "openai/openai_request.h"
 #include "openai/openai_response.h"
 #include "status.h"
@@ -73,7 +74,7 @@ std::shared_ptr<ServedModel> find_text_model(Repository& repository, const std::
   return model;
 }
 
-// One response on its way: the choices' streams in order (the engine runs them in turn).
+// One response on its way: the choices' streams, sent in order (the engine decodes them together).
 struct OpenAICall {
   OpenAIRequest request;
   OpenAIResponseHead head;
@@ -165,13 +166,15 @@ class OpenAIEventSource : public EventSource {
 void submit_choices(OpenAICall& call) {
   TextEngine& engine = *call.model->text_engine();
   graphrt::GenerationConfig config;
-  try {
-    config = openai_generation_config(call.request, engine.defaults(), engine.vocab_size());
-  } catch (Error& e) {
-    if (call.request.endpoint == OpenAIEndpoint::kCompletions && e.context_value("field") == "top_logprobs")
-      throw Error(e.kind(), e.message()).with("field", "logprobs");
-    throw;
-  }
+  counting_refusal(*call.model, [&] {
+    try {
+      config = openai_generation_config(call.request, engine.defaults(), engine.vocab_size());
+    } catch (Error& e) {
+      if (call.request.endpoint == OpenAIEndpoint::kCompletions && e.context_value("field") == "top_logprobs")
+        throw Error(e.kind(), e.message()).with("field", "logprobs");
+      throw;
+    }
+  });
   call.logprobs = config.logprobs;
   for (int64_t i = 0; i < call.request.n; ++i) {
     TextJob job;

@@ -9,6 +9,7 @@
 #include "generation/text_generate_request.h"
 #include "graphrt/error.h"
 #include "http/event_stream.h"
+#include "http/route_refusal.h"
 #include "protocol/infer_response.h"
 #include "status.h"
 
@@ -96,11 +97,13 @@ void text_generate(const httplib::Request& req, httplib::Response& res, std::sha
   TextEngine& engine = *model->text_engine();
   auto call = std::make_shared<TextGenerateCall>();
   call->model = model;
-  call->request = decode_text_generate_request(req.body);
   TextJob job;
-  job.prompt = call->request.text_input;
-  job.config = graphrt::parse_generation_config(call->request.sampling_json, engine.defaults());
-  graphrt::validate_generation_config(job.config, engine.vocab_size());
+  counting_refusal(*model, [&] {
+    call->request = decode_text_generate_request(req.body);
+    job.prompt = call->request.text_input;
+    job.config = graphrt::parse_generation_config(call->request.sampling_json, engine.defaults());
+    graphrt::validate_generation_config(job.config, engine.vocab_size());
+  });
   call->stream = engine.submit(std::move(job));
   if (watch_close) call->watch = watch_close([s = call->stream] { s->cancel(); });
   if (stream || call->request.stream)

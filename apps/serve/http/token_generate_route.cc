@@ -7,6 +7,7 @@
 #include "generation/generator.h"
 #include "graphrt/error.h"
 #include "http/event_stream.h"
+#include "http/route_refusal.h"
 #include "http/oip_reply.h"
 #include "protocol/infer_response.h"
 
@@ -96,7 +97,7 @@ void token_generate(const httplib::Request& req, httplib::Response& res, std::sh
   Generator& generator = generator_of(*model);
   auto state = std::make_shared<GenerateStreamState>();
   state->model = model;
-  state->request = decode_generate_request(req.body);
+  counting_refusal(*model, [&] { state->request = decode_generate_request(req.body); });
   state->tokens = generator.submit(state->request);
   std::shared_ptr<TokenStream> tokens = state->tokens;
   if (watch_close) state->watch = watch_close([tokens] { tokens->cancel(); });
