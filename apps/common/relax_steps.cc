@@ -7,19 +7,19 @@
 #include <memory>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 
 #include "common/expected_output.h"
 #include "common/npy.h"
 #include "graphrt/error.h"
+#include "graphrt/json_reader.h"
 #include "graphrt/language_model.h"
 
 namespace graphrt_apps {
 
 namespace {
 
-using json = nlohmann::json;
 using graphrt::Error;
+using graphrt::JsonReader;
 using graphrt::ErrorKind;
 
 // The builtins a script may name (TVM's names), each replayed as one LanguageModel step.
@@ -50,115 +50,219 @@ struct StepsRun {
   std::vector<StepCheck> checks;
 };
 
-// Whether `v` nests at most `levels` deep: what a message may print (json::dump recurses).
-bool shallow(const json& v, int levels) {
-  if (!v.is_structured()) return true;
-  if (levels == 0) return false;
-  for (const json& child : v)
-    if (!shallow(child, levels - 1)) return false;
-  return true;
-}
+// A case file's step, read and checked before any runs (check_step's forms).
+struct Arg {
+  enum class Kind { kName, kInt, kShape, kFile } kind = Kind::kName;
+  std::string text;            // a name, or a file
+  int64_t value = 0;           // {"int": n}
+  std::vector<int64_t> shape;  // {"shape": [...]}
+  std::string shown;           // as written, quoted and cut, for messages
+};
 
-// A value of the file as a message shows it.
-std::string shown(const json& v) {
-  return shallow(v, 8) ? graphrt::quote_untrusted(v.dump(), 80) : std::string("(a value nested more than 8 deep)");
-}
+struct Step {
+  bool is_call = false;
+  std::string name;  // the call's or the global's
+  bool has_args = false;
+  std::vector<Arg> args;
+  bool result_is_name = false;       // "result": "x"
+  std::vector<std::string> results;  // "result": "x" or ["x", ...]
+  std::vector<std::pair<std::string, std::string>> expect;  // name, file
+  bool has_expect_int = false;
+  int64_t expect_int = 0;
+  std::string shown;
+};
+
+// A case file nests a few levels in its steps; the other members it carries (the fixture's
+// description) are skipped, so the depth only bounds what skipping them costs.
+constexpr graphrt::JsonLimits kCaseJsonLimits{size_t(64) << 20, 64};
+
+std::string shown_text(std::string_view text) { return graphrt::quote_untrusted(std::string(text), 80); }
 
 // A JSON integer as it is: a fraction (0.5), a float (5.0), a string or a number past int64 is
 // refused, never truncated or narrowed.
-int64_t exact_int(const json& v, const std::string& field) {
-  if (!v.is_number_integer())
-    throw Error(field + " must be an integer, not " + shown(v)).with("field", field);
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    throw Error(ErrorKind::kOutOfRange, field + " is past int64: " + shown(v)).with("field", field);
-  return v.get<int64_t>();
+int64_t exact_int(JsonReader& r, const std::string& field) {
+  int64_t v = 0;
+  if (r.read_integer(&v)) return v;
+  const std::string text = r.raw_value();
+  const bool integer_text = !text.empty() && (text[0] == '-' || (text[0] >= '0' && text[0] <= '9')) &&
+                            text.find_first_of(".eE") == std::string::npos;
+  if (integer_text && text[0] != '-')
+    throw Error(ErrorKind::kOutOfRange, field + " is past int64: " + shown_text(text)).with("field", field);
+  throw Error(field + " must be an integer, not " + shown_text(text)).with("field", field);
 }
 
 std::string arg_field(size_t i, const char* key) { return "args[" + std::to_string(i) + "]." + key; }
 
-const json& arg(const json& step, size_t i) {
-  const json& args = step.at("args");
-  if (!args.is_array() || args.size() <= i) throw Error("the step has no argument " + std::to_string(i));
-  return args[i];
-}
-
-int64_t int_argument(const json& a, size_t i) {
-  if (!a.is_object() || !a.contains("int"))
-    throw Error("argument " + std::to_string(i) + " must be {\"int\": n}: " + shown(a));
-  return exact_int(a["int"], arg_field(i, "int"));
-}
-
-// A {"shape": [v]} argument of one value: a forward pass is of one sequence.
-int64_t one_value_shape(const json& a, size_t i) {
-  if (!a.is_object() || !a.contains("shape") || !a["shape"].is_array() || a["shape"].size() != 1)
-    throw Error(ErrorKind::kUnsupported, "argument " + std::to_string(i) +
-                                             " must be {\"shape\": [v]}: a forward pass of one sequence (" + shown(a) + ")");
-  return exact_int(a["shape"][0], arg_field(i, "shape[0]"));
+[[noreturn]] void bad_argument(size_t i, const std::string& shown) {
+  throw Error("argument " + std::to_string(i) + " must be a name, {\"int\": n}, {\"shape\": [...]} or "
+              "{\"file\": x.npy}: " + shown).with("field", "args[" + std::to_string(i) + "]");
 }
 
 // Every argument's form, before any step runs: a name, {"int": n}, {"shape": [n, ...]} with
 // dimensions not negative, or {"file": "x.npy"}.
-void check_argument(const json& a, size_t i) {
-  if (a.is_string()) return;
-  if (!a.is_object() || a.size() != 1)
-    throw Error("argument " + std::to_string(i) + " must be a name, {\"int\": n}, {\"shape\": [...]} or "
-                "{\"file\": x.npy}: " + shown(a)).with("field", "args[" + std::to_string(i) + "]");
-  if (a.contains("int")) {
-    exact_int(a["int"], arg_field(i, "int"));
-  } else if (a.contains("shape")) {
-    const std::string field = arg_field(i, "shape");
-    if (!a["shape"].is_array()) throw Error(field + " must be a list of integers: " + shown(a)).with("field", field);
-    for (size_t d = 0; d < a["shape"].size(); ++d) {
-      const std::string dim = field + "[" + std::to_string(d) + "]";
-      if (exact_int(a["shape"][d], dim) < 0)
-        throw Error(dim + " is negative: " + shown(a)).with("field", dim);
+Arg read_argument(JsonReader& r, std::string_view text, size_t i) {
+  Arg a;
+  const size_t start = (r.peek(), r.offset());
+  if (r.next_is_string()) {
+    a.text = r.read_string();
+    a.shown = shown_text(text.substr(start, r.offset() - start));
+    return a;
+  }
+  if (!r.next_is_object()) {
+    r.skip_value();
+    bad_argument(i, shown_text(text.substr(start, r.offset() - start)));
+  }
+  size_t members = 0;
+  bool known = false;
+  r.object_unique_keys([&](std::string_view key) {
+    if (++members == 1 && key == "int") {
+      a.kind = Arg::Kind::kInt;
+      a.value = exact_int(r, arg_field(i, "int"));
+      known = true;
+    } else if (members == 1 && key == "shape") {
+      a.kind = Arg::Kind::kShape;
+      const std::string field = arg_field(i, "shape");
+      if (!r.next_is_array()) {
+        const size_t at = r.offset();
+        r.skip_value();
+        throw Error(field + " must be a list of integers: " + shown_text(text.substr(at, r.offset() - at)))
+            .with("field", field);
+      }
+      r.array([&](size_t d) {
+        const std::string dim = field + "[" + std::to_string(d) + "]";
+        a.shape.push_back(exact_int(r, dim));
+        if (a.shape.back() < 0) throw Error(dim + " is negative: " + std::to_string(a.shape.back())).with("field", dim);
+      });
+      known = true;
+    } else if (members == 1 && key == "file" && r.next_is_string()) {
+      a.kind = Arg::Kind::kFile;
+      a.text = r.read_string();
+      known = true;
+    } else {
+      r.skip_value();
     }
-  } else if (!a.contains("file") || !a["file"].is_string()) {
-    throw Error("argument " + std::to_string(i) + " must be a name, {\"int\": n}, {\"shape\": [...]} or "
-                "{\"file\": x.npy}: " + shown(a)).with("field", "args[" + std::to_string(i) + "]");
-  }
+  });
+  a.shown = shown_text(text.substr(start, r.offset() - start));
+  if (members != 1 || !known) bad_argument(i, a.shown);
+  return a;
 }
 
-void check_names(const json& v, const char* field) {
-  if (v.is_string()) return;
-  bool names = v.is_array();
-  for (size_t i = 0; names && i < v.size(); ++i) names = v[i].is_string();
-  if (!names) throw Error(std::string(field) + " must be a name or a list of names: " + shown(v)).with("field", field);
+std::vector<std::string> read_names(JsonReader& r, std::string_view text, const char* field, bool* is_name) {
+  const size_t start = (r.peek(), r.offset());
+  std::vector<std::string> names;
+  *is_name = r.next_is_string();
+  if (*is_name) {
+    names.push_back(r.read_string());
+    return names;
+  }
+  bool ok = r.next_is_array();
+  if (ok)
+    r.array([&](size_t) {
+      if (ok && r.next_is_string()) {
+        names.push_back(r.read_string());
+      } else {
+        ok = false;
+        r.skip_value();
+      }
+    });
+  else
+    r.skip_value();
+  if (!ok)
+    throw Error(std::string(field) + " must be a name or a list of names: " +
+                shown_text(text.substr(start, r.offset() - start))).with("field", field);
+  return names;
 }
 
-void check_step(const json& step) {
-  if (!step.is_object()) throw Error("a step must be an object: " + shown(step));
-  const bool is_call = step.contains("call");
-  if (is_call == step.contains("global")) throw Error("a step names one \"call\" or one \"global\": " + shown(step));
-  const char* what = is_call ? "call" : "global";
-  if (!step[what].is_string()) throw Error(std::string(what) + " must be a name: " + shown(step)).with("field", what);
-  if (step.contains("args")) {
-    if (!step["args"].is_array()) throw Error("args must be a list: " + shown(step)).with("field", "args");
-    for (size_t i = 0; i < step["args"].size(); ++i) check_argument(step["args"][i], i);
+void read_expect(JsonReader& r, std::string_view text, Step* step) {
+  const size_t start = (r.peek(), r.offset());
+  if (!r.next_is_object()) {
+    r.skip_value();
+    throw Error("expect must map names to files: " + shown_text(text.substr(start, r.offset() - start)))
+        .with("field", "expect");
   }
-  if (step.contains("result")) check_names(step["result"], "result");
-  if (step.contains("expect")) {
-    const json& e = step["expect"];
-    if (!e.is_object()) throw Error("expect must map names to files: " + shown(e)).with("field", "expect");
-    for (const auto& item : e.items())
-      if (!item.value().is_string())
-        throw Error("expect." + graphrt::shown_name(item.key()) + " must name a file: " + shown(item.value()))
-            .with("field", "expect");
+  r.object_unique_keys([&](std::string_view key) {
+    if (!r.next_is_string()) {
+      const size_t at = r.offset();
+      const std::string name(key);  // the key's storage may not outlive the next read
+      r.skip_value();
+      throw Error("expect." + graphrt::shown_name(name) + " must name a file: " +
+                  shown_text(text.substr(at, r.offset() - at))).with("field", "expect");
+    }
+    std::string name(key);
+    step->expect.emplace_back(std::move(name), r.read_string());
+  });
+}
+
+Step read_step(JsonReader& r, std::string_view text) {
+  Step step;
+  const size_t start = (r.peek(), r.offset());
+  if (!r.next_is_object()) {
+    r.skip_value();
+    throw Error("a step must be an object: " + shown_text(text.substr(start, r.offset() - start)));
   }
-  if (step.contains("expect_int")) exact_int(step["expect_int"], "expect_int");
+  int named = 0;           // "call" and "global" members seen
+  bool name_ok = true;     // each of them a string
+  const char* what = "call";
+  r.object_unique_keys([&](std::string_view key) {
+    if (key == "call" || key == "global") {
+      ++named;
+      step.is_call = key == "call";
+      what = step.is_call ? "call" : "global";
+      if (r.next_is_string()) step.name = r.read_string(); else name_ok = false, r.skip_value();
+    } else if (key == "args") {
+      step.has_args = true;
+      if (!r.next_is_array()) {
+        const size_t at = r.offset();
+        r.skip_value();
+        throw Error("args must be a list: " + shown_text(text.substr(at, r.offset() - at))).with("field", "args");
+      }
+      r.array([&](size_t i) { step.args.push_back(read_argument(r, text, i)); });
+    } else if (key == "result") {
+      step.results = read_names(r, text, "result", &step.result_is_name);
+    } else if (key == "expect") {
+      read_expect(r, text, &step);
+    } else if (key == "expect_int") {
+      step.has_expect_int = true;
+      step.expect_int = exact_int(r, "expect_int");
+    } else {
+      r.skip_value();
+    }
+  });
+  step.shown = shown_text(text.substr(start, r.offset() - start));
+  if (named != 1) throw Error("a step names one \"call\" or one \"global\": " + step.shown);
+  if (!name_ok) throw Error(std::string(what) + " must be a name: " + step.shown).with("field", what);
+  return step;
+}
+
+const Arg& arg(const Step& step, size_t i) {
+  if (step.args.size() <= i) throw Error("the step has no argument " + std::to_string(i));
+  return step.args[i];
+}
+
+int64_t int_argument(const Arg& a, size_t i) {
+  if (a.kind != Arg::Kind::kInt) throw Error("argument " + std::to_string(i) + " must be {\"int\": n}: " + a.shown);
+  return a.value;
+}
+
+// A {"shape": [v]} argument of one value: a forward pass is of one sequence.
+int64_t one_value_shape(const Arg& a, size_t i) {
+  if (a.kind != Arg::Kind::kShape || a.shape.size() != 1)
+    throw Error(ErrorKind::kUnsupported, "argument " + std::to_string(i) +
+                                             " must be {\"shape\": [v]}: a forward pass of one sequence (" + a.shown + ")");
+  return a.shape[0];
 }
 
 // Argument 0 of a builtin: the create call's result.
-void require_cache(const StepsRun& run, const json& step) {
+void require_cache(const StepsRun& run, const Step& step) {
   if (!run.lm) throw Error(ErrorKind::kFailedPrecondition, "no KV cache yet (the first call step creates it)");
-  const json& a = arg(step, 0);
-  if (!a.is_string() || a.get<std::string>() != run.cache)
-    throw Error("argument 0 must name the KV cache (" + graphrt::quote_untrusted(run.cache) + "): " + shown(a));
+  const Arg& a = arg(step, 0);
+  if (a.kind != Arg::Kind::kName || a.text != run.cache)
+    throw Error("argument 0 must name the KV cache (" + graphrt::quote_untrusted(run.cache) + "): " + a.shown);
 }
 
-std::vector<int32_t> token_file(const StepsRun& run, const json& a) {
-  if (!a.is_object() || !a.contains("file")) throw Error("the token ids must be {\"file\": x.npy}: " + shown(a));
-  const std::string file = a["file"].get<std::string>();
+std::vector<int32_t> token_file(const StepsRun& run, const Arg& a) {
+  if (a.kind != Arg::Kind::kFile) throw Error("the token ids must be {\"file\": x.npy}: " + a.shown);
+  const std::string& file = a.text;
   const NpyArray ids = read_npy(run.dir + "/" + file);
   const int64_t n = ids.numel();
   std::vector<int32_t> out(static_cast<size_t>(n));
@@ -187,21 +291,21 @@ std::vector<int32_t> token_file(const StepsRun& run, const json& a) {
 }
 
 // The first call: the cache's create function and its sizes.
-void create_cache(StepsRun& run, const json& step) {
-  run.options.create_cache = step["call"].get<std::string>();
+void create_cache(StepsRun& run, const Step& step) {
+  run.options.create_cache = step.name;
   run.options.max_batch_size = one_value_shape(arg(step, 0), 0);
   run.options.max_total_seq_len = one_value_shape(arg(step, 1), 1);
   run.options.prefill_chunk_size = one_value_shape(arg(step, 2), 2);
   run.options.page_size = one_value_shape(arg(step, 3), 3);
   if (one_value_shape(arg(step, 4), 4) != 0)
     throw Error(ErrorKind::kUnsupported, "argument 4 (support_sliding_window) is not 0: graphrt's cache has no sliding windows");
-  if (!step.contains("result") || !step["result"].is_string()) throw Error("the create call must name its result");
-  run.cache = step["result"].get<std::string>();
+  if (!step.result_is_name) throw Error("the create call must name its result");
+  run.cache = step.results[0];
   run.lm = std::make_unique<graphrt::LanguageModel>(*run.model, run.options);
 }
 
 // A forward function's call inside kv_state_begin_forward / end_forward.
-void forward(StepsRun& run, const std::string& name, const json& step) {
+void forward(StepsRun& run, const std::string& name, const Step& step) {
   if (!run.begun) throw Error(ErrorKind::kFailedPrecondition, "a forward call outside kv_state_begin_forward / end_forward");
   const std::vector<int32_t> tokens = token_file(run, arg(step, 0));
   if (static_cast<int64_t>(tokens.size()) != run.length)
@@ -216,11 +320,11 @@ void forward(StepsRun& run, const std::string& name, const json& step) {
   }
   run.begun = false;
   run.forwarded = true;
-  const json names = step.value("result", json::array());
-  if (names.is_array() && !names.empty()) run.tensors[names[0].get<std::string>()] = logits;
+  // A result named alone is not bound: the logits are a call's first result of a list.
+  if (!step.result_is_name && !step.results.empty()) run.tensors[step.results[0]] = logits;
 }
 
-int64_t run_builtin(StepsRun& run, Builtin b, const json& step) {
+int64_t run_builtin(StepsRun& run, Builtin b, const Step& step) {
   require_cache(run, step);
   switch (b) {
     case Builtin::kAddSequence:
@@ -264,19 +368,19 @@ StepCheck compare(StepsRun& run, size_t index, const std::string& step_name, con
   return c;
 }
 
-void check_int(StepsRun& run, size_t index, const std::string& name, const json& step, int64_t got) {
+void check_int(StepsRun& run, size_t index, const std::string& name, const Step& step, int64_t got) {
   StepCheck c;
   c.step = index;
-  const int64_t want = exact_int(step["expect_int"], "expect_int");
+  const int64_t want = step.expect_int;
   c.what = name + " = " + std::to_string(got) + " (expected " + std::to_string(want) + ")";
   c.matches = got == want;
   if (!c.matches) c.problem = "got " + std::to_string(got);
   run.checks.push_back(c);
 }
 
-void run_step(StepsRun& run, size_t index, const json& step) {
-  const bool is_call = step.contains("call");
-  const std::string name = is_call ? step["call"].get<std::string>() : step.at("global").get<std::string>();
+void run_step(StepsRun& run, size_t index, const Step& step) {
+  const bool is_call = step.is_call;
+  const std::string& name = step.name;
   try {
     int64_t result = 0;
     if (is_call && !run.lm) {
@@ -291,31 +395,41 @@ void run_step(StepsRun& run, size_t index, const json& step) {
                                              "attention_kv_cache_get_total_sequence_length)");
       result = run_builtin(run, b->second, step);
     }
-    const json expect = step.value("expect", json::object());  // kept: items() refers into it
-    for (const auto& e : expect.items())
-      run.checks.push_back(compare(run, index, name, e.key(), e.value().get<std::string>()));
-    if (step.contains("expect_int")) check_int(run, index, name, step, result);
+    for (const auto& e : step.expect) run.checks.push_back(compare(run, index, name, e.first, e.second));
+    if (step.has_expect_int) check_int(run, index, name, step, result);
   } catch (Error& e) {
     throw e.with("function", name);
   }
 }
 
-// The case file's text as a document whose every step has the form check_step says.
-json parse_case(const std::string& text, const std::string& origin) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("steps") || !j["steps"].is_array())
-    throw Error(origin + " is not a case file with a \"steps\" list").with("file", origin);
-  for (size_t i = 0; i < j["steps"].size(); ++i) {
-    try {
-      check_step(j["steps"][i]);
-    } catch (Error& e) {
-      throw e.with("step", std::to_string(i)).with("file", origin);
-    }
+// The case file's steps, each of the form check_step says.
+std::vector<Step> parse_case(const std::string& text, const std::string& origin) {
+  std::vector<Step> steps;
+  bool has_steps = false;
+  try {
+    JsonReader r(text, kCaseJsonLimits, "the case file");
+    if (!r.next_is_object()) throw Error(origin + " is not a case file with a \"steps\" list");
+    r.object_unique_keys([&](std::string_view key) {
+      if (key != "steps") return r.skip_value();
+      if (!r.next_is_array()) throw Error(origin + " is not a case file with a \"steps\" list");
+      has_steps = true;
+      r.array([&](size_t i) {
+        try {
+          steps.push_back(read_step(r, text));
+        } catch (Error& e) {
+          throw e.with("step", std::to_string(i));
+        }
+      });
+    });
+    r.expect_end();
+  } catch (Error& e) {
+    throw e.with("file", origin);
   }
-  return j;
+  if (!has_steps) throw Error(origin + " is not a case file with a \"steps\" list").with("file", origin);
+  return steps;
 }
 
-json read_case(const std::string& path) {
+std::vector<Step> read_case(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(ErrorKind::kNotFound, "cannot open " + path);
   std::stringstream text;
@@ -325,10 +439,10 @@ json read_case(const std::string& path) {
 
 // The forward functions: the first called after the create call is the prefill, the next
 // other one the decode (the prefill's when the steps call no other).
-void forward_functions(const json& steps, graphrt::LanguageModelOptions* options) {
+void forward_functions(const std::vector<Step>& steps, graphrt::LanguageModelOptions* options) {
   std::vector<std::string> calls;
-  for (const json& s : steps)
-    if (s.contains("call")) calls.push_back(s["call"].get<std::string>());
+  for (const Step& s : steps)
+    if (s.is_call) calls.push_back(s.name);
   if (calls.size() < 2) throw Error("the steps call no forward function after the KV cache's create function");
   options->prefill = options->decode = calls[1];
   for (size_t i = 2; i < calls.size(); ++i)
@@ -341,24 +455,22 @@ void forward_functions(const json& steps, graphrt::LanguageModelOptions* options
 }  // namespace
 
 size_t check_relax_steps(const std::string& text, const std::string& origin) {
-  return parse_case(text, origin)["steps"].size();
+  return parse_case(text, origin).size();
 }
 
 std::vector<StepCheck> run_relax_steps(const graphrt::Model& model, const std::string& case_path, double tolerance) {
-  const json c = read_case(case_path);
+  const std::vector<Step> steps = read_case(case_path);
   StepsRun run;
   const size_t slash = case_path.find_last_of('/');
   run.dir = slash == std::string::npos ? "." : case_path.substr(0, slash);
   run.model = &model;
   run.tolerance = tolerance;
-  forward_functions(c["steps"], &run.options);
-  for (size_t i = 0; i < c["steps"].size(); ++i) {
+  forward_functions(steps, &run.options);
+  for (size_t i = 0; i < steps.size(); ++i) {
     try {
-      run_step(run, i, c["steps"][i]);
+      run_step(run, i, steps[i]);
     } catch (Error& e) {
       throw e.with("step", std::to_string(i));
-    } catch (const std::exception& e) {  // a malformed step (nlohmann::json's errors)
-      throw Error("step " + std::to_string(i) + ": " + e.what());
     }
   }
   return run.checks;

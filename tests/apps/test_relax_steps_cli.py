@@ -77,3 +77,16 @@ def test_a_forward_pass_of_two_sequences_is_refused(tmp_path):
     p = run([app("graphrt-run"), str(out / "deploy_relax.so"), "--steps", str(out / "case.json")])
     line = one_line_error(p, "graphrt-run")
     assert "a forward pass of one sequence" in line and "step: 2" in line, line
+
+
+def test_a_repeated_member_or_malformed_text_is_refused_before_any_step_runs(tmp_path):
+    # Which of two "args" a step means would be a guess; text cut short is named by its byte.
+    out, case = _copy_case(tmp_path)
+    text = json.dumps(case)
+    for bad, want in [(text.replace('"args":', '"args": [], "args":', 1), "the member 'args' is given twice"),
+                      (text[:len(text) // 2], "the case file is not valid JSON")]:
+        (out / "case.json").write_text(bad)
+        p = run([app("graphrt-run"), str(out / "deploy_relax.so"), "--steps", str(out / "case.json")])
+        line = one_line_error(p, "graphrt-run")
+        assert want in line and "file: " in line and "bit-exact" not in p.stdout, line
+        assert "offset: " in line, line

@@ -121,6 +121,42 @@ TEST(ServeDecode, StreamedAndTreeDataAgree) {
   }
 }
 
+TEST(ServeDecode, ExactNumbersAndTheReadersRefusals) {
+  // Elements are parsed exactly: int64's ends, and a double's nearest value narrowed to FP32.
+  EXPECT_EQ(decoded("INT64", "[1]", "[-9223372036854775808]"), bytes_of<int64_t>({INT64_MIN}));
+  EXPECT_EQ(decoded("FP32", "[3]", "[1e-3, -0.0, 3.4028234663852886e38]"),
+            bytes_of<float>({0.001f, -0.0f, 3.4028234663852886e38f}));
+  EXPECT_EQ(decoded("FP64", "[1]", "[5e-324]"), bytes_of<double>({5e-324}));
+  // Data before its datatype is read once the datatype is known, with the same checks.
+  EXPECT_EQ(std::string(decode(R"({"inputs":[{"data":[[1.5],[2]],"shape":[2,1],"datatype":"FP64","name":"t"}]})")
+                            .inputs[0].data(), 16),
+            bytes_of<double>({1.5, 2.0}));
+  const std::string late = error_of(R"({"inputs":[{"data":[1,2],"shape":[1],"datatype":"FP32","name":"late"}]})");
+  EXPECT_NE(late.find("tensor: late"), std::string::npos) << late;
+  EXPECT_NE(late.find("more elements"), std::string::npos) << late;
+  // A repeated member anywhere, malformed text and a number past double's range: the body's fault,
+  // named by its byte offset (a repeated member also by its name).
+  const std::string repeated = error_of(R"({"inputs":[],"parameters":{"a":1,"a":2}})");
+  EXPECT_NE(repeated.find("given twice in one object"), std::string::npos) << repeated;
+  EXPECT_NE(repeated.find("field: a"), std::string::npos) << repeated;
+  for (const char* body : {R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[1e999]}]})",
+                           R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[01]}]})",
+                           R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[1]}]} x)",
+                           R"({"inputs":[{"name":"t","datatype":"FP32","shape":[1],"data":[1])"}) {
+    const std::string e = error_of(body);
+    EXPECT_NE(e.find("not valid JSON"), std::string::npos) << body << ": " << e;
+    EXPECT_NE(e.find("field: body"), std::string::npos) << body << ": " << e;
+    EXPECT_NE(e.find("offset: "), std::string::npos) << body << ": " << e;
+  }
+  // The repository extension's bodies.
+  EXPECT_TRUE(decode_index_request(R"({"ready": true})"));
+  EXPECT_FALSE(decode_index_request(""));
+  EXPECT_THROW(decode_index_request(R"({"ready": 1})"), graphrt::Error);
+  EXPECT_THROW(decode_index_request(R"({"ready": true, "ready": false})"), graphrt::Error);
+  EXPECT_NO_THROW(check_load_request(R"({"parameters": {"x": "y"}})"));
+  EXPECT_THROW(check_load_request(R"({"parameters": {"file:1/model.so": "..."}})"), graphrt::Error);
+}
+
 TEST(ServeDecode, BinaryDataAndLyingLengths) {
   const std::string header =
       R"({"inputs":[{"name":"a","datatype":"INT16","shape":[2],"parameters":{"binary_data_size":4}},)"
