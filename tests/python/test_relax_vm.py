@@ -164,15 +164,16 @@ def test_long_calls_release_the_gil_and_short_ones_keep_it(lib_ok, monkeypatch):
     case = RelaxCase("relax_mlp")
     vm = graphrt.relax.VirtualMachine(graphrt.load_module(case.path("deploy_relax.so")), graphrt.cpu())
     x = graphrt.nd.array(np.load(case.input_sets()[0][1]["x"]))
-    evaluator = vm.time_evaluator("main", graphrt.cpu(), number=1, repeat=1, min_repeat_ms=300)
+    evaluator = vm.time_evaluator("main", graphrt.cpu(), number=1, repeat=1, min_repeat_ms=600)
     # A call longer than the limit lets other Python threads run while it runs (the longest pause
-    # is a scheduling gap, not the call)...
+    # is a scheduling gap, not the call: on a loaded 2-core machine gaps of 0.2 s were seen, so
+    # the bound sits well below the call's own 0.6 s)...
     monkeypatch.setattr(module, "HOLD_GIL_BELOW_NS", 1000)
-    assert _longest_python_pause_during(lambda: evaluator(x)) < 0.2
-    # ... a call after short ones keeps the GIL for its whole length (at least the timed 300 ms).
+    assert _longest_python_pause_during(lambda: evaluator(x)) < 0.45
+    # ... a call after short ones keeps the GIL for its whole length (at least the timed 600 ms).
     monkeypatch.setattr(module, "HOLD_GIL_BELOW_NS", 10 ** 12)
     evaluator(x)  # short by this limit: the next call holds the GIL
-    assert _longest_python_pause_during(lambda: evaluator(x)) >= 0.3
+    assert _longest_python_pause_during(lambda: evaluator(x)) >= 0.6
 @pytest.mark.parametrize("limit_ns", [0, 10 ** 12])
 def test_calls_with_the_gil_held_or_released_give_tvm_outputs_from_threads(lib_ok, monkeypatch, limit_ns):
     # Every call releases the GIL (limit 0) or every call after the first keeps it: tuple and
