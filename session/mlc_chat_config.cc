@@ -30,18 +30,6 @@ Error field_error(const Where& w, const std::string& field, const std::string& m
   return Error(kind, w.name + ": " + message).with(w.context_key, w.name).with("field", w.prefix + field);
 }
 
-const char* type_name(JsonType t) {
-  switch (t) {
-    case JsonType::kObject: return "object";
-    case JsonType::kArray: return "array";
-    case JsonType::kString: return "string";
-    case JsonType::kNumber: return "number";
-    case JsonType::kBool: return "boolean";
-    case JsonType::kNull: return "null";
-    default: return "not a value";
-  }
-}
-
 // Calls member(key) for each member of the object `r` is at; `what` names it when it is something else.
 template <typename Member>
 void read_object(JsonReader& r, const Where& w, const std::string& what, Member member) {
@@ -50,7 +38,7 @@ void read_object(JsonReader& r, const Where& w, const std::string& what, Member 
     if (what.empty()) {
       r.skip_value();  // malformed text is reported as such first
       r.expect_end();
-      throw Error(ErrorKind::kInvalidArgument, w.name + " is JSON " + type_name(t) + ", not an object")
+      throw Error(ErrorKind::kInvalidArgument, w.name + " is JSON " + json_type_name(t) + ", not an object")
           .with(w.context_key, w.name);
     }
     throw field_error(w, what, "'" + what + "' is not an object", ErrorKind::kTypeMismatch);
@@ -92,7 +80,7 @@ void read_int(JsonReader& r, const char* key, const Where& w, int64_t* out) {
     return;
   }
   const JsonType t = r.next_type();
-  std::string what = type_name(t);
+  std::string what = json_type_name(t);
   if (t == JsonType::kNumber) {
     const std::string_view number = r.read_number_text();
     if (number.find_first_of(".eE") == std::string_view::npos) what = "an integer outside the 64-bit range";
@@ -104,7 +92,7 @@ void read_number(JsonReader& r, const char* key, const Where& w, double* out) {
   require_value(r);
   if (r.consume_null()) return;
   if (!r.next_is_number())
-    throw field_error(w, key, std::string("'") + key + "' is " + type_name(r.next_type()) + ", not a number",
+    throw field_error(w, key, std::string("'") + key + "' is " + json_type_name(r.next_type()) + ", not a number",
                       ErrorKind::kTypeMismatch);
   *out = r.read_double();
 }
@@ -113,7 +101,7 @@ void read_string(JsonReader& r, const char* key, const Where& w, std::string* ou
   require_value(r);
   if (r.consume_null()) return;
   if (!r.next_is_string())
-    throw field_error(w, key, std::string("'") + key + "' is " + type_name(r.next_type()) + ", not a string",
+    throw field_error(w, key, std::string("'") + key + "' is " + json_type_name(r.next_type()) + ", not a string",
                       ErrorKind::kTypeMismatch);
   *out = r.read_string();
 }

@@ -37,6 +37,9 @@ struct JsonLimits {
 
 // What the next value is, from its first character.
 enum class JsonType { kEnd, kObject, kArray, kString, kNumber, kBool, kNull, kInvalid };
+// The type's name in messages: "object", "array", "string", "number", "boolean", "null";
+// "nothing" at the end, "malformed value" for text that starts no value.
+const char* json_type_name(JsonType type);
 
 class JsonReader {
  public:

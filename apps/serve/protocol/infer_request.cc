@@ -25,24 +25,11 @@ namespace {
   throw e;
 }
 
-const char* type_name(JsonType t) {
-  switch (t) {
-    case JsonType::kObject: return "object";
-    case JsonType::kArray: return "array";
-    case JsonType::kString: return "string";
-    case JsonType::kNumber: return "number";
-    case JsonType::kBool: return "boolean";
-    case JsonType::kNull: return "null";
-    case JsonType::kEnd: return "nothing";
-    default: return "malformed value";
-  }
-}
-
 // Skips a value that is not what `field` needs and refuses it by its type.
 [[noreturn]] void refuse_type(JsonReader& r, const std::string& tensor, const std::string& field, const char* want) {
   const JsonType t = r.next_type();
   r.skip_value();  // malformed text is reported as such, not as a wrong type
-  fail(tensor, field, std::string(want) + ", got a " + type_name(t));
+  fail(tensor, field, std::string(want) + ", got a " + graphrt::json_type_name(t));
 }
 
 // Tensor bytes written in place: a string sized ahead (grown by doubling when the shape was not
@@ -86,7 +73,7 @@ bool is_integer_text(const std::string& text) {
   if (is_integer_text(text) && is_unsigned && text[0] == '-')
     fail(tensor, "data", "element " + shown + " is negative, " + datatype_name(type) + " is unsigned");
   if (is_integer_text(text)) fail(tensor, "data", "element " + shown + " is out of range for " + datatype_name(type));
-  fail(tensor, "data", "element " + shown + " is a " + type_name(t) + ", " + datatype_name(type) + " needs an integer");
+  fail(tensor, "data", "element " + shown + " is a " + graphrt::json_type_name(t) + ", " + datatype_name(type) + " needs an integer");
 }
 
 template <typename T>
@@ -110,7 +97,7 @@ void append_integer(JsonReader& r, Datatype type, const std::string& tensor, Byt
 void append_float(JsonReader& r, Datatype type, const std::string& tensor, ByteSink* out) {
   if (!r.next_is_number()) {
     const JsonType t = r.next_type();
-    fail(tensor, "data", "element " + graphrt::quote_untrusted(r.raw_value(), 40) + " is a " + type_name(t) +
+    fail(tensor, "data", "element " + graphrt::quote_untrusted(r.raw_value(), 40) + " is a " + graphrt::json_type_name(t) +
                              ", not a number");
   }
   const double d = r.read_double();
@@ -129,7 +116,7 @@ void append_element(JsonReader& r, Datatype type, const std::string& tensor, Byt
       const char c = r.peek();
       if (c != 't' && c != 'f') {
         const JsonType t = r.next_type();
-        fail(tensor, "data", "element " + graphrt::quote_untrusted(r.raw_value(), 40) + " is a " + type_name(t) +
+        fail(tensor, "data", "element " + graphrt::quote_untrusted(r.raw_value(), 40) + " is a " + graphrt::json_type_name(t) +
                                  ", BOOL needs true or false");
       }
       *out->room(1) = r.read_bool() ? 1 : 0;
@@ -138,7 +125,7 @@ void append_element(JsonReader& r, Datatype type, const std::string& tensor, Byt
     case Datatype::kBytes: {
       if (!r.next_is_string()) {
         const JsonType t = r.next_type();
-        fail(tensor, "data", "element " + graphrt::quote_untrusted(r.raw_value(), 40) + " is a " + type_name(t) +
+        fail(tensor, "data", "element " + graphrt::quote_untrusted(r.raw_value(), 40) + " is a " + graphrt::json_type_name(t) +
                                  ", BYTES needs a string");
       }
       const std::string s = r.read_string();

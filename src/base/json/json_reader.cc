@@ -128,6 +128,19 @@ void JsonReader::append_utf8_sequence(std::string* out) {
   p_ += n;
 }
 
+const char* json_type_name(JsonType type) {
+  switch (type) {
+    case JsonType::kObject: return "object";
+    case JsonType::kArray: return "array";
+    case JsonType::kString: return "string";
+    case JsonType::kNumber: return "number";
+    case JsonType::kBool: return "boolean";
+    case JsonType::kNull: return "null";
+    case JsonType::kEnd: return "nothing";
+    default: return "malformed value";
+  }
+}
+
 std::string JsonReader::read_string_slow() {
   expect('"');
   std::string out;
