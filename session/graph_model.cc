@@ -129,7 +129,14 @@ class GraphRunner final : public Runner {
     return RunProfile{report.table(), report.chrome_trace()};
   }
   std::optional<MemoryReport> memory_report() const override { return executor_->memory_report(); }
-  std::shared_ptr<GraphExecutor> graph_executor() const override { return executor_; }
+  RunnerSharing sharing_with(const Runner& other) const override {
+    RunnerSharing shared;
+    const auto* graph_runner = dynamic_cast<const GraphRunner*>(&other);
+    if (!graph_runner) return shared;
+    shared.graph = &executor_->graph() == &graph_runner->executor_->graph();
+    shared.executor = executor_ == graph_runner->executor_;
+    return shared;
+  }
 
  private:
   // An unknown name is left to the executor's error (it lists the inputs); a known one's

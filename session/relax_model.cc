@@ -99,6 +99,8 @@ class RelaxRunner final : public Runner {
     return RunProfile{vm_.profile(function_.name, inputs_), vm_.trace(function_.name, inputs_)};
   }
   std::optional<MemoryReport> memory_report() const override { return std::nullopt; }
+  // Each Relax runner makes its own VM over the model's executable: it shares no executor.
+  RunnerSharing sharing_with(const Runner&) const override { return {}; }
   Value result() const override {
     if (!ran_) throw Error(ErrorKind::kFailedPrecondition, "result() before the first run of " + quote_untrusted(function_.name));
     return result_;

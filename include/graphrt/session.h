@@ -101,6 +101,14 @@ class Model {
   std::shared_ptr<State> state_;
 };
 
+// What two runners hold in common. The runners of one graph model share the graph parsed at
+// load (its nodes and attributes: a server's instances hold one copy of the structure) and never
+// an executor (the inputs, outputs and memory a run writes), so that they run concurrently.
+struct RunnerSharing {
+  bool graph = false;     // the parsed graph (graph runners only)
+  bool executor = false;  // the executor and the memory its runs write
+};
+
 class Runner {
  public:
   virtual ~Runner();  // out of line: the vtable is emitted once, in libgraphrt
@@ -126,9 +134,9 @@ class Runner {
   virtual RunProfile profile(int repeat, int warmup) = 0;
   // What a graph runner's executor plans and holds; nothing for Relax.
   virtual std::optional<MemoryReport> memory_report() const = 0;
-  // The graph executor behind a graph runner (tests of the session layer); null for Relax.
-  // The apps and the C API use the typed calls above.
-  virtual std::shared_ptr<GraphExecutor> graph_executor() const { return nullptr; }
+  // What this runner shares with `other` (see RunnerSharing): all false for runners of other
+  // models or kinds.
+  virtual RunnerSharing sharing_with(const Runner& other) const = 0;
 };
 
 class Session {

@@ -87,18 +87,40 @@ TEST(Session, GraphModelsOneAndThreeFileGiveTheSameMetadataAndOutputs) {
   }
 }
 
-// A factory parses its graph JSON once: the executors it makes share the parsed graph (a
-// server's instances hold one copy of the graph's structure).
-TEST(Session, ExecutorsOfOneFactoryShareTheParsedGraph) {
+// A factory parses its graph JSON once: the runners of one model share the parsed graph (a
+// server's instances hold one copy of the graph's structure), each with its own executor: a run
+// of one leaves the other's outputs as they were.
+TEST(Session, RunnersOfOneGraphModelShareTheParsedGraphNotAnExecutor) {
   GRAPHRT_REQUIRE_FIXTURES();
   Session session(graphrt::runtime(), graphrt::cpu());
   std::shared_ptr<graphrt::Model> model = session.load(source("chain1000/deploy_factory.so"));
   std::unique_ptr<graphrt::Runner> first = model->runner();
   std::unique_ptr<graphrt::Runner> second = model->runner();
-  ASSERT_TRUE(first->graph_executor() && second->graph_executor());
-  EXPECT_NE(first->graph_executor().get(), second->graph_executor().get());
-  EXPECT_EQ(&first->graph_executor()->graph(), &second->graph_executor()->graph());
-  EXPECT_EQ(1000u, first->graph_executor()->graph().nodes.size() - first->graph_executor()->graph().arg_nodes.size());
+  const graphrt::RunnerSharing shared = first->sharing_with(*second);
+  EXPECT_TRUE(shared.graph);
+  EXPECT_FALSE(shared.executor);
+  EXPECT_TRUE(first->sharing_with(*first).executor);
+  // The same file loaded again is the same image, one module tree in the process: its factory
+  // is this one, and so is its parsed graph. Another model's runner shares nothing.
+  std::unique_ptr<graphrt::Runner> again = session.load(source("chain1000/deploy_factory.so"))->runner();
+  EXPECT_TRUE(first->sharing_with(*again).graph);
+  EXPECT_FALSE(first->sharing_with(*again).executor);
+  std::unique_ptr<graphrt::Runner> other = session.load(source("mlp/deploy_factory.so"))->runner();
+  EXPECT_FALSE(first->sharing_with(*other).graph);
+  EXPECT_FALSE(first->sharing_with(*other).executor);
+
+  const graphrt_apps::NpyArray x = graphrt_test::read_npy(graphrt_test::fixture_path("chain1000/input_x.npy"));
+  const graphrt_apps::NpyArray want = graphrt_test::read_npy(graphrt_test::fixture_path("chain1000/output_0.npy"));
+  const std::string& name = model->function().inputs.at(0).name;
+  graphrt::NDArray input = array_of(x);
+  first->set_input(name, input.handle());
+  first->run();
+  expect_equal(first->output(0), want);
+  graphrt::NDArray zeros = array_of(x);
+  std::memset(zeros->data, 0, zeros.nbytes());
+  second->set_input(name, zeros.handle());
+  second->run();
+  expect_equal(first->output(0), want);
 }
 
 TEST(Session, RelaxExecutableListsItsFunctionsAndRuns) {
