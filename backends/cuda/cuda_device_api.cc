@@ -58,42 +58,10 @@ struct ThreadState {
 };
 thread_local ThreadState tls;
 
-// The instances whose driver is up, shut down at exit before the driver's own
-// teardown. Process-wide because that teardown is: the driver registers it
-// with the process's exit handlers at cuInit, whichever runtime's instance
-// called it first. (The per-thread state above is per thread, not per
-// instance: streams live in the driver's primary contexts, which every
-// instance shares.)
-struct LiveInstances {
-  std::mutex mutex;
-  std::vector<CudaDeviceAPI*> apis;
-};
-LiveInstances& live_instances() {
-  static auto* live = new LiveInstances();  // never destroyed: read by the exit handler
-  return *live;
-}
-
-void shut_down_live_instances() {
-  LiveInstances& live = live_instances();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  for (CudaDeviceAPI* api : live.apis) api->shutdown();
-}
-
-// Called after cuInit, so the handler (registered once, after the first
-// cuInit) runs before the driver's teardown.
-void add_live_instance(CudaDeviceAPI* api) {
-  static std::once_flag once;
-  std::call_once(once, [] { std::atexit(shut_down_live_instances); });
-  LiveInstances& live = live_instances();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  live.apis.push_back(api);
-}
-
-void remove_live_instance(CudaDeviceAPI* api) {
-  LiveInstances& live = live_instances();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  live.apis.erase(std::remove(live.apis.begin(), live.apis.end(), api), live.apis.end());
-}
+// The per-thread state above is per thread, not per instance: streams live in the driver's
+// primary contexts, which every instance shares. An instance whose driver is up is shut down
+// at exit before the driver's own teardown (src/layer_api/exit_shutdown.h), which the driver
+// registers with the process's exit handlers at cuInit.
 
 std::string dev_name(int id) { return "cuda:" + std::to_string(id); }
 
@@ -110,7 +78,7 @@ CudaDeviceAPI::CudaDeviceAPI(std::string driver_path) : driver_path_(std::move(d
 }
 
 CudaDeviceAPI::~CudaDeviceAPI() {
-  remove_live_instance(this);
+  forget_at_exit(this);
   release_cached();
 }
 
@@ -137,7 +105,7 @@ void CudaDeviceAPI::ensure_init() {
       return;
     }
     if (device_count_ > kMaxCudaDevices) device_count_ = kMaxCudaDevices;
-    add_live_instance(this);
+    shut_down_at_exit(this);  // after cuInit, so before the driver's teardown
   });
 }
 

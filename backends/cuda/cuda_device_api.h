@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graphrt/device_api.h"
+#include "src/layer_api/exit_shutdown.h"
 #include "backends/cuda/cuda_driver.h"
 #include "backends/cuda/cuda_module.h"
 
@@ -22,7 +23,7 @@ namespace cuda_backend {
 // then multiples of 1 MiB (so large graph buffers waste at most 1 MiB).
 size_t pool_bucket_size(size_t nbytes);
 
-class CudaDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<CudaDeviceAPI> {
+class CudaDeviceAPI : public DeviceAPI, public ExitShutdown, public std::enable_shared_from_this<CudaDeviceAPI> {
  public:
   // The driver library is opened on first use, not here.
   explicit CudaDeviceAPI(std::string driver_path = default_driver_path());
@@ -89,7 +90,7 @@ class CudaDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<Cuda
   // Returns every cached block to the driver.
   void release_cached();
   // At exit (registered after cuInit): release_cached(), then stop caching.
-  void shutdown();
+  void shutdown() override;
 
  private:
   struct Pool {

@@ -21,38 +21,6 @@ struct ThreadState {
 };
 thread_local ThreadState tls;
 
-// The instances whose API is up, torn down at exit before the driver is:
-// the handler is registered after the first call into the API (which loads
-// the driver and lets it register its own exit work), so it runs first.
-struct LiveInstances {
-  std::mutex mutex;
-  std::vector<OpenclDeviceAPI*> apis;
-};
-LiveInstances& live_instances() {
-  static auto* live = new LiveInstances();  // never destroyed: read by the exit handler
-  return *live;
-}
-
-void shut_down_live_instances() {
-  LiveInstances& live = live_instances();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  for (OpenclDeviceAPI* api : live.apis) api->shutdown();
-}
-
-void add_live_instance(OpenclDeviceAPI* api) {
-  static std::once_flag once;
-  std::call_once(once, [] { std::atexit(shut_down_live_instances); });
-  LiveInstances& live = live_instances();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  live.apis.push_back(api);
-}
-
-void remove_live_instance(OpenclDeviceAPI* api) {
-  LiveInstances& live = live_instances();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  live.apis.erase(std::remove(live.apis.begin(), live.apis.end(), api), live.apis.end());
-}
-
 std::string dev_name(int id) { return "opencl:" + std::to_string(id); }
 
 std::string address_text(const void* p) {
@@ -72,7 +40,7 @@ std::shared_ptr<OpenclDeviceAPI> opencl_device_api() {
 OpenclDeviceAPI::OpenclDeviceAPI(std::string library_path) : library_path_(std::move(library_path)) {}
 
 OpenclDeviceAPI::~OpenclDeviceAPI() {
-  remove_live_instance(this);
+  forget_at_exit(this);
   shutdown();
 }
 
@@ -84,7 +52,7 @@ void OpenclDeviceAPI::ensure_init() {
       return;
     }
     enumerate_devices();
-    add_live_instance(this);
+    shut_down_at_exit(this);  // after the first call into the API (the driver loaded): before its exit work
   });
 }
 

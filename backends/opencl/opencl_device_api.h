@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graphrt/device_api.h"
+#include "src/layer_api/exit_shutdown.h"
 #include "backends/opencl/opencl_address_space.h"
 #include "backends/opencl/opencl_library.h"
 
@@ -36,7 +37,7 @@ struct OpenclDevice {
   cl_command_queue queue = nullptr;
 };
 
-class OpenclDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<OpenclDeviceAPI> {
+class OpenclDeviceAPI : public DeviceAPI, public ExitShutdown, public std::enable_shared_from_this<OpenclDeviceAPI> {
  public:
   // The library is opened on first use, not here.
   explicit OpenclDeviceAPI(std::string library_path = default_library_path());
@@ -77,7 +78,7 @@ class OpenclDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<Op
   // Once true, no driver call is made any more (the process is exiting).
   bool shut_down() const { return shut_down_.load(); }
   // Releases kernels and programs (the owners'), buffers, queues, contexts.
-  void shutdown();
+  void shutdown() override;
   size_t live_buffers() const { return addresses_.size(); }
 
  private:

@@ -44,34 +44,6 @@ int type_rank(VkPhysicalDeviceType type) {
   }
 }
 
-// The instances whose Vulkan is up, torn down at exit: by an exit handler
-// registered after the instance exists, and so run before the driver's own
-// exit-time destructors (which were registered while it was loaded).
-struct LiveInstances {
-  std::mutex mutex;
-  std::vector<VulkanDeviceAPI*> apis;
-};
-LiveInstances& live_instances() {
-  static auto* live = new LiveInstances();  // never destroyed: read by the exit handler
-  return *live;
-}
-void shut_down_live_instances() {
-  LiveInstances& live = live_instances();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  for (VulkanDeviceAPI* api : live.apis) api->shutdown();
-}
-void add_live_instance(VulkanDeviceAPI* api) {
-  std::atexit(shut_down_live_instances);  // after this instance's driver load, every time
-  LiveInstances& live = live_instances();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  live.apis.push_back(api);
-}
-void remove_live_instance(VulkanDeviceAPI* api) {
-  LiveInstances& live = live_instances();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  live.apis.erase(std::remove(live.apis.begin(), live.apis.end(), api), live.apis.end());
-}
-
 }  // namespace
 
 std::shared_ptr<VulkanDeviceAPI> vulkan_device_api() {
@@ -84,7 +56,7 @@ VulkanDeviceAPI::VulkanDeviceAPI(std::string loader_path)
     : loader_path_(std::move(loader_path)), next_address_(kAddressBase) {}
 
 VulkanDeviceAPI::~VulkanDeviceAPI() {
-  remove_live_instance(this);
+  forget_at_exit(this);
   shutdown();
 }
 
@@ -101,7 +73,7 @@ void VulkanDeviceAPI::ensure_init() {
       init_error_ = e.message();
       return;
     }
-    add_live_instance(this);
+    shut_down_at_exit(this);  // after the instance exists: before the driver's exit-time destructors
   });
 }
 

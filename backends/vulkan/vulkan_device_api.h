@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "graphrt/device_api.h"
+#include "src/layer_api/exit_shutdown.h"
 #include "backends/vulkan/vulkan_device.h"
 #include "backends/vulkan/vulkan_loader.h"
 
@@ -31,7 +32,7 @@ struct BufferRef {
   size_t offset = 0;
 };
 
-class VulkanDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<VulkanDeviceAPI> {
+class VulkanDeviceAPI : public DeviceAPI, public ExitShutdown, public std::enable_shared_from_this<VulkanDeviceAPI> {
  public:
   explicit VulkanDeviceAPI(std::string loader_path = default_loader_path());
   ~VulkanDeviceAPI() override;
@@ -63,7 +64,7 @@ class VulkanDeviceAPI : public DeviceAPI, public std::enable_shared_from_this<Vu
   bool shut_down() const { return shut_down_.load(); }
   // Waits for every device, then destroys pipelines' owners' last chance has
   // passed: buffers, devices, the instance, in that order. Idempotent.
-  void shutdown();
+  void shutdown() override;
 
   // Pipelines are the devices' and die with them; a module releases its own
   // earlier through here (a no-op after shutdown).
