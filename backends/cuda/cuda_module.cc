@@ -17,14 +17,13 @@ namespace {
 
 // TVM v0.22+ adds one i32 tag per argument: 0 for a plain argument, 1 for a
 // CUtensorMap passed by value, which graphrt's launcher does not build.
-void read_arg_extra_tags(BlobReader& reader, const std::string& kernel) {
-  const uint64_t n = reader.read_count("count of cuda kernel arg extra tags", 4);
-  for (uint64_t i = 0; i < n; ++i) {
-    const int32_t tag = reader.read_i32("cuda kernel arg extra tag");
+void check_arg_extra_tags(const CudaFunctionInfo& info) {
+  for (size_t i = 0; i < info.arg_extra_tags.size(); ++i) {
+    const int32_t tag = info.arg_extra_tags[i];
     if (tag != 0)
       throw Error(ErrorKind::kUnsupported, "cuda kernel argument " + std::to_string(i) + " has extra tag " +
                                                std::to_string(tag) + " (a TMA tensor map), which graphrt cannot pass")
-          .with("kernel", kernel);
+          .with("kernel", info.name);
   }
 }
 
@@ -33,29 +32,10 @@ void read_arg_extra_tags(BlobReader& reader, const std::string& kernel) {
 CudaModuleImage decode_cuda_payload(BlobReader& reader, CudaPayloadFormat format) {
   CudaModuleImage image;
   image.fmt = reader.read_string("cuda module format");
-  uint64_t count = reader.read_count("count of cuda functions", 8 + 8 + 8 + 8);
-  for (uint64_t i = 0; i < count; ++i) {
-    size_t entry_offset = reader.offset();
-    std::string key = reader.read_string("cuda function key");
-    CudaFunctionInfo info;
-    info.name = reader.read_string("cuda FunctionInfo name");
-    uint64_t nargs = reader.read_count("count of cuda kernel arg types", 4);
-    info.arg_types.reserve(nargs);
-    for (uint64_t a = 0; a < nargs; ++a) {
-      DLDataType t;
-      t.code = reader.read_u8("cuda kernel arg type code");
-      t.bits = reader.read_u8("cuda kernel arg type bits");
-      t.lanes = reader.read_u16("cuda kernel arg type lanes");
-      info.arg_types.push_back(t);
-    }
-    info.launch_param_tags = reader.read_string_vector("cuda launch param tags");
-    if (format == CudaPayloadFormat::kWithArgExtraTags) read_arg_extra_tags(reader, key);
-    // TVM v0.18 writes an empty FunctionInfo name (mlp_cuda's record does);
-    // the map key is the kernel symbol, as in TVM's own loader.
-    info.name = key;
-    if (!image.fmap.emplace(key, std::move(info)).second)
-      throw reader.error("duplicate cuda function '" + key + "'").with("entry offset", std::to_string(entry_offset));
-  }
+  image.fmap = read_function_table(reader, "cuda",
+                                   format == CudaPayloadFormat::kWithArgExtraTags ? FunctionTableLayout::kWithArgExtraTags
+                                                                                  : FunctionTableLayout::kRecord);
+  for (const auto& entry : image.fmap) check_arg_extra_tags(entry.second);
   image.data = reader.read_string("cuda module image");
   if (image.data.empty()) throw reader.error("cuda module image is empty");
   return image;
@@ -64,19 +44,7 @@ CudaModuleImage decode_cuda_payload(BlobReader& reader, CudaPayloadFormat format
 std::string encode_cuda_payload(const CudaModuleImage& image) {
   BlobWriter w;
   w.write_string(image.fmt);
-  w.write_u64(image.fmap.size());
-  for (const auto& entry : image.fmap) {
-    w.write_string(entry.first);
-    w.write_string(entry.second.name);
-    w.write_u64(entry.second.arg_types.size());
-    for (DLDataType t : entry.second.arg_types) {
-      w.write_u8(t.code);
-      w.write_u8(t.bits);
-      w.write_u16(t.lanes);
-    }
-    w.write_u64(entry.second.launch_param_tags.size());
-    for (const std::string& tag : entry.second.launch_param_tags) w.write_string(tag);
-  }
+  write_function_table(w, image.fmap, FunctionTableLayout::kRecord);
   w.write_string(image.data);
   return w.take();
 }

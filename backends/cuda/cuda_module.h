@@ -17,6 +17,7 @@
 #include "graphrt/module.h"
 #include "graphrt/tvm_abi.h"
 #include "backends/cuda/cuda_driver.h"
+#include "src/base/function_table/function_table.h"
 
 namespace graphrt {
 namespace cuda_backend {
@@ -26,11 +27,8 @@ constexpr int kMaxCudaDevices = 32;
 constexpr uint32_t kDynSmemOptInBytes = 48 * 1024;
 constexpr const char* kDynSmemTag = "tir.use_dyn_shared_memory";
 
-struct CudaFunctionInfo {
-  std::string name;
-  std::vector<DLDataType> arg_types;
-  std::vector<std::string> launch_param_tags;
-};
+// TVM's FunctionInfo, read by the base's one reader of device function tables.
+using CudaFunctionInfo = DeviceFunctionInfo;
 
 // Payload of a "cuda" blob record.
 struct CudaModuleImage {

@@ -19,34 +19,21 @@ Error record_error(ErrorKind kind, const std::string& message, const std::string
   return e;
 }
 
-void read_arg_extra_tags(BlobReader& reader, const std::string& function) {
-  const uint64_t n = reader.read_count("count of opencl kernel arg extra tags", 4);
-  for (uint64_t i = 0; i < n; ++i) {
-    const int32_t tag = reader.read_i32("opencl kernel arg extra tag");
+// Only 0, a plain argument, occurs for OpenCL (1 is CUDA's TMA tensor map).
+void check_arg_extra_tags(const OpenclFunctionInfo& info) {
+  for (size_t i = 0; i < info.arg_extra_tags.size(); ++i) {
+    const int32_t tag = info.arg_extra_tags[i];
     if (tag != 0)
       throw record_error(ErrorKind::kUnsupported,
                          "opencl kernel argument " + std::to_string(i) + " has extra tag " + std::to_string(tag) +
                              " (only 0, a plain argument, occurs for OpenCL)",
-                         function, "arg_extra_tags");
+                         info.name, "arg_extra_tags");
   }
 }
 
-OpenclFunctionInfo read_function_info(BlobReader& reader, const std::string& key, OpenclPayloadFormat format) {
-  OpenclFunctionInfo info;
-  reader.read_string("opencl FunctionInfo name");  // the key names the kernel, as in TVM's loader
-  info.name = key;
-  const uint64_t nargs = reader.read_count("count of opencl kernel arg types", 4);
-  info.arg_types.reserve(nargs);
-  for (uint64_t a = 0; a < nargs; ++a) {
-    DLDataType t;
-    t.code = reader.read_u8("opencl kernel arg type code");
-    t.bits = reader.read_u8("opencl kernel arg type bits");
-    t.lanes = reader.read_u16("opencl kernel arg type lanes");
-    info.arg_types.push_back(t);
-  }
-  info.launch_param_tags = reader.read_string_vector("opencl launch param tags");
-  if (format == OpenclPayloadFormat::kWithArgExtraTags) read_arg_extra_tags(reader, key);
-  return info;
+FunctionTableLayout layout_of(OpenclPayloadFormat format) {
+  return format == OpenclPayloadFormat::kWithArgExtraTags ? FunctionTableLayout::kWithArgExtraTags
+                                                          : FunctionTableLayout::kRecord;
 }
 
 void check_format(const std::string& fmt) {
@@ -123,17 +110,12 @@ OpenclModuleImage decode_opencl_payload(BlobReader& reader, OpenclPayloadFormat 
   OpenclModuleImage image;
   image.fmt = reader.read_string("opencl module format");
   check_format(image.fmt);
-  const uint64_t count = reader.read_count("count of opencl functions", 8 + 8 + 8 + 8);
-  for (uint64_t i = 0; i < count; ++i) {
-    const size_t entry_offset = reader.offset();
-    std::string key = reader.read_string("opencl function key");
-    OpenclFunctionInfo info = read_function_info(reader, key, format);
-    if (!image.fmap.emplace(key, std::move(info)).second)
-      throw reader.error("duplicate opencl function " + quoted(key))
-          .with("entry offset", std::to_string(entry_offset))
-          .with("module", "opencl")
-          .with("field", "fmap");
+  try {
+    image.fmap = read_function_table(reader, "opencl", layout_of(format));
+  } catch (Error& e) {
+    throw e.with("module", "opencl");
   }
+  for (const auto& entry : image.fmap) check_arg_extra_tags(entry.second);
   image.code = reader.read_string("opencl module source");
   image.kernel_sources = split_kernel_sources(image.code);
   for (const auto& entry : image.fmap) {
@@ -149,23 +131,11 @@ OpenclModuleImage decode_opencl_payload(BlobReader& reader, OpenclPayloadFormat 
 std::string encode_opencl_payload(const OpenclModuleImage& image, OpenclPayloadFormat format) {
   BlobWriter w;
   w.write_string(image.fmt);
-  w.write_u64(image.fmap.size());
-  for (const auto& entry : image.fmap) {
-    w.write_string(entry.first);
-    w.write_string(entry.second.name);
-    w.write_u64(entry.second.arg_types.size());
-    for (DLDataType t : entry.second.arg_types) {
-      w.write_u8(t.code);
-      w.write_u8(t.bits);
-      w.write_u16(t.lanes);
-    }
-    w.write_u64(entry.second.launch_param_tags.size());
-    for (const std::string& tag : entry.second.launch_param_tags) w.write_string(tag);
-    if (format == OpenclPayloadFormat::kWithArgExtraTags) {
-      w.write_u64(entry.second.arg_types.size());
-      for (size_t i = 0; i < entry.second.arg_types.size(); ++i) w.write_u32(0);
-    }
-  }
+  DeviceFunctionTable fmap = image.fmap;
+  // Every argument a plain one (tag 0) where an image made by hand gives no tags.
+  for (auto& entry : fmap)
+    if (entry.second.arg_extra_tags.empty()) entry.second.arg_extra_tags.assign(entry.second.arg_types.size(), 0);
+  write_function_table(w, fmap, layout_of(format));
   w.write_string(image.code);
   return w.take();
 }

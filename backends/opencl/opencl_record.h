@@ -10,15 +10,14 @@
 #include <vector>
 
 #include "graphrt/blob_reader.h"
+#include "src/base/function_table/function_table.h"
 
 namespace graphrt {
 namespace opencl_backend {
 
-struct OpenclFunctionInfo {
-  std::string name;  // the map key: the kernel's name in the source
-  std::vector<DLDataType> arg_types;
-  std::vector<std::string> launch_param_tags;
-};
+// TVM's FunctionInfo (the base's one reader of device function tables); its name is the map
+// key, the kernel's name in the source.
+using OpenclFunctionInfo = DeviceFunctionInfo;
 
 struct OpenclModuleImage {
   std::string fmt;  // "cl": OpenCL C source (the device binary formats are refused)

@@ -26,24 +26,6 @@ std::string quoted_name(const std::string& name) {
 
 namespace {
 
-VulkanFunctionInfo read_function_info(BlobReader& reader) {
-  VulkanFunctionInfo info;
-  info.name = reader.read_string("vulkan FunctionInfo name");
-  uint64_t nargs = reader.read_count("count of vulkan kernel arg types", 4);
-  info.arg_types.reserve(nargs);
-  for (uint64_t a = 0; a < nargs; ++a) {
-    DLDataType t;
-    t.code = reader.read_u8("vulkan kernel arg type code");
-    t.bits = reader.read_u8("vulkan kernel arg type bits");
-    t.lanes = reader.read_u16("vulkan kernel arg type lanes");
-    info.arg_types.push_back(t);
-  }
-  info.launch_param_tags = reader.read_string_vector("vulkan launch param tags");
-  uint64_t ntags = reader.read_count("count of vulkan kernel arg extra tags", 4);
-  for (uint64_t i = 0; i < ntags; ++i) info.arg_extra_tags.push_back(reader.read_i32("vulkan kernel arg extra tag"));
-  return info;
-}
-
 // One SPIRVShader: u32 flag, then the words (u64 count, count words).
 SpirvShader read_shader(BlobReader& reader) {
   SpirvShader shader;
@@ -84,21 +66,6 @@ std::map<std::string, SpirvShader> read_shader_map(BlobReader& reader, ShaderMap
   return smap;
 }
 
-void read_function_table(BlobReader& reader, VulkanModuleImage& image) {
-  uint64_t count = reader.read_count("count of vulkan functions", 8 + 8 + 8 + 8 + 8);
-  for (uint64_t i = 0; i < count; ++i) {
-    size_t entry_offset = reader.offset();
-    std::string key = reader.read_string("vulkan function key");
-    VulkanFunctionInfo info = read_function_info(reader);
-    info.name = key;  // the key is the kernel's name, as TVM's loader takes it
-    if (!image.fmap.emplace(key, std::move(info)).second)
-      throw reader.error("duplicate vulkan function " + quoted_name(key))
-          .with("entry offset", std::to_string(entry_offset))
-          .with("function", key)
-          .with("field", "fmap");
-  }
-}
-
 }  // namespace
 
 VulkanModuleImage decode_vulkan_payload(BlobReader& reader) {
@@ -107,7 +74,7 @@ VulkanModuleImage decode_vulkan_payload(BlobReader& reader) {
   if (image.fmt != "vulkan")
     throw reader.error("vulkan module format is " + quoted_name(image.fmt) + ", expected 'vulkan'").with("module", "vulkan").with("field", "fmt");
   try {
-    read_function_table(reader, image);
+    image.fmap = read_function_table(reader, "vulkan", FunctionTableLayout::kWithArgExtraTags);
   } catch (Error& e) {
     throw e.with("module", "vulkan").with("field", "fmap");
   }
@@ -150,22 +117,7 @@ VulkanModuleImage decode_vulkan_payload(BlobReader& reader) {
 std::string encode_vulkan_payload(const VulkanModuleImage& image) {
   BlobWriter w;
   w.write_string(image.fmt);
-  w.write_u64(image.fmap.size());
-  for (const auto& entry : image.fmap) {
-    const VulkanFunctionInfo& info = entry.second;
-    w.write_string(entry.first);
-    w.write_string(info.name);
-    w.write_u64(info.arg_types.size());
-    for (DLDataType t : info.arg_types) {
-      w.write_u8(t.code);
-      w.write_u8(t.bits);
-      w.write_u16(t.lanes);
-    }
-    w.write_u64(info.launch_param_tags.size());
-    for (const std::string& tag : info.launch_param_tags) w.write_string(tag);
-    w.write_u64(info.arg_extra_tags.size());
-    for (int32_t tag : info.arg_extra_tags) w.write_u32(static_cast<uint32_t>(tag));
-  }
+  write_function_table(w, image.fmap, FunctionTableLayout::kWithArgExtraTags);
   w.write_u64(image.smap.size());
   for (const auto& entry : image.smap) {
     w.write_string(entry.first);

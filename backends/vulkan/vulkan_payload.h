@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graphrt/blob_reader.h"
+#include "src/base/function_table/function_table.h"
 
 namespace graphrt {
 namespace vulkan_backend {
@@ -20,12 +21,9 @@ namespace vulkan_backend {
 constexpr uint32_t kShaderUsesUniformBuffer = 1;
 constexpr uint32_t kSpirvMagic = 0x07230203;
 
-struct VulkanFunctionInfo {
-  std::string name;
-  std::vector<DLDataType> arg_types;
-  std::vector<std::string> launch_param_tags;
-  std::vector<int32_t> arg_extra_tags;
-};
+// TVM's FunctionInfo (the base's one reader of device function tables), always in the layout
+// with extra tags.
+using VulkanFunctionInfo = DeviceFunctionInfo;
 
 struct SpirvShader {
   uint32_t flag = 0;

@@ -11,8 +11,9 @@ including a layer's internals).
                        and its own files only: it is below the core
   src/base/<format>/   (the base's other formats: json/, the one JSON reader and
                        writer) public headers and its own files only, as src/elf/
-  graph/               public headers, its own files, src/layer_api/
-  backends/<name>/     public headers, its own files, src/layer_api/, src/elf/
+  graph/               public headers, its own files, src/layer_api/, src/elf/, src/base/
+  backends/<name>/     public headers, its own files, src/layer_api/, src/elf/, src/base/
+                       (the base's readers of formats: TVM's device function table)
   backends/vm/host/    public headers and backends/vm/host/ only (the VM's values,
                        modules and contexts)
   backends/vm/bytecode/ public headers, backends/vm/host/ and backends/vm/bytecode/ (the
@@ -127,14 +128,14 @@ def check_session(path, kind, target):
 
 
 def check_upper_layer(path, kind, target, own_prefix):
-    if target.startswith(PUBLIC_PREFIXES) or target.startswith(("src/layer_api/", "src/elf/")):
+    if target.startswith(PUBLIC_PREFIXES) or target.startswith(("src/layer_api/", "src/elf/", "src/base/")):
         return None
     if own_prefix and target.startswith(own_prefix):
         return None
     if kind == '"' and own_file(path, target) and "/" not in target:
         return None
     if is_repo_path(target) or kind == '"':
-        return "a layer above the core includes public headers, src/layer_api/ and its own files only"
+        return "a layer above the core includes public headers, src/layer_api/, the base's src/elf/ and src/base/ and its own files only"
     return None
 
 
