@@ -6,12 +6,13 @@
 //   graphrt::Value y = vm.call("main", {x});
 //   graphrt::NDArray out = y.tensor;          // y.items[i] for a tuple
 //
-// A thin layer over the VM module's packed functions, the calls TVM's own
-// deploy code makes (vm_load_executable, vm_initialization, functions by
-// name); it lives in this header only, so it adds nothing to libgraphrt's
-// exported names. One RelaxVM is one TVM VirtualMachine: its storage is
-// reused from call to call, so call it from one thread at a time and make
-// one per thread over the same executable module.
+// Over the VM module's packed functions, the calls TVM's own deploy code makes
+// (vm_load_executable, vm_initialization, functions by name): they are made in
+// the session layer (session/relax_vm.cc), not in this header, so that no
+// public header calls a function by name outside TVM's faces. One RelaxVM is
+// one TVM VirtualMachine: its storage is reused from call to call, so call it
+// from one thread at a time and make one per thread over the same executable
+// module.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,8 @@
 #include "graphrt/runtime.h"
 #include "graphrt/session.h"
 #include "graphrt/value.h"
+
+#pragma GCC visibility push(default)  // exported: see graphrt/export.h
 
 namespace graphrt {
 
@@ -80,13 +83,12 @@ class RelaxVM {
       : RelaxVM(std::move(executable), cpu(), allocator) {}
   // A VM whose tensors live on `device` (a device other than the CPU first, the host
   // last, as TVM's VirtualMachine lists them); the arguments of call() must be there.
-  RelaxVM(Module executable, DLDevice device, Allocator allocator = Allocator::kPooled)
-      : RelaxVM(std::move(executable), device, allocator, nullptr) {}
+  RelaxVM(Module executable, DLDevice device, Allocator allocator = Allocator::kPooled);
   // The same for an executable loaded through `runtime`. The VM's devices are those of the
   // runtime the executable was loaded through, and results are read by the core's Value,
   // whatever the runtime: the argument stays for the callers that name it.
   RelaxVM(Module executable, DLDevice device, Allocator allocator, Runtime& /*runtime*/)
-      : RelaxVM(std::move(executable), device, allocator, nullptr) {}
+      : RelaxVM(std::move(executable), device, allocator) {}
 
   const Module& executable() const { return exe_; }
 
@@ -97,103 +99,39 @@ class RelaxVM {
   std::vector<std::string> functions() const { return model_functions(vm_); }
   // The functions of VM module `vm` that are the executable's own, not the
   // module's interface (set_input, get_output, ...).
-  static std::vector<std::string> model_functions(const Module& vm) {
-    static const char* const kInterface[] = {"vm_initialization", "set_input", "invoke_stateful", "get_output",
-                                             "get_output_arity", "get_function_arity", "get_function_param_name",
-                                             "save_function", "invoke_closure", "profile", "trace",
-                                             "get_function_param_signature", "get_function_param_spec",
-                                             "set_instruction_budget",
-                                             "set_instrument"};
-    std::vector<std::string> out;
-    for (const std::string& name : vm->function_names()) {
-      bool interface = false;
-      for (const char* i : kInterface) interface = interface || name == i;
-      if (!interface) out.push_back(name);
-    }
-    return out;
-  }
-  std::vector<std::string> param_names(const std::string& function) const {
-    const int64_t n = call_function(vm_->require_function("get_function_arity"), ArgList().add_string(function)).as_int();
-    std::vector<std::string> out;
-    for (int64_t i = 0; i < n; ++i)
-      out.push_back(call_function(vm_->require_function("get_function_param_name"),
-                                  ArgList().add_string(function).add_int(i))
-                        .as_string());
-    return out;
-  }
+  static std::vector<std::string> model_functions(const Module& vm);
+  std::vector<std::string> param_names(const std::string& function) const;
   // What the function's code checks of parameter `index`: "float32[n0, 784]"
   // (n<k>: a symbolic dimension, the same k the same size), "float32[...]"
   // (any rank), "?" (nothing checked).
-  std::string param_signature(const std::string& function, int64_t index) const {
-    return call_function(vm_->require_function("get_function_param_signature"),
-                         ArgList().add_string(function).add_int(index))
-        .as_string();
-  }
-
+  std::string param_signature(const std::string& function, int64_t index) const;
   // The same, typed.
-  RelaxParamSpec param_spec(const std::string& function, int64_t index) const {
-    return RelaxParamSpec::from_record(call_function(vm_->require_function("get_function_param_spec"),
-                                                     ArgList().add_string(function).add_int(index))
-                                           .as_ndarray());
-  }
+  RelaxParamSpec param_spec(const std::string& function, int64_t index) const;
 
   // VM function `name` to call with any packed arguments (objects, shapes, ...); a
   // kNotFound Error naming it when the executable has no such function.
-  PackedFunc function(const std::string& name) const { return vm_->require_function(name); }
+  PackedFunc function(const std::string& name) const;
   // The executable's own listing: its counts and constants (dtype and shape), and its code.
-  std::string executable_stats() const { return call_function(exe_->require_function("stats"), ArgList()).as_string(); }
-  std::string executable_text() const { return call_function(exe_->require_function("as_text"), ArgList()).as_string(); }
+  std::string executable_stats() const;
+  std::string executable_text() const;
 
-  Value call(const std::string& function, const std::vector<NDArray>& args) {
-    return Value::from(call_function(vm_->require_function(function), arrays(args)));
-  }
+  Value call(const std::string& function, const std::vector<NDArray>& args);
   // The per-callee table (kernels, builtins, VM functions) of one call.
-  std::string profile(const std::string& function, const std::vector<NDArray>& args) {
-    return call_function(vm_->require_function("profile"), arrays(args, &function)).as_string();
-  }
+  std::string profile(const std::string& function, const std::vector<NDArray>& args);
   // One call as a Chrome trace (JSON).
-  std::string trace(const std::string& function, const std::vector<NDArray>& args) {
-    return call_function(vm_->require_function("trace"), arrays(args, &function)).as_string();
-  }
+  std::string trace(const std::string& function, const std::vector<NDArray>& args);
   // TVM's VirtualMachine.set_instrument: `instrument(func, func_symbol, before_run,
   // ret_value, args...)` before and after every call the VM makes; returning 1
   // before a call skips it. A null function turns it off.
-  void set_instrument(const PackedFunc& instrument) {
-    TVMValue value;
-    value.v_handle = instrument.get();
-    int code = instrument ? kTVMPackedFuncHandle : kTVMNullptr;
-    RetValue ret;
-    vm_->require_function("set_instrument")->call(TVMArgs(&value, &code, 1), &ret);
-  }
+  void set_instrument(const PackedFunc& instrument);
   // Instructions one call may execute (0: unlimited; default 100,000,000).
-  void set_instruction_budget(uint64_t n) {
-    call_function(vm_->require_function("set_instruction_budget"), ArgList().add_int(static_cast<int64_t>(n)));
-  }
+  void set_instruction_budget(uint64_t n);
 
  private:
-  RelaxVM(Module executable, DLDevice device, Allocator allocator, std::nullptr_t)
-      : exe_(std::move(executable)) {
-    const std::string key = exe_.get() ? exe_->type_key() : std::string("(none)");
-    if (model_kind_of(exe_) != ModelKind::kRelax)
-      throw Error(ErrorKind::kTypeMismatch, "RelaxVM: module '" + key + "' is not a Relax executable")
-          .with("tkey", key);
-    vm_ = call_function(exe_->require_function("vm_load_executable"), ArgList()).as_module();
-    ArgList init;
-    if (device.device_type != kDLCPU)
-      init.add_int(device.device_type).add_int(device.device_id).add_int(static_cast<int>(allocator));
-    init.add_int(kDLCPU).add_int(0).add_int(static_cast<int>(allocator));
-    call_function(vm_->require_function("vm_initialization"), init);
-  }
-
-  static ArgList arrays(const std::vector<NDArray>& args, const std::string* first = nullptr) {
-    ArgList list;
-    if (first) list.add_string(*first);
-    for (const NDArray& a : args) list.add_ndarray(a);
-    return list;
-  }
-
   Module exe_;
   Module vm_;
 };
 
 }  // namespace graphrt
+
+#pragma GCC visibility pop
