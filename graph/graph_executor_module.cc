@@ -4,10 +4,9 @@
 #include <functional>
 #include <map>
 
-#include <nlohmann/json.hpp>
-
 #include "src/layer_api/time_evaluator_support.h"
 #include "graphrt/graph_executor.h"
+#include "graphrt/json_writer.h"
 
 namespace graphrt {
 
@@ -15,14 +14,22 @@ namespace {
 
 using Method = std::function<void(GraphExecutor&, const TVMArgs&, RetValue*)>;
 
-// {"shape": {name: [dims]}, "dtype": {name: "float32"}}: TVM's (shape_dict, dtype_dict).
+// {"dtype": {name: "float32"}, "shape": {name: [dims]}}: TVM's (shape_dict, dtype_dict). Names in
+// bytewise order, the last of a repeated name, as the nlohmann/json writer before gave them.
 std::string tensor_info_json(const std::vector<TensorInfo>& infos) {
-  nlohmann::json shape = nlohmann::json::object(), dtype = nlohmann::json::object();
-  for (const TensorInfo& t : infos) {
-    shape[t.name] = t.shape;
-    dtype[t.name] = dtype_to_string(t.dtype);
+  std::map<std::string, const TensorInfo*> by_name;
+  for (const TensorInfo& t : infos) by_name[t.name] = &t;
+  JsonWriter w;
+  w.begin_object().key("dtype").begin_object();
+  for (const auto& [name, t] : by_name) w.key(name).string(dtype_to_string(t->dtype));
+  w.end_object().key("shape").begin_object();
+  for (const auto& [name, t] : by_name) {
+    w.key(name).begin_array();
+    for (int64_t d : t->shape) w.integer(d);
+    w.end_array();
   }
-  return nlohmann::json{{"shape", shape}, {"dtype", dtype}}.dump();
+  w.end_object().end_object();
+  return w.take();
 }
 
 int input_index_arg(GraphExecutor& ex, const TVMArgs& args, int i, bool* unknown) {

@@ -1,11 +1,11 @@
 // The language-model C API (graphrt/c_api.h, "language models"): graphrt_lm_* over
 // TextGenerator, behind the one C guard.
+#include <map>
 #include <memory>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "graphrt/c_api.h"
+#include "graphrt/json_writer.h"
 #include "graphrt/text_generation.h"
 #include "src/layer_api/c_api_guard.h"
 
@@ -16,8 +16,6 @@ struct graphrt_lm {
 
 namespace graphrt {
 namespace {
-
-using json = nlohmann::json;
 
 graphrt_lm& lm_of(graphrt_lm_t lm) {
   if (!lm) throw Error("null language model handle");
@@ -45,39 +43,79 @@ GenerationConfig config_of(graphrt_lm& lm, const char* config_json) {
   return config_json && *config_json ? parse_generation_config(config_json, defaults) : defaults;
 }
 
-json config_to_json(const GenerationConfig& c) {
-  json bias = json::object();
+// A double as JSON, with ".0" when it is whole, so that a reader telling integers from
+// numbers (Python's json) sees a number, as the fields' type is.
+JsonWriter& real(JsonWriter& w, double v) {
+  std::string text;
+  append_json_number(&text, v);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return w.raw(text);
+}
+
+// Members are written in the order of their names: the text is the same as before the move to
+// the base writer (whose callers place them).
+std::string config_to_json(const GenerationConfig& c) {
+  JsonWriter w;
+  w.begin_object();
+  real(w.key("frequency_penalty"), c.frequency_penalty);
+  w.key("logit_bias").begin_object();
+  // By the id's text, as the names of an object are ordered.
+  std::map<std::string, float> bias;
   for (const auto& [token, value] : c.logit_bias) bias[std::to_string(token)] = value;
-  return {{"temperature", c.temperature},
-          {"top_p", c.top_p},
-          {"top_k", c.top_k},
-          {"presence_penalty", c.presence_penalty},
-          {"frequency_penalty", c.frequency_penalty},
-          {"repetition_penalty", c.repetition_penalty},
-          {"logit_bias", bias},
-          {"seed", c.seed ? json(*c.seed) : json(nullptr)},
-          {"max_tokens", c.max_tokens < 0 ? json(nullptr) : json(c.max_tokens)},
-          {"stop", c.stop},
-          {"stop_token_ids", c.stop_token_ids},
-          {"logprobs", c.logprobs},
-          {"top_logprobs", c.top_logprobs}};
+  for (const auto& [token, value] : bias) real(w.key(token), value);
+  w.end_object();
+  w.key("logprobs").boolean(c.logprobs);
+  w.key("max_tokens");
+  if (c.max_tokens < 0) w.null();
+  else w.integer(c.max_tokens);
+  real(w.key("presence_penalty"), c.presence_penalty);
+  real(w.key("repetition_penalty"), c.repetition_penalty);
+  w.key("seed");
+  if (c.seed) w.integer(*c.seed);
+  else w.null();
+  w.key("stop").begin_array();
+  for (const std::string& stop : c.stop) w.string(stop);
+  w.end_array();
+  w.key("stop_token_ids").begin_array();
+  for (int32_t id : c.stop_token_ids) w.integer(id);
+  w.end_array();
+  real(w.key("temperature"), c.temperature);
+  w.key("top_k").integer(c.top_k);
+  w.key("top_logprobs").integer(c.top_logprobs);
+  real(w.key("top_p"), c.top_p);
+  w.end_object();
+  return w.take();
 }
 
 std::string result_json(const GenerationResult& r) {
-  json logprobs = json::array();
-  for (const SampledToken& s : r.sampled) {
-    json top = json::array();
-    for (const TokenLogprob& t : s.top_logprobs) top.push_back({{"token", t.token}, {"logprob", t.logprob}});
-    logprobs.push_back({{"token", s.token}, {"logprob", s.logprob}, {"top_logprobs", top}});
+  JsonWriter w;
+  w.begin_object();
+  real(w.key("decode_s"), r.decode_s);
+  w.key("finish_reason").string(finish_reason_name(r.finish_reason));
+  w.key("logprobs");
+  if (r.sampled.empty()) {
+    w.null();
+  } else {
+    w.begin_array();
+    for (const SampledToken& s : r.sampled) {
+      real(w.begin_object().key("logprob"), s.logprob);
+      w.key("token").integer(s.token).key("top_logprobs").begin_array();
+      for (const TokenLogprob& t : s.top_logprobs) {
+        real(w.begin_object().key("logprob"), t.logprob);
+        w.key("token").integer(t.token).end_object();
+      }
+      w.end_array().end_object();
+    }
+    w.end_array();
   }
-  const json out = {{"text", r.text},
-                    {"finish_reason", finish_reason_name(r.finish_reason)},
-                    {"tokens", r.tokens},
-                    {"prompt_tokens", r.prompt_tokens},
-                    {"logprobs", r.sampled.empty() ? json(nullptr) : logprobs},
-                    {"time_to_first_token_s", r.time_to_first_token_s},
-                    {"decode_s", r.decode_s}};
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  w.key("prompt_tokens").integer(r.prompt_tokens);
+  w.key("text").string(r.text);  // a token's bytes that are not UTF-8 are written as U+FFFD
+  real(w.key("time_to_first_token_s"), r.time_to_first_token_s);
+  w.key("tokens").begin_array();
+  for (int32_t t : r.tokens) w.integer(t);
+  w.end_array();
+  w.end_object();
+  return w.take();
 }
 
 // The C callback as a TextCallback: a non-zero return ends the generation as interrupted.
@@ -173,7 +211,7 @@ int graphrt_lm_default_config(graphrt_lm_t lm, const char** config_json) {
   return graphrt_api_guard([&] {
     require_out(config_json, "config_json");
     ThreadStrings& strings = thread_strings();
-    strings.result = config_to_json(lm_of(lm).generator->default_config()).dump();
+    strings.result = config_to_json(lm_of(lm).generator->default_config());
     *config_json = strings.result.c_str();
   });
 }

@@ -1,91 +1,103 @@
 // Reading conv_template as mlc-chat-config.json writes it.
 #include "graphrt/conversation.h"
 
-#include <nlohmann/json.hpp>
-
 #include "graphrt/error.h"
+#include "llm/tokenizer/json_fields.h"
 
 namespace graphrt {
 namespace {
 
-using json = nlohmann::json;
+using llm::JsonAt;
+using llm::JsonDoc;
+
+// A config is kilobytes (Llama-3's, template included, ~5 KB), as mlc-chat-config.json's reader
+// allows; a chat history handed to the C API may be long, not this long. Templates and
+// messages nest three levels.
+constexpr JsonLimits kConfigLimits{size_t(16) << 20, 64};
+constexpr JsonLimits kMessagesLimits{size_t(64) << 20, 64};
 
 Error template_error(const std::string& key, const std::string& message) {
   return Error(ErrorKind::kInvalidArgument, "conv_template." + key + " " + message)
       .with("field", "conv_template." + key);
 }
 
-std::string string_of(const json& object, const std::string& key, const std::string& fallback) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return fallback;
-  if (!it->is_string()) throw template_error(key, "must be a string");
-  return it->get<std::string>();
+// The member `key`, when it is there and not null. (A name given twice: the last counts.)
+bool present(const JsonAt& object, const char* key) { return object.has_non_null(key); }
+
+std::string string_of(const JsonAt& object, const char* key, const std::string& fallback) {
+  if (!present(object, key)) return fallback;
+  const JsonAt v = object.member(key);
+  if (!v.is_string()) throw template_error(key, "must be a string");
+  return v.string();
 }
 
-std::vector<std::string> strings_of(const json& object, const std::string& key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return {};
-  if (it->is_string()) return {it->get<std::string>()};
-  if (!it->is_array()) throw template_error(key, "must be a list of strings");
+std::vector<std::string> strings_of(const JsonAt& object, const char* key) {
+  if (!present(object, key)) return {};
+  const JsonAt v = object.member(key);
+  if (v.is_string()) return {v.string()};
+  if (!v.is_array()) throw template_error(key, "must be a list of strings");
   std::vector<std::string> list;
-  for (const json& item : *it) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    const JsonAt item = v.element(i);
     if (!item.is_string()) throw template_error(key, "must be a list of strings");
-    list.push_back(item.get<std::string>());
+    list.push_back(item.string());
   }
   return list;
 }
 
-std::vector<int32_t> token_ids_of(const json& object, const std::string& key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return {};
-  if (!it->is_array()) throw template_error(key, "must be a list of token ids");
+std::vector<int32_t> token_ids_of(const JsonAt& object, const char* key) {
+  if (!present(object, key)) return {};
+  const JsonAt v = object.member(key);
+  if (!v.is_array()) throw template_error(key, "must be a list of token ids");
   std::vector<int32_t> ids;
-  for (const json& item : *it) {
-    if (!item.is_number_integer() || item.get<int64_t>() < 0 || item.get<int64_t>() > INT32_MAX) {
-      throw template_error(key, "must be a list of token ids");
-    }
-    ids.push_back(static_cast<int32_t>(item.get<int64_t>()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const JsonAt item = v.element(i);
+    if (!item.is_integer()) throw template_error(key, "must be a list of token ids");
+    const int64_t id = item.integer(INT64_MIN, INT64_MAX);
+    if (id < 0 || id > INT32_MAX) throw template_error(key, "must be a list of token ids");
+    ids.push_back(static_cast<int32_t>(id));
   }
   return ids;
 }
 
-std::map<std::string, std::string> string_map_of(const json& object, const std::string& key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return {};
-  if (!it->is_object()) throw template_error(key, "must be an object of role to string");
+std::map<std::string, std::string> string_map_of(const JsonAt& object, const char* key) {
+  if (!present(object, key)) return {};
+  const JsonAt v = object.member(key);
+  if (!v.is_object()) throw template_error(key, "must be an object of role to string");
   std::map<std::string, std::string> map;
-  for (auto entry = it->begin(); entry != it->end(); ++entry) {
-    if (!entry.value().is_string()) throw template_error(key + "." + entry.key().substr(0, 40), "must be a string");
-    map[entry.key()] = entry.value().get<std::string>();
-  }
+  v.each_member([&](const std::string& name, const JsonAt& entry) {
+    if (!entry.is_string()) throw template_error(std::string(key) + "." + shown_name(name, 40), "must be a string");
+    map[name] = entry.string();
+  });
   return map;
 }
 
-std::vector<ChatMessage> prefilled_messages(const json& object) {
-  auto it = object.find("messages");
-  if (it == object.end() || it->is_null()) return {};
-  if (!it->is_array()) throw template_error("messages", "must be a list of [role, content] pairs");
+std::vector<ChatMessage> prefilled_messages(const JsonAt& object) {
+  if (!present(object, "messages")) return {};
+  const JsonAt v = object.member("messages");
+  if (!v.is_array()) throw template_error("messages", "must be a list of [role, content] pairs");
   std::vector<ChatMessage> messages;
-  for (const json& pair : *it) {
-    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() ||
-        !(pair[1].is_string() || pair[1].is_null())) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    const JsonAt pair = v.element(i);
+    if (!pair.is_array() || pair.size() != 2 || !pair.element(0).is_string() ||
+        !(pair.element(1).is_string() || pair.element(1).is_null())) {
       throw template_error("messages", "must be a list of [role, content] pairs");
     }
-    ChatMessage message{pair[0].get<std::string>(), std::nullopt};
-    if (pair[1].is_string()) message.content = pair[1].get<std::string>();
+    ChatMessage message{pair.element(0).string(), std::nullopt};
+    if (pair.element(1).is_string()) message.content = pair.element(1).string();
     messages.push_back(std::move(message));
   }
   return messages;
 }
 
-bool bool_of(const json& object, const std::string& key, bool fallback) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return fallback;
-  if (!it->is_boolean()) throw template_error(key, "must be true or false");
-  return it->get<bool>();
+bool bool_of(const JsonAt& object, const char* key, bool fallback) {
+  if (!present(object, key)) return fallback;
+  const JsonAt v = object.member(key);
+  if (v.type() != JsonType::kBool) throw template_error(key, "must be true or false");
+  return v.boolean();
 }
 
-ConvTemplate conv_template_of(const json& object) {
+ConvTemplate conv_template_of(const JsonAt& object) {
   if (!object.is_object()) throw Error(ErrorKind::kInvalidArgument, "conv_template is not a JSON object").with("field", "conv_template");
   ConvTemplate conv;
   conv.name = string_of(object, "name", "");
@@ -109,48 +121,49 @@ ConvTemplate conv_template_of(const json& object) {
   return conv;
 }
 
-json parse_json(std::string_view text, const char* what) {
-  json value = json::parse(text.begin(), text.end(), nullptr, false);
-  if (value.is_discarded()) throw Error(ErrorKind::kInvalidArgument, std::string(what) + " is not valid JSON");
-  return value;
-}
-
 }  // namespace
 
-ConvTemplate parse_conv_template(std::string_view text) { return conv_template_of(parse_json(text, "conv_template")); }
+ConvTemplate parse_conv_template(std::string_view text) {
+  const JsonDoc doc(text, "conv_template", kConfigLimits, nullptr);
+  return conv_template_of(doc.root());
+}
 
 ConvTemplate conv_template_from_chat_config(std::string_view text) {
-  const json config = parse_json(text, "mlc-chat-config.json");
-  if (!config.is_object() || !config.contains("conv_template") || config["conv_template"].is_null()) {
+  const JsonDoc doc(text, "mlc-chat-config.json", kConfigLimits, nullptr);
+  const JsonAt config = doc.root();
+  if (!config.is_object() || !config.has_non_null("conv_template")) {
     throw Error(ErrorKind::kNotFound, "mlc-chat-config.json has no conv_template").with("field", "conv_template");
   }
-  return conv_template_of(config["conv_template"]);
+  return conv_template_of(config.member("conv_template"));
 }
 
 std::vector<ChatMessage> parse_chat_messages(std::string_view text) {
-  const json list = parse_json(text, "the chat messages");
+  const JsonDoc doc(text, "the chat messages", kMessagesLimits, nullptr);
+  const JsonAt list = doc.root();
   if (!list.is_array()) throw Error(ErrorKind::kInvalidArgument, "the chat messages must be a list").with("field", "messages");
   std::vector<ChatMessage> messages;
   for (size_t i = 0; i < list.size(); ++i) {
-    const json& item = list[i];
+    const JsonAt item = list.element(i);
     const std::string where = "messages[" + std::to_string(i) + "]";
     if (!item.is_object()) throw Error(ErrorKind::kInvalidArgument, where + " must be an object").with("field", where);
     ChatMessage message;
-    for (auto it = item.begin(); it != item.end(); ++it) {
-      const std::string field = where + "." + it.key().substr(0, 40);
-      if (it.key() == "role" && it.value().is_string()) {
-        message.role = it.value().get<std::string>();
-      } else if (it.key() == "content" && (it.value().is_string() || it.value().is_null())) {
-        if (it.value().is_string()) message.content = it.value().get<std::string>();
-      } else if (it.key() == "name" && it.value().is_string()) {
+    // In the order of the names (as before the move to the base reader): which refusal comes
+    // first does not depend on how the caller ordered them.
+    item.each_member([&](const std::string& key, const JsonAt& value) {
+      const std::string field = where + "." + shown_name(key, 40);
+      if (key == "role" && value.is_string()) {
+        message.role = value.string();
+      } else if (key == "content" && (value.is_string() || value.is_null())) {
+        if (value.is_string()) message.content = value.string();
+      } else if (key == "name" && value.is_string()) {
         // A participant's name: MLC ignores it, and so does the prompt.
-      } else if (it.key() == "role" || it.key() == "content" || it.key() == "name") {
+      } else if (key == "role" || key == "content" || key == "name") {
         throw Error(ErrorKind::kInvalidArgument, field + " must be a string").with("field", field);
       } else {
-        throw Error(ErrorKind::kInvalidArgument, "unknown message field '" + it.key().substr(0, 40) + "' in " + where)
+        throw Error(ErrorKind::kInvalidArgument, "unknown message field " + quote_untrusted(key, 40) + " in " + where)
             .with("field", field);
       }
-    }
+    });
     if (message.role.empty()) throw Error(ErrorKind::kInvalidArgument, where + " has no role").with("field", where + ".role");
     messages.push_back(std::move(message));
   }

@@ -4,9 +4,8 @@
 
 #include <chrono>
 
-#include <nlohmann/json.hpp>
-
 #include "graphrt/error.h"
+#include "llm/tokenizer/json_fields.h"
 
 namespace graphrt {
 namespace {
@@ -36,20 +35,24 @@ class SequenceGuard {
   int64_t id_;
 };
 
+// mlc-chat-config.json, read again for what the generator needs besides the session's fields
+// (the session's reader checked the text and bounds its size).
+constexpr JsonLimits kChatConfigLimits{size_t(16) << 20, 64};
+
 // ids at or past active_vocab_size are padding of the logits (mlc-chat-config.json; 0: none).
-int64_t active_vocab_size(const std::string& chat_config_text) {
-  const auto config = nlohmann::json::parse(chat_config_text, nullptr, false);
-  if (!config.is_object()) return 0;
-  auto it = config.find("active_vocab_size");
-  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+int64_t active_vocab_size(const llm::JsonAt& config) {
+  if (!config.is_object() || !config.has("active_vocab_size")) return 0;
+  const llm::JsonAt field = config.member("active_vocab_size");
+  return field.is_integer() ? field.integer(INT64_MIN, INT64_MAX) : 0;
 }
 
 // The folder's tokenizer, with mlc-chat-config.json's tokenizer_info when it has one.
 std::unique_ptr<Tokenizer> tokenizer_of(const std::string& folder, const std::string& chat_config_text) {
-  const auto config = nlohmann::json::parse(chat_config_text, nullptr, false);
-  if (config.is_object() && config.contains("tokenizer_info") && !config["tokenizer_info"].is_null()) {
-    const TokenizerInfo info =
-        TokenizerInfo::from_json_text(config["tokenizer_info"].dump(), folder + "/mlc-chat-config.json");
+  const std::string file = folder + "/mlc-chat-config.json";
+  const llm::JsonDoc doc(chat_config_text, file, kChatConfigLimits);
+  const llm::JsonAt config = doc.root();
+  if (config.is_object() && config.has_non_null("tokenizer_info")) {
+    const TokenizerInfo info = TokenizerInfo::from_json_text(config.member("tokenizer_info").raw_text(), file);
     return std::make_unique<Tokenizer>(Tokenizer::from_folder(folder, &info));
   }
   return std::make_unique<Tokenizer>(Tokenizer::from_folder(folder));
@@ -66,16 +69,18 @@ TextGenerator::TextGenerator(const Session& session, const std::string& folder, 
   } catch (Error& e) {
     throw e.with("file", folder + "/mlc-chat-config.json");
   }
-  const auto config = nlohmann::json::parse(config_text, nullptr, false);
-  if (config.is_object() && config.contains("conv_template") && !config["conv_template"].is_null()) {
+  const std::string file = folder + "/mlc-chat-config.json";
+  const llm::JsonDoc doc(config_text, file, kChatConfigLimits);
+  const llm::JsonAt config = doc.root();
+  if (config.is_object() && config.has_non_null("conv_template")) {
     try {
       conv_ = conv_template_from_chat_config(config_text);
     } catch (Error& e) {
-      throw e.with("file", folder + "/mlc-chat-config.json");
+      throw e.with("file", file);
     }
     has_conv_ = true;
   }
-  active_vocab_ = active_vocab_size(config_text);
+  active_vocab_ = active_vocab_size(config);
 }
 
 TextGenerator::~TextGenerator() = default;

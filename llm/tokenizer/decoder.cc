@@ -143,12 +143,12 @@ class SequenceDecoder : public Decoder {
 }  // namespace
 
 std::unique_ptr<Decoder> read_decoder(const JsonAt& at) {
-  if (at.value.is_null()) return nullptr;
+  if (at.is_null()) return nullptr;
   const std::string type = at.member("type").string();
   if (type == "Sequence") {
     const JsonAt list = at.member("decoders");
     std::vector<std::unique_ptr<Decoder>> steps;
-    for (size_t i = 0; i < list.array().size(); ++i) {
+    for (size_t i = 0; i < list.size(); ++i) {
       auto step = read_decoder(list.element(i));
       if (step) steps.push_back(std::move(step));
     }

@@ -41,5 +41,10 @@ class HfPipeline : public detail::TokenizerModel {
 
 // tokenizer.json's text read into its pipeline (`origin` names it in errors).
 std::shared_ptr<HfPipeline> read_tokenizer_json(std::string_view text, const std::string& origin);
+// The same from the document's root (the caller reads the document once for this and
+// detect_tokenizer_info).
+std::shared_ptr<HfPipeline> read_tokenizer_json(const JsonAt& root);
+// What MLC's runtime detects from a tokenizer.json when the model's config has no tokenizer_info.
+TokenizerInfo detect_tokenizer_info(const JsonAt& root);
 
 }  // namespace graphrt::llm

@@ -95,12 +95,12 @@ const icu::Normalizer2* unicode_form(const std::string& type, const JsonAt& at) 
 }  // namespace
 
 std::unique_ptr<Normalizer> read_normalizer(const JsonAt& at) {
-  if (at.value.is_null()) return nullptr;
+  if (at.is_null()) return nullptr;
   const std::string type = at.member("type").string();
   if (type == "Sequence") {
     const JsonAt list = at.member("normalizers");
     std::vector<std::unique_ptr<Normalizer>> steps;
-    for (size_t i = 0; i < list.array().size(); ++i) {
+    for (size_t i = 0; i < list.size(); ++i) {
       auto step = read_normalizer(list.element(i));
       if (step) steps.push_back(std::move(step));
     }

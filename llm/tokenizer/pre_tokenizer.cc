@@ -188,13 +188,13 @@ std::string read_replacement(const JsonAt& at) {
 }  // namespace
 
 std::unique_ptr<PreTokenizer> read_pre_tokenizer(const JsonAt& at) {
-  if (at.value.is_null()) return nullptr;
+  if (at.is_null()) return nullptr;
   const std::string type = at.member("type").string();
   if (type == "Sequence") {
     const JsonAt list = at.member("pretokenizers");
     std::vector<std::unique_ptr<PreTokenizer>> steps;
     bool byte_level_seen = false;
-    for (size_t i = 0; i < list.array().size(); ++i) {
+    for (size_t i = 0; i < list.size(); ++i) {
       auto step = read_pre_tokenizer(list.element(i));
       if (!step) continue;
       // A step after ByteLevel would see its raw bytes, not the byte-level characters.

@@ -14,9 +14,6 @@
 namespace graphrt {
 namespace {
 
-// Far above any shipped tokenizer file (Llama-3's tokenizer.json is 9 MB, Gemma's 33 MB).
-constexpr size_t kMaxTokenizerFileBytes = size_t(512) << 20;
-
 bool is_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -28,7 +25,7 @@ bool is_directory(const std::string& path) {
 }
 
 std::string read_tokenizer_file(const std::string& path, const char* what) {
-  return read_regular_file(path, what, kMaxTokenizerFileBytes);
+  return read_regular_file(path, what, llm::kMaxTokenizerFileBytes);
 }
 
 Tokenizer finish(std::shared_ptr<detail::TokenizerModel> model, const TokenizerInfo* info) {
@@ -43,8 +40,10 @@ Tokenizer::Tokenizer(std::shared_ptr<const detail::TokenizerModel> model) : mode
 
 Tokenizer Tokenizer::from_tokenizer_json_text(const std::string& json_text, const std::string& origin,
                                               const TokenizerInfo* info) {
-  std::shared_ptr<llm::HfPipeline> pipeline = llm::read_tokenizer_json(json_text, origin);
-  pipeline->info = info ? *info : TokenizerInfo::detect_from_tokenizer_json(json_text, origin);
+  // One reading of the text for the pipeline and the detected info.
+  const llm::JsonDoc doc(json_text, origin, llm::kTokenizerJsonLimits);
+  std::shared_ptr<llm::HfPipeline> pipeline = llm::read_tokenizer_json(doc.root());
+  pipeline->info = info ? *info : llm::detect_tokenizer_info(doc.root());
   return finish(std::move(pipeline), nullptr);
 }
 

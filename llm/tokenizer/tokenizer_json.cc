@@ -8,41 +8,56 @@
 namespace graphrt::llm {
 namespace {
 
-constexpr int64_t kMaxTokenId = (int64_t(1) << 31) - 1;
-
 [[noreturn]] void unsupported(const JsonAt& at, const std::string& what) {
   throw Error(ErrorKind::kUnsupported, at.origin + ": '" + at.path + "' " + what + ", which graphrt does not implement")
       .with("file", at.origin)
       .with("field", at.path);
 }
 
-std::unordered_map<std::string, int32_t> read_vocab(const JsonAt& vocab) {
-  std::unordered_map<std::string, int32_t> out;
-  out.reserve(vocab.object().size());
-  for (auto it = vocab.value.begin(); it != vocab.value.end(); ++it) {
-    const JsonAt id{it.value(), vocab.origin, vocab.path + "." + it.key()};
-    out.emplace(it.key(), static_cast<int32_t>(id.integer(0, kMaxTokenId)));
-  }
-  return out;
-}
-
+// The merges, each "a b" or ["a", "b"], read in one pass.
 std::vector<std::pair<std::string, std::string>> read_merges(const JsonAt& merges) {
+  merges.array();
   std::vector<std::pair<std::string, std::string>> out;
-  out.reserve(merges.array().size());
-  for (size_t i = 0; i < merges.value.size(); ++i) {
-    const JsonAt merge = merges.element(i);
-    if (merge.value.is_array()) {
-      if (merge.value.size() != 2) merge.fail("is not a pair of tokens");
-      out.emplace_back(merge.element(0).string(), merge.element(1).string());
-      continue;
+  JsonReader r = merges.reader();
+  r.array([&](size_t i) {
+    (void)r.peek();
+    const size_t at = r.offset();
+    if (r.next_is_string()) {
+      const std::string line = r.read_string();
+      const size_t space = line.find(' ');
+      if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
+        merges.at_offset(at, merges.path + "[" + std::to_string(i) + "]")
+            .fail("is " + quote_cut(line) + ", not two tokens separated by one space");
+      }
+      out.emplace_back(line.substr(0, space), line.substr(space + 1));
+      return;
     }
-    const std::string line = merge.string();
-    const size_t space = line.find(' ');
-    if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
-      merge.fail("is " + quote_cut(line) + ", not two tokens separated by one space");
+    if (r.next_is_array()) {  // newer files: ["a", "b"]
+      std::string pair[2];
+      size_t strings = 0;
+      bool well_formed = true;
+      r.array([&](size_t k) {
+        if (k < 2 && r.next_is_string()) {
+          pair[k] = r.read_string();
+          ++strings;
+        } else {
+          well_formed = false;
+          r.skip_value();
+        }
+      });
+      if (well_formed && strings == 2) {
+        out.emplace_back(std::move(pair[0]), std::move(pair[1]));
+        return;
+      }
     }
-    out.emplace_back(line.substr(0, space), line.substr(space + 1));
-  }
+    // Refused: the error names what the merge is instead.
+    const JsonAt merge = merges.at_offset(at, merges.path + "[" + std::to_string(i) + "]");
+    if (!merge.is_array()) (void)merge.string();
+    if (merge.size() != 2) merge.fail("is not a pair of tokens");
+    (void)merge.element(0).string();
+    (void)merge.element(1).string();
+    merge.fail("is not a pair of tokens");
+  });
   return out;
 }
 
@@ -62,7 +77,7 @@ std::unique_ptr<BpeModel> read_bpe(const JsonAt& model) {
   options.ignore_merges = model.bool_or("ignore_merges", false);
   std::vector<std::pair<std::string, std::string>> merges;
   if (model.has_non_null("merges")) merges = read_merges(model.member("merges"));
-  return std::make_unique<BpeModel>(read_vocab(model.member("vocab")), merges, options, model.origin,
+  return std::make_unique<BpeModel>(read_token_ids(model.member("vocab")), merges, options, model.origin,
                                     model.path + ".merges");
 }
 
@@ -70,7 +85,7 @@ std::vector<AddedToken> read_added_tokens(const JsonAt& root) {
   std::vector<AddedToken> out;
   if (!root.has_non_null("added_tokens")) return out;
   const JsonAt list = root.member("added_tokens");
-  for (size_t i = 0; i < list.array().size(); ++i) {
+  for (size_t i = 0; i < list.size(); ++i) {
     const JsonAt entry = list.element(i);
     AddedToken t;
     t.id = static_cast<int32_t>(entry.member("id").integer(0, kMaxTokenId));
@@ -89,8 +104,11 @@ std::vector<AddedToken> read_added_tokens(const JsonAt& root) {
 }  // namespace
 
 std::shared_ptr<HfPipeline> read_tokenizer_json(std::string_view text, const std::string& origin) {
-  const nlohmann::json doc = parse_json(text, origin);
-  const JsonAt root{doc, origin, ""};
+  const JsonDoc doc(text, origin, kTokenizerJsonLimits);
+  return read_tokenizer_json(doc.root());
+}
+
+std::shared_ptr<HfPipeline> read_tokenizer_json(const JsonAt& root) {
   root.object();
   auto model = read_bpe(root.member("model"));
   auto pipeline = std::make_shared<HfPipeline>(

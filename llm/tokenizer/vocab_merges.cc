@@ -16,24 +16,10 @@
 namespace graphrt::llm {
 namespace {
 
-constexpr int64_t kMaxTokenId = (int64_t(1) << 31) - 1;
-
-std::unordered_map<std::string, int32_t> read_token_ids(const nlohmann::json& doc, const std::string& origin) {
-  const JsonAt root{doc, origin, ""};
-  std::unordered_map<std::string, int32_t> out;
-  out.reserve(root.object().size());
-  for (auto it = doc.begin(); it != doc.end(); ++it) {
-    const JsonAt id{it.value(), origin, it.key()};
-    out.emplace(it.key(), static_cast<int32_t>(id.integer(0, kMaxTokenId)));
-  }
-  return out;
-}
-
 // tokenizer_config.json's special tokens: "bos_token" etc. as a string or {"content": ...},
 // and added_tokens_decoder {id: {"content", "special", "lstrip", ...}}.
-void read_config_tokens(const nlohmann::json& doc, const std::string& origin,
-                        const std::unordered_map<std::string, int32_t>& vocab, std::vector<AddedToken>& added) {
-  const JsonAt root{doc, origin, ""};
+void read_config_tokens(const JsonAt& root, const std::unordered_map<std::string, int32_t>& vocab,
+                        std::vector<AddedToken>& added) {
   root.object();
   const auto add = [&](AddedToken t) {
     for (const AddedToken& a : added) {
@@ -43,15 +29,14 @@ void read_config_tokens(const nlohmann::json& doc, const std::string& origin,
   };
   if (root.has_non_null("added_tokens_decoder")) {
     const JsonAt table = root.member("added_tokens_decoder");
-    for (auto it = table.object().begin(); it != table.object().end(); ++it) {
-      const JsonAt entry{it.value(), origin, table.path + "." + it.key()};
+    table.each_member([&](const std::string& key, const JsonAt& entry) {
       AddedToken t;
       try {
-        const long long id = std::stoll(it.key());
+        const long long id = std::stoll(key);
         if (id < 0 || id > kMaxTokenId) throw std::out_of_range("id");
         t.id = static_cast<int32_t>(id);
       } catch (const std::logic_error&) {
-        entry.fail("is keyed by " + quote_cut(it.key()) + ", not a token id");
+        entry.fail("is keyed by " + quote_cut(key) + ", not a token id");
       }
       t.content = entry.member("content").string();
       if (t.content.empty()) entry.member("content").fail("is empty");
@@ -61,12 +46,12 @@ void read_config_tokens(const nlohmann::json& doc, const std::string& origin,
       t.rstrip = entry.bool_or("rstrip", false);
       t.normalized = entry.bool_or("normalized", !t.special);
       add(std::move(t));
-    }
+    });
   }
   for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
     if (!root.has_non_null(key)) continue;
     const JsonAt field = root.member(key);
-    const std::string content = field.value.is_object() ? field.member("content").string() : field.string();
+    const std::string content = field.is_object() ? field.member("content").string() : field.string();
     const auto it = vocab.find(content);
     if (it == vocab.end()) continue;  // a special token the vocabulary lacks cannot be encoded
     AddedToken t;
@@ -103,12 +88,18 @@ std::vector<std::pair<std::string, std::string>> read_merges_txt(const std::stri
 }  // namespace
 
 std::shared_ptr<detail::TokenizerModel> read_vocab_merges(const VocabMergesTexts& texts) {
-  std::unordered_map<std::string, int32_t> vocab = read_token_ids(parse_json(texts.vocab_json, texts.vocab_origin),
-                                                                  texts.vocab_origin);
+  const JsonDoc vocab_doc(texts.vocab_json, texts.vocab_origin, kTokenizerJsonLimits);
+  std::unordered_map<std::string, int32_t> vocab = read_token_ids(vocab_doc.root());
   std::vector<AddedToken> added;
   if (!texts.added_tokens_json.empty()) {
-    for (const auto& [content, id] : read_token_ids(parse_json(texts.added_tokens_json, texts.added_tokens_origin),
-                                                    texts.added_tokens_origin)) {
+    const JsonDoc added_doc(texts.added_tokens_json, texts.added_tokens_origin, kTokenizerJsonLimits);
+    // Kept in a hash map before they are listed, as before the move to the base reader, so that
+    // the tokens come in the same order (the file's names, bytewise, into the map).
+    std::unordered_map<std::string, int32_t> ids;
+    added_doc.root().each_member([&](const std::string& content, const JsonAt& id) {
+      ids.emplace(content, static_cast<int32_t>(id.integer(0, kMaxTokenId)));
+    });
+    for (const auto& [content, id] : ids) {
       AddedToken t;
       t.id = id;
       t.content = content;
@@ -118,9 +109,9 @@ std::shared_ptr<detail::TokenizerModel> read_vocab_merges(const VocabMergesTexts
   }
   bool add_prefix_space = false;
   if (!texts.tokenizer_config_json.empty()) {
-    const nlohmann::json config = parse_json(texts.tokenizer_config_json, texts.tokenizer_config_origin);
-    read_config_tokens(config, texts.tokenizer_config_origin, vocab, added);
-    add_prefix_space = JsonAt{config, texts.tokenizer_config_origin, ""}.bool_or("add_prefix_space", false);
+    const JsonDoc config(texts.tokenizer_config_json, texts.tokenizer_config_origin, kTokenizerJsonLimits);
+    read_config_tokens(config.root(), vocab, added);
+    add_prefix_space = config.root().bool_or("add_prefix_space", false);
   }
   const std::vector<std::pair<std::string, std::string>> merges = read_merges_txt(texts.merges_txt, texts.merges_origin);
   auto model = std::make_unique<BpeModel>(std::move(vocab), merges, BpeOptions{}, texts.merges_origin, "merges");

@@ -116,6 +116,13 @@ TEST(Conversation, RefusesMisplacedSystemUnknownRoleAndBadTemplates) {
     EXPECT_EQ(e.context_value("field"), "conv_template.roles.user");
   }
   EXPECT_THROW(graphrt::conv_template_from_chat_config(R"({"vocab_size": 3})"), graphrt::Error);
+  try {
+    graphrt::parse_chat_messages(R"([{"role": "user", "content": "a\q"}])");
+    FAIL() << "an unknown escape was accepted";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(e.context_value("offset"), "32") << e.what();
+    EXPECT_NE(std::string(e.what()).find("the chat messages is not valid JSON"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Conversation, MessagesFromJson) {

@@ -95,6 +95,18 @@ TEST(GenerationConfig, UnknownKeysAreRefusedNotIgnored) {
   EXPECT_THROW(parse_generation_config("{"), graphrt::Error);
 }
 
+TEST(GenerationConfig, MalformedTextNamesTheByteAndTheLastOfARepeatedFieldCounts) {
+  try {
+    parse_generation_config(R"({"top_p": 0.5,)");
+    FAIL() << "malformed text was accepted";
+  } catch (const graphrt::Error& e) {
+    EXPECT_EQ(e.kind(), graphrt::ErrorKind::kInvalidArgument);
+    EXPECT_EQ(e.context_value("offset"), "14") << e.what();
+    EXPECT_NE(std::string(e.what()).find("the generation config is not valid JSON"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_generation_config(R"({"top_p": 0.1, "top_p": 0.9})").top_p, 0.9);
+}
+
 TEST(GenerationConfig, DefaultsFromTheFixturesChatConfig) {
   GRAPHRT_REQUIRE_FIXTURES();
   const std::string path = graphrt_test::fixture_path("mlc/tiny_gpt2_chat/mlc-chat-config.json");

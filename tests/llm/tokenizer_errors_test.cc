@@ -2,6 +2,8 @@
 // or line at fault; untrusted strings in the message are quoted and cut.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "graphrt/error.h"
 #include "graphrt/tokenizer.h"
 #include "scratch_dir.h"
@@ -32,15 +34,51 @@ TEST(TokenizerErrors, MinimalFileIsAccepted) {
   EXPECT_EQ(tok.decode({2, 0}), "ab a");
 }
 
-TEST(TokenizerErrors, MalformedJsonNamesTheFile) {
+TEST(TokenizerErrors, MalformedJsonNamesTheFileAndTheByte) {
   const Error e = json_error("{\"model\": ");
   EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
   EXPECT_EQ(e.context_value("file"), "bad/tokenizer.json");
+  EXPECT_EQ(e.context_value("offset"), "10") << e.what();
+  EXPECT_NE(std::string(e.what()).find("bad/tokenizer.json is not valid JSON"), std::string::npos) << e.what();
+}
+
+TEST(TokenizerErrors, MalformedTextIsRefusedBeforeAnyField) {
+  // The model is wrong, and so is the text after it: the text is the fault reported.
+  const Error e = json_error(R"({"model": {"type": "WordPiece"}, "decoder": [1, 2,]})");
+  EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+  EXPECT_FALSE(e.context_value("offset").empty()) << e.what();
 }
 
 TEST(TokenizerErrors, DeepNestingIsRefused) {
   const Error e = json_error(std::string(100000, '[') + std::string(100000, ']'));
-  EXPECT_NE(std::string(e.what()).find("nested deeper"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("nested more than 64 deep"), std::string::npos) << e.what();
+  EXPECT_EQ(e.context_value("offset"), "64") << e.what();
+}
+
+TEST(TokenizerErrors, MembersMayComeInAnyOrder) {
+  const Tokenizer tok = Tokenizer::from_tokenizer_json_text(
+      R"({"model": {"merges": ["a b"], "vocab": {"a": 0, "b": 1, "ab": 2}, "type": "BPE"}, "decoder": null})",
+      "ok/tokenizer.json");
+  EXPECT_EQ(tok.encode("abab"), (std::vector<int32_t>{2, 2}));
+}
+
+TEST(TokenizerErrors, ARepeatedMemberNameTakesTheLastValue) {
+  // As Hugging Face's reader (serde_json's map visitors) does.
+  const Tokenizer tok = Tokenizer::from_tokenizer_json_text(
+      R"({"model": {"vocab": {"x": 0}, "merges": []},
+          "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 7, "ab": 2}, "merges": ["a b"]}})",
+      "ok/tokenizer.json");
+  EXPECT_EQ(tok.encode("abab"), (std::vector<int32_t>{2, 2}));
+  EXPECT_EQ(tok.token_to_id("ab"), std::optional<int32_t>(2));
+  EXPECT_EQ(tok.token_to_id("x"), std::nullopt);
+}
+
+TEST(TokenizerErrors, AHostileVocabularyTokenIsCutInTheField) {
+  const std::string token(5000, 'x');
+  const Error e = json_error(R"({"model": {"type": "BPE", "vocab": {")" + token + R"(\u0001": "zero"}, "merges": []}})");
+  EXPECT_LT(e.context_value("field").size(), 100u) << e.context_value("field");
+  EXPECT_EQ(e.context_value("field").rfind("model.vocab.'xxx", 0), 0u) << e.context_value("field");
+  EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
 }
 
 TEST(TokenizerErrors, MissingModelNamesTheField) {
