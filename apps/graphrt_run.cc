@@ -17,8 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include "common/args.h"
 #include "common/expected_output.h"
 #include "common/language_model_run.h"
@@ -28,6 +26,7 @@
 #include "common/relax_function.h"
 #include "common/relax_steps.h"
 #include "common/npy.h"
+#include "graphrt/json_writer.h"
 #include "graphrt/run_deadline.h"
 #include "graphrt/device_api.h"
 #include "graphrt/runtime.h"
@@ -240,7 +239,7 @@ std::string in_folder(const std::string& dir, const std::string& name) {
 
 // The outputs of a run, printed and (with --output-dir) written as output_<i>.npy or outputs.npz.
 void write_outputs(const std::vector<graphrt::NDArray>& outputs, const std::string& out_dir, const std::string& format,
-                   bool quiet, nlohmann::ordered_json* report) {
+                   bool quiet, graphrt::JsonWriter& report) {
   std::vector<NpzEntry> npz;
   for (size_t i = 0; i < outputs.size(); ++i) {
     graphrt::NDArray host = outputs[i].copy_to_device(DLDevice{kDLCPU, 0});
@@ -249,11 +248,10 @@ void write_outputs(const std::vector<graphrt::NDArray>& outputs, const std::stri
               << graphrt::dtype_to_string(host.dtype()) << " " << preview(host, 8) << "\n";
     double sum = 0;
     for (int64_t k = 0, n = value_count(host); k < n; ++k) sum += element_as_double(host, k);
-    report->push_back({{"index", i},
-                       {"shape", std::vector<int64_t>(host.shape().begin(), host.shape().end())},
-                       {"dtype", graphrt::dtype_to_string(host.dtype())},
-                       {"sum", sum},
-                       {"fnv1a64", fnv1a64(host->data, host.nbytes())}});
+    report.begin_object().key("index").unsigned_integer(i).key("shape").begin_array();
+    for (const int64_t d : host.shape()) report.integer(d);
+    report.end_array().key("dtype").string(graphrt::dtype_to_string(host.dtype())).key("sum").number(sum);
+    report.key("fnv1a64").string(fnv1a64(host->data, host.nbytes())).end_object();
     if (out_dir.empty()) continue;
     const std::string name = "output_" + std::to_string(i);
     if (format == "npz")
@@ -268,7 +266,8 @@ void write_outputs(const std::vector<graphrt::NDArray>& outputs, const std::stri
             << (format == "npz" ? in_folder(out_dir, "outputs.npz") : out_dir) << "\n";
 }
 
-nlohmann::ordered_json latency_report(std::vector<double> ms, int repeat, int warmup) {
+// The latency figures, printed and written as the report's member "latency".
+void latency_report(std::vector<double> ms, int repeat, int warmup, graphrt::JsonWriter& report) {
   double mean = 0;
   for (double v : ms) mean += v;
   mean /= ms.size();
@@ -280,45 +279,45 @@ nlohmann::ordered_json latency_report(std::vector<double> ms, int repeat, int wa
                 *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()),
                 mean > 0 ? 1000.0 / mean : 0.0);
   human() << line << "\n";
-  return {{"runs", repeat},
-          {"warmup", warmup},
-          {"mean_ms", mean},
-          {"p50_ms", percentile(ms, 0.5)},
-          {"p90_ms", percentile(ms, 0.9)},
-          {"p99_ms", percentile(ms, 0.99)},
-          {"min_ms", *std::min_element(ms.begin(), ms.end())},
-          {"max_ms", *std::max_element(ms.begin(), ms.end())},
-          {"throughput_per_s", mean > 0 ? 1000.0 / mean : 0.0}};
+  report.key("latency").begin_object().key("runs").integer(repeat).key("warmup").integer(warmup);
+  report.key("mean_ms").number(mean).key("p50_ms").number(percentile(ms, 0.5));
+  report.key("p90_ms").number(percentile(ms, 0.9)).key("p99_ms").number(percentile(ms, 0.99));
+  report.key("min_ms").number(*std::min_element(ms.begin(), ms.end()));
+  report.key("max_ms").number(*std::max_element(ms.begin(), ms.end()));
+  report.key("throughput_per_s").number(mean > 0 ? 1000.0 / mean : 0.0).end_object();
 }
 
 // What every run ends with: outputs written, compared with --expected-output, the --json
-// summary printed. Returns the exit status.
+// summary printed. Returns the exit status. `report` is the summary's object, open, its
+// members so far written (model, device, format, load_ms, latency).
 int finish(const std::vector<graphrt::NDArray>& outputs, const Args& args, const std::vector<ExpectedOutput>& expected,
-           nlohmann::ordered_json& report) {
-  report["outputs"] = nlohmann::ordered_json::array();
-  write_outputs(outputs, args.get("--output-dir"), args.get("--output-format", "npy"), args.has("--quiet"),
-                &report["outputs"]);
+           graphrt::JsonWriter& report) {
+  report.key("outputs").begin_array();
+  write_outputs(outputs, args.get("--output-dir"), args.get("--output-format", "npy"), args.has("--quiet"), report);
+  report.end_array();
   bool ok = true;
   if (!expected.empty()) {
-    report["expected"] = nlohmann::ordered_json::array();
+    report.key("expected").begin_array();
     const double tolerance = args.get_double("--tolerance", 0.0, 0.0, 1e300);
     for (const ExpectedOutputResult& r : check_expected_outputs(outputs, expected, tolerance)) {
-      nlohmann::ordered_json j = {{"output", r.output}, {"file", r.file}, {"tolerance", tolerance},
-                                  {"matches", r.matches}, {"max_difference", r.max_difference}};
-      if (r.first_differing_index >= 0) j["first_differing_index"] = r.first_differing_index;
+      report.begin_object().key("output").unsigned_integer(r.output).key("file").string(r.file);
+      report.key("tolerance").number(tolerance).key("matches").boolean(r.matches);
+      report.key("max_difference").number(r.max_difference);
+      if (r.first_differing_index >= 0) report.key("first_differing_index").integer(r.first_differing_index);
       if (r.matches) {
         human() << "output " << r.output << " matches " << r.file << " (max difference "
                 << number_text(r.max_difference) << ", tolerance " << number_text(tolerance) << ")\n";
       } else {
         std::cerr << "graphrt-run: " << r.problem << "\n";
-        j["problem"] = r.problem;
+        report.key("problem").string(r.problem);
         ok = false;
       }
-      report["expected"].push_back(j);
+      report.end_object();
     }
+    report.end_array();
   }
-  report["peak_rss_bytes"] = static_cast<int64_t>(peak_rss_bytes());
-  if (args.has("--json")) std::cout << report.dump(2) << "\n";
+  report.key("peak_rss_bytes").integer(static_cast<int64_t>(peak_rss_bytes())).end_object();
+  if (args.has("--json")) std::cout << report.text() << "\n";
   return ok ? 0 : 1;
 }
 
@@ -394,15 +393,14 @@ void fill_relax_inputs(const RelaxFunction& fn, std::vector<graphrt::NDArray>& i
 // A Relax executable: its function called with the --input arrays in parameter order; a tuple
 // result is written flattened depth-first, as TVM's output_<i>.npy are.
 int run_relax(const ModelFile& model, const std::vector<GivenInput>& given, const std::vector<ExpectedOutput>& expected,
-              const Args& args, DLDevice dev, nlohmann::ordered_json& report,
+              const Args& args, DLDevice dev, graphrt::JsonWriter& report,
               std::chrono::steady_clock::time_point load_start) {
   for (const char* flag : {"--memory-plan", "--cuda-graph"})
     if (args.has(flag)) throw UsageError(std::string(flag) + " does not apply to Relax executables");
   RelaxFunction fn = open_relax_function(model.root, args.get("--function"), dev);
-  report["format"] = "relax";
-  report["function"] = fn.name;
-  report["load_ms"] =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+  report.key("format").string("relax").key("function").string(fn.name);
+  report.key("load_ms").number(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count());
   std::vector<graphrt::NDArray> inputs(fn.param_names.size());
   for (const GivenInput& in : given) {
     auto it = std::find(fn.param_names.begin(), fn.param_names.end(), in.name);
@@ -439,7 +437,7 @@ int run_relax(const ModelFile& model, const std::vector<GivenInput>& given, cons
     runner->run();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
-  if (repeat > 0) report["latency"] = latency_report(ms, repeat, warmup);
+  if (repeat > 0) latency_report(ms, repeat, warmup, report);
   runner->run();
   std::string structure;
   std::vector<graphrt::NDArray> outputs = flatten_relax_result(runner->result(), &structure);
@@ -526,7 +524,9 @@ int run(int argc, char** argv) {
   if (threads > 0) graphrt::set_num_threads(threads);
   require_device(dev);
   const std::string model_path = args.positional()[0];
-  nlohmann::ordered_json report = {{"model", model_path}, {"device", args.get("--device", "cpu")}};
+  // The --json summary, written member by member as the run goes (finish() closes it).
+  graphrt::JsonWriter report;
+  report.begin_object().key("model").string(model_path).key("device").string(args.get("--device", "cpu"));
   auto load_start = std::chrono::steady_clock::now();
   ModelFile model = load_model(model_path, load_options, args.get("--graph"), args.get("--params"));
   // Then the files the run reads: a model that cannot load is reported before them. Reading
@@ -546,9 +546,9 @@ int run(int argc, char** argv) {
   if (model.is_relax) return run_relax(model, given, expected, args, dev, report, load_start);
   if (args.has("--function")) throw UsageError("--function applies to Relax executables; this model is a graph");
   std::unique_ptr<graphrt::Runner> runner = make_runner(model, dev, plan, args.has("--cuda-graph"));
-  report["format"] = model.three_file ? "graph (three-file)" : "graph";
-  report["load_ms"] =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+  report.key("format").string(model.three_file ? "graph (three-file)" : "graph");
+  report.key("load_ms").number(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count());
 
   // Inputs to provide: the function's (the graph's inputs minus bound params).
   const std::vector<graphrt::TensorSpec>& needed = runner->function().inputs;
@@ -624,7 +624,7 @@ int run(int argc, char** argv) {
       sync(dev);
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    report["latency"] = latency_report(ms, repeat, warmup);
+    latency_report(ms, repeat, warmup, report);
   } else if (warmup == 0) {
     runner->run();
     sync(dev);

@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include <nlohmann/json.hpp>
-
 #include "graphrt/error.h"
+#include "graphrt/json_writer.h"
 #include "graphrt/runtime.h"
 #include "graphrt/text_generation.h"
 
@@ -26,16 +25,23 @@ const FieldFlag kFieldFlags[] = {
     {"--seed", "seed", true},
 };
 
-nlohmann::json number_of_flag(const Args& args, const FieldFlag& f) {
+// The flag's value written as the field's JSON number.
+void write_number_of_flag(const Args& args, const FieldFlag& f, graphrt::JsonWriter& w) {
   const std::string text = args.get(f.flag);
   size_t used = 0;
   try {
     if (f.integer) {
       const long long value = std::stoll(text, &used);
-      if (used == text.size()) return value;
+      if (used == text.size()) {
+        w.integer(value);
+        return;
+      }
     } else {
       const double value = std::stod(text, &used);
-      if (used == text.size()) return value;
+      if (used == text.size()) {
+        w.number(value);  // inf and nan as null: the model's default, as before
+        return;
+      }
     }
   } catch (const std::exception&) {
   }
@@ -51,13 +57,18 @@ std::string flag_of_field(const std::string& field) {
 }
 
 graphrt::GenerationConfig config_from_flags(const Args& args, const graphrt::GenerationConfig& defaults) {
-  nlohmann::json fields = nlohmann::json::object();
+  graphrt::JsonWriter fields;
+  fields.begin_object();
   for (const FieldFlag& f : kFieldFlags) {
-    if (args.has(f.flag)) fields[f.field] = number_of_flag(args, f);
+    if (args.has(f.flag)) write_number_of_flag(args, f, fields.key(f.field));
   }
-  if (args.has("--stop")) fields["stop"] = args.all("--stop");
+  if (args.has("--stop")) {
+    fields.key("stop").begin_array();
+    for (const std::string& stop : args.all("--stop")) fields.string(stop);
+    fields.end_array();
+  }
   try {
-    return graphrt::parse_generation_config(fields.dump(), defaults);
+    return graphrt::parse_generation_config(fields.end_object().take(), defaults);
   } catch (const graphrt::Error& e) {
     const std::string flag = flag_of_field(e.context_value("field"));
     if (flag.empty()) throw;
@@ -114,7 +125,10 @@ int run_language_model(const Args& args, DLDevice device, std::ostream& out, std
   graphrt::Session session(graphrt::runtime(), device);
   graphrt::TextGenerator generator(session, args.positional()[0], options);
   if (args.has("--tokenize")) {
-    out << nlohmann::json(generator.tokenizer().encode(args.get("--tokenize"))).dump() << "\n";
+    graphrt::JsonWriter ids;
+    ids.begin_array();
+    for (const int32_t id : generator.tokenizer().encode(args.get("--tokenize"))) ids.integer(id);
+    out << ids.end_array().text() << "\n";
     return 0;
   }
   const graphrt::GenerationConfig config = config_from_flags(args, generator.default_config());

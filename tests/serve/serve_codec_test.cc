@@ -9,8 +9,10 @@
 #include "graphrt/error.h"
 #include "graphrt/float16.h"
 #include "generation/generate_request.h"
+#include "generation/text_generate_request.h"
 #include "metrics/metrics.h"
 #include "models/model_config.h"
+#include "openai/openai_request.h"
 #include "protocol/infer_request.h"
 #include "protocol/infer_response.h"
 
@@ -261,6 +263,41 @@ TEST(ServeConfig, KnownKeysAndMistakes) {
   }
 }
 
+namespace {
+
+// A config's refusal: its message and field.
+std::pair<std::string, std::string> config_refusal(const std::string& text) {
+  try {
+    parse_model_config(text);
+  } catch (const graphrt::Error& e) {
+    return {e.what(), e.context_value("field")};
+  }
+  return {"accepted", ""};
+}
+
+}  // namespace
+
+// Malformed text is named with its offset; a key given twice (a config's typo) is refused and
+// named, at the top level, in the generation section and in a tensor entry.
+TEST(ServeConfig, MalformedTextAndRepeatedKeys) {
+  const auto malformed = config_refusal(R"({"instance_count": 2,})");
+  EXPECT_NE(malformed.first.find("config.json is not valid JSON"), std::string::npos) << malformed.first;
+  EXPECT_NE(malformed.first.find("at byte 21"), std::string::npos) << malformed.first;
+  const std::pair<const char*, const char*> repeated[] = {
+      {R"({"instance_count": 2, "instance_count": 3})", "instance_count"},
+      {R"({"generation": {"page_size": 16, "page_size": 32}})", "generation.page_size"},
+      {R"({"input": [{"name": "x", "name": "y"}]})", "input"},
+  };
+  for (const auto& [text, field] : repeated) {
+    const auto refusal = config_refusal(text);
+    EXPECT_NE(refusal.first.find("given twice in one object"), std::string::npos) << text << ": " << refusal.first;
+    EXPECT_EQ(refusal.second, field) << text;
+  }
+  const ModelConfig c = parse_model_config(R"({"generation": {"page_size": 32, "create_cache": "f"}, "name": "m"})");
+  EXPECT_EQ(c.generation.model.page_size, 32);
+  EXPECT_EQ(c.generation.keys, (std::vector<std::string>{"page_size", "create_cache"}));
+}
+
 TEST(ServeMetrics, TextFormat) {
   Metrics m;
   auto mm = m.for_model("a\"b", "1");
@@ -327,4 +364,162 @@ TEST(ServeGenerateDecode, SizeLimitsHoldBeforeTheTreeIsBuilt) {
   const auto too_many = generate_refusal(many);
   EXPECT_NE(too_many.first.find("an array of more than 1048576 elements"), std::string::npos) << too_many.first;
   EXPECT_EQ(too_many.second, "input_ids");
+}
+
+namespace {
+
+// The OpenAI decoder's refusal of `body`: its message and field.
+std::pair<std::string, std::string> openai_refusal(const std::string& body,
+                                                   OpenAIEndpoint endpoint = OpenAIEndpoint::kChat) {
+  try {
+    decode_openai_request(body, endpoint);
+  } catch (const graphrt::Error& e) {
+    return {e.what(), e.context_value("field")};
+  }
+  return {"accepted", ""};
+}
+
+std::pair<std::string, std::string> text_generate_refusal(const std::string& body) {
+  try {
+    decode_text_generate_request(body);
+  } catch (const graphrt::Error& e) {
+    return {e.what(), e.context_value("field")};
+  }
+  return {"accepted", ""};
+}
+
+}  // namespace
+
+// A chat body as clients send it: messages (content as a string and as text parts), the fields
+// the server reads itself, and the sampling fields passed on as written.
+TEST(ServeOpenAIDecode, ChatBody) {
+  const OpenAIRequest r = decode_openai_request(
+      R"({"model": "chat", "messages": [{"role": "system", "content": "Be brief."},)"
+      R"( {"role": "user", "name": "u", "content": [{"type": "text", "text": "Hi, "}, {"text": "you", "type": "text"}]},)"
+      R"( {"role": "assistant", "content": null}], "stream": true, "stream_options": {"include_usage": true},)"
+      R"( "n": 2, "temperature": 0.5, "stop": ["\n"], "max_completion_tokens": 7, "logprobs": true,)"
+      R"( "response_format": {"type": "text"}, "tools": [], "user": "me"})",
+      OpenAIEndpoint::kChat);
+  EXPECT_EQ(r.model, "chat");
+  ASSERT_EQ(r.messages.size(), 3u);
+  EXPECT_EQ(r.messages[0].role, "system");
+  EXPECT_EQ(*r.messages[0].content, "Be brief.");
+  EXPECT_EQ(*r.messages[1].content, "Hi, you");
+  EXPECT_FALSE(r.messages[2].content.has_value());
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+  EXPECT_EQ(r.n, 2);
+  EXPECT_EQ(r.sampling_json, R"({"temperature":0.5,"stop":["\n"],"max_tokens":7,"logprobs":true})");
+  const graphrt::GenerationConfig config = openai_generation_config(r, {}, 100);
+  EXPECT_EQ(config.temperature, 0.5);
+  EXPECT_EQ(config.max_tokens, 7);
+  EXPECT_EQ(config.stop, (std::vector<std::string>{"\n"}));
+
+  const OpenAIRequest c =
+      decode_openai_request(R"({"prompt": ["Once"], "logprobs": 2, "max_tokens": null})", OpenAIEndpoint::kCompletions);
+  EXPECT_EQ(c.prompt, "Once");
+  EXPECT_EQ(c.sampling_json, R"({"logprobs":true,"top_logprobs":2})");
+}
+
+// Malformed text is refused with its byte offset (and the top-level field it was met in); a
+// member given twice in one object is refused by its path, as are two names of one limit.
+TEST(ServeOpenAIDecode, MalformedTextAndRepeatedMembers) {
+  const auto malformed = openai_refusal(R"({"messages": [{"role": "user", "content": "x"}, "n": 1})");
+  EXPECT_NE(malformed.first.find("the request body is not valid JSON"), std::string::npos) << malformed.first;
+  EXPECT_NE(malformed.first.find("at byte 51"), std::string::npos) << malformed.first;
+  EXPECT_EQ(malformed.second, "messages");
+  // Malformed text in a value of the wrong type is reported as malformed, not as the type.
+  const auto in_wrong_type = openai_refusal(R"({"stream": [1,}, "messages": []})");
+  EXPECT_NE(in_wrong_type.first.find("not valid JSON"), std::string::npos) << in_wrong_type.first;
+  EXPECT_EQ(in_wrong_type.second, "stream");
+
+  const std::pair<const char*, const char*> repeated[] = {
+      {R"({"messages": [{"role": "user", "content": "x"}], "n": 1, "n": 2})", "n"},
+      {R"({"messages": [{"role": "user", "content": "x"}, {"role": "user", "content": "a", "content": "b"}]})",
+       "messages[1].content"},
+      {R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "a", "text": "b"}]}]})",
+       "messages[0].content.text"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "stream": true,)"
+       R"( "stream_options": {"include_usage": true, "include_usage": true}})",
+       "stream_options.include_usage"},
+  };
+  for (const auto& [body, field] : repeated) {
+    const auto refusal = openai_refusal(body);
+    EXPECT_NE(refusal.first.find("given twice in one object"), std::string::npos) << body << ": " << refusal.first;
+    EXPECT_EQ(refusal.second, field) << body;
+  }
+  const auto two_limits =
+      openai_refusal(R"({"messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 3, "max_tokens": 2})");
+  EXPECT_NE(two_limits.first.find("one limit"), std::string::npos) << two_limits.first;
+  EXPECT_EQ(two_limits.second, "max_tokens");
+  // The same member in two objects is no repetition.
+  EXPECT_EQ(openai_refusal(R"({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]})").first,
+            "accepted");
+}
+
+// Each field's refusal names it (OpenAI's "param"), names are quoted and cut, and a body over the
+// limit is refused before it is read.
+TEST(ServeOpenAIDecode, FieldsAreNamedAndTheBodyIsBounded) {
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"messages": "hi"})", "messages"},
+      {R"({"messages": []})", "messages"},
+      {R"({"messages": [{"role": "robot", "content": "x"}]})", "messages[0].role"},
+      {R"({"messages": [{"role": "user", "content": 3}]})", "messages[0].content"},
+      {R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})", "messages[0].content"},
+      {R"({"messages": [{"role": "user", "mood": "x"}]})", "messages[0].mood"},
+      {R"({"messages": [{"role": "user"}], "n": 17})", "n"},
+      {R"({"messages": [{"role": "user"}], "n": 1.5})", "n"},
+      {R"({"messages": [{"role": "user"}], "stream_options": {"include_usage": true}})", "stream_options"},
+      {R"({"messages": [{"role": "user"}], "stream": true, "stream_options": {"x": 1}})", "stream_options.x"},
+      {R"({"messages": [{"role": "user"}], "echo": false})", "echo"},
+      {R"({"messages": [{"role": "user"}], "tools": [{}]})", "tools"},
+      {R"({"messages": [{"role": "user"}], "response_format": {"type": "json_object"}})", "response_format"},
+      {R"({"messages": [{"role": "user"}], "logprobs": 1})", "logprobs"},
+      {R"({"messages": [{"role": "user"}], "model": 1})", "model"},
+      {R"({"model": "m"})", "messages"},
+  };
+  for (const auto& [body, field] : bad) EXPECT_EQ(openai_refusal(body).second, field) << body;
+  EXPECT_EQ(openai_refusal(R"({"prompt": "x", "logprobs": 6})", OpenAIEndpoint::kCompletions).second, "logprobs");
+  EXPECT_EQ(openai_refusal(R"({"prompt": ["a", "b"]})", OpenAIEndpoint::kCompletions).second, "prompt");
+  EXPECT_EQ(openai_refusal(R"({"prompt": "x", "top_logprobs": 1})", OpenAIEndpoint::kCompletions).second,
+            "top_logprobs");
+
+  // A name with a terminal's escape (\u001b in the text) and 300 more bytes.
+  const std::string name = "\x1b[31m" + std::string(300, 'k');
+  const auto hostile = openai_refusal(R"({"messages": [{"role": "user"}], "\u001b[31m)" + std::string(300, 'k') + R"(": 1})");
+  EXPECT_EQ(hostile.second, graphrt::quote_untrusted(name));
+  EXPECT_EQ(hostile.first.find('\x1b'), std::string::npos) << hostile.first;
+
+  std::string big = R"({"prompt": ")";
+  big.append(kMaxOpenAIBodyBytes, 'a');
+  const auto too_big = openai_refusal(big, OpenAIEndpoint::kCompletions);  // unterminated too
+  EXPECT_NE(too_big.first.find("an OpenAI request takes at most"), std::string::npos) << too_big.first;
+}
+
+// Triton's generate with text: repeated members refused and named as their fields are, malformed
+// text with its offset, TensorRT-LLM's names mapped once each.
+TEST(ServeTextGenerateDecode, RepeatedMembersMalformedTextAndAliases) {
+  for (const auto& [body, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"text_input": "a", "text_input": "b"})", "text_input"},
+           {R"({"text_input": "a", "parameters": {"temperature": 0, "temperature": 1}})", "temperature"}}) {
+    const auto refusal = text_generate_refusal(body);
+    EXPECT_NE(refusal.first.find("given twice in one object"), std::string::npos) << body << ": " << refusal.first;
+    EXPECT_EQ(refusal.second, field) << body;
+  }
+  const auto aliases = text_generate_refusal(R"({"text_input": "a", "seed": 1, "parameters": {"random_seed": 2}})");
+  EXPECT_NE(aliases.first.find("random_seed is given twice"), std::string::npos) << aliases.first;
+  const auto malformed = text_generate_refusal(R"({"text_input": "a", "parameters": {"max_tokens": 2,}})");
+  EXPECT_NE(malformed.first.find("at byte 51"), std::string::npos) << malformed.first;
+  EXPECT_EQ(malformed.second, "parameters");
+
+  const TextGenerateRequest r = decode_text_generate_request(
+      R"({"id": "q", "text_input": "Hi", "stream": false, "stop_words": [ ], "bad_words": "", "beam_width": 1,)"
+      R"( "parameters": {"end_id": 2, "return_log_probs": true, "max_tokens": 4, "stop_words": ["."]}})");
+  EXPECT_EQ(r.id, "q");
+  EXPECT_EQ(r.text_input, "Hi");
+  EXPECT_TRUE(r.has_stream);
+  EXPECT_EQ(r.sampling_json, R"({"stop_token_ids":[2],"logprobs":true,"max_tokens":4,"stop":["."]})");
+  EXPECT_EQ(text_generate_refusal(R"({"text_input": "a", "beam_width": 2})").second, "beam_width");
+  EXPECT_EQ(text_generate_refusal(R"({"text_input": "a", "end_id": "2"})").second, "end_id");
+  EXPECT_EQ(text_generate_refusal(R"({"parameters": {}})").second, "text_input");
 }

@@ -232,6 +232,48 @@ def test_bad_fields_are_400s_naming_them(server, path, body, param):
     assert err["type"] == "invalid_request_error"
 
 
+def post_text(server, path, text):
+    return requests.post(server.url + path, data=text, headers={"Content-Type": "application/json"},
+                         timeout=TIMEOUT)
+
+
+def test_a_malformed_body_is_a_400_naming_its_offset(server):
+    # The list's "]" is missing: at byte 61 a ":" comes where "," or "]" would. The message says
+    # where, and the error names the field it was met in.
+    text = b'{"messages": [{"role": "user", "content": "Hi"}, "max_tokens": 2}'
+    err = assert_openai_error(post_text(server, "/v1/chat/completions", text), 400, "messages")
+    assert "not valid JSON" in err["message"] and "at byte 61" in err["message"], err
+    # Outside any field (between members) there is none to name.
+    err = assert_openai_error(post_text(server, "/v1/completions", b'{"prompt": "x" "max_tokens": 2}'), 400, None)
+    assert "at byte 15" in err["message"], err
+    err = assert_openai_error(post_text(server, "/v1/completions", b'["prompt"]'), 400, None)
+    assert "must be a JSON object" in err["message"], err
+
+
+@pytest.mark.parametrize("path,text,param", [
+    ("/v1/completions", b'{"prompt": "x", "temperature": 0, "temperature": 1}', "temperature"),
+    ("/v1/chat/completions", b'{"messages": [{"role": "user", "role": "system", "content": "x"}]}',
+     "messages[0].role"),
+    ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": "x"}], "stream": true, '
+                             b'"stream_options": {"include_usage": true, "include_usage": false}}',
+     "stream_options.include_usage"),
+    # Two names of one limit: which counts would be a guess too.
+    ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": "x"}], "max_tokens": 2, '
+                             b'"max_completion_tokens": 3}', "max_completion_tokens"),
+])
+def test_a_member_given_twice_is_a_400_naming_it(server, path, text, param):
+    err = assert_openai_error(post_text(server, path, text), 400, param)
+    assert "twice" in err["message"] or "one limit" in err["message"], err
+
+
+def test_an_unknown_field_with_a_hostile_name_is_quoted(server):
+    name = "x\n" + "y" * 500
+    # Quoted, its control byte escaped, cut at 160 bytes (graphrt::quote_untrusted).
+    quoted = "'x\\x0a" + "y" * 158 + "'... (502 bytes)"
+    err = assert_openai_error(post(server, "/v1/completions", {"prompt": "x", name: 1}), 400, quoted)
+    assert "\n" not in err["message"] and "y" * 159 not in err["message"], err
+
+
 def test_an_unknown_model_is_404(server):
     err = assert_openai_error(post(server, "/v1/completions", {"model": "nope", "prompt": "x"}), 404, "model")
     assert err["code"] == "model_not_found"

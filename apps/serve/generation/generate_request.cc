@@ -17,15 +17,11 @@ namespace {
 // A generate request nests three deep: {"parameters": {"stop_token_ids": [...]}}.
 constexpr graphrt::JsonLimits kGenerateJsonLimits{kMaxGenerateBodyBytes, 3};
 
-const char* type_phrase(JsonType t) {
-  switch (t) {
-    case JsonType::kObject: return "an object";
-    case JsonType::kArray: return "an array";
-    case JsonType::kString: return "a string";
-    case JsonType::kBool: return "a boolean";
-    case JsonType::kNull: return "null";
-    default: return "a number";
-  }
+// The base's name of the type with its article, as the messages say it ("an object", "null").
+std::string type_phrase(JsonType t) {
+  const std::string name = graphrt::json_type_name(t);
+  if (t == JsonType::kNull) return name;
+  return (name[0] == 'a' || name[0] == 'o' ? "an " : "a ") + name;
 }
 
 // A value that is not what `what` needs: numbers as written, anything else by its type (an array

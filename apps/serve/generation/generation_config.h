@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "graphrt/language_model.h"
+
+namespace graphrt {
+class JsonReader;
+}
 
 namespace graphrt_serve {
 
@@ -23,9 +25,9 @@ struct GenerationConfig {
   int64_t default_max_tokens = 16;  // a request's max_tokens when it names none
 };
 
-// Parses the "generation" object; throws graphrt::Error naming the field
-// ("generation.page_size"), unknown keys included.
-GenerationConfig parse_generation_config(const nlohmann::json& section);
+// Reads the "generation" object, the value `reader` is at; throws graphrt::Error naming the
+// field ("generation.page_size"), unknown and repeated keys included.
+GenerationConfig parse_generation_config(graphrt::JsonReader& reader);
 
 }  // namespace graphrt_serve
 

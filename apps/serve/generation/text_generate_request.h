@@ -8,6 +8,7 @@
 // beam_width (1), bad_words (none), exclude_input_in_output, return_log_probs.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "graphrt/generation_config.h"
@@ -23,10 +24,11 @@ struct TextGenerateRequest {
   std::string sampling_json = "{}";  // parse_generation_config's fields
 };
 
-// Throws graphrt::Error naming the field at fault.
-TextGenerateRequest decode_text_generate_request(const std::string& body);
+// A longer body is refused before it is read (16 MiB of text is past any model's context).
+constexpr size_t kMaxTextGenerateBodyBytes = size_t(16) << 20;
 
-// True for a body that asks for text (has "text_input"), rather than token ids.
-bool is_text_generate_request(const std::string& body);
+// Throws graphrt::Error naming the field at fault; a member given twice in one object is
+// refused, malformed JSON with its byte offset.
+TextGenerateRequest decode_text_generate_request(const std::string& body);
 
 }  // namespace graphrt_serve

@@ -2,12 +2,11 @@
 
 #include <httplib.h>
 
-#include <nlohmann/json.hpp>
-
 #include "generation/generate_response.h"
 #include "generation/text_engine.h"
 #include "generation/text_generate_request.h"
 #include "graphrt/error.h"
+#include "graphrt/json_writer.h"
 #include "http/event_stream.h"
 #include "http/route_refusal.h"
 #include "protocol/infer_response.h"
@@ -17,11 +16,8 @@ namespace graphrt_serve {
 
 using graphrt::Error;
 using graphrt::ErrorKind;
-using json = nlohmann::json;
 
 namespace {
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 struct TextGenerateCall {
   std::shared_ptr<ServedModel> model;
@@ -34,11 +30,16 @@ struct TextGenerateCall {
     if (stream) stream->cancel();
   }
 
+  // Text that is not UTF-8 (a token's piece of a character) is written with U+FFFD (json_writer.h).
   std::string response_json(const std::string& text, const char* finish_reason) const {
-    json j = {{"model_name", model->name()}, {"model_version", model->version()}, {"text_output", text}};
-    if (request.has_id) j["id"] = request.id;
-    j["finish_reason"] = finish_reason && *finish_reason ? json(finish_reason) : json(nullptr);
-    return dump(j);
+    graphrt::JsonWriter w;
+    w.begin_object();
+    if (request.has_id) w.key("id").string(request.id);
+    w.key("model_name").string(model->name()).key("model_version").string(model->version());
+    w.key("text_output").string(text).key("finish_reason");
+    if (finish_reason && *finish_reason) w.string(finish_reason);
+    else w.null();
+    return w.end_object().take();
   }
 
 };

@@ -1,9 +1,13 @@
 // A request of OpenAI's API (POST /v1/completions, /v1/chat/completions) decoded from its JSON
 // body: the model, the prompt or messages, streaming, n, and the sampling fields, applied to a
 // model's defaults as graphrt's GenerationConfig. Every field is checked: an unknown one, a
-// wrong type or a value out of range is a graphrt::Error whose "field" context names it.
+// wrong type or a value out of range is a graphrt::Error whose "field" context names it. A
+// member given twice in one object is refused (which of the two counts would be a guess), named
+// by its path ("messages[0].role"); malformed JSON is refused with its byte offset, and names
+// the top-level field it was met in.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +32,9 @@ struct OpenAIRequest {
 };
 
 constexpr int64_t kMaxChoices = 16;
+// A longer body is refused before it is read: 16 MiB of text is millions of tokens, past any
+// model's context.
+constexpr size_t kMaxOpenAIBodyBytes = size_t(16) << 20;
 
 // Throws graphrt::Error naming the field at fault.
 OpenAIRequest decode_openai_request(const std::string& body, OpenAIEndpoint endpoint);
