@@ -7,6 +7,7 @@ FailedPreconditionError for the overlapping calls, never a crash."""
 import gc
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -86,9 +87,15 @@ def test_runner_shared_by_threads_refuses_overlapping_calls(lib_ok, which):
     refused, other = [], []
     start = threading.Barrier(8)
 
+    # Until an overlap was refused (at least 150 rounds a thread, at most 20 s): on a loaded
+    # two-core machine 150 rounds of a small model can pass without two calls meeting.
+    deadline = time.monotonic() + 20
+
     def hammer():
         start.wait()
-        for _ in range(150):
+        rounds = 0
+        while rounds < 150 or (not refused and time.monotonic() < deadline):
+            rounds += 1
             try:
                 runner.set_input(name, x)
                 runner.run()

@@ -116,8 +116,9 @@ void TextEngine::loop() {
       fail_all(Error(ErrorKind::kInternal, std::string("the engine step failed: ") + e.what()));
       continue;
     }
-    publish(report);
+    // Gauges first: a client that has its answer and reads the metrics finds its sequence gone.
     update_gauges();
+    publish(report);
   }
   fail_all(Error(ErrorKind::kFailedPrecondition, "the model was unloaded or the server is stopping"));
 }
