@@ -320,6 +320,14 @@ def test_triton_generate_errors_name_the_field(server, body, field):
     assert field in r.json()["error"]
 
 
+def test_triton_generate_refuses_a_member_given_twice_and_names_malformed_text(server):
+    r = post_text(server, "/v2/models/chat/generate", b'{"text_input": "x", "parameters": {"temperature": 0, '
+                                                      b'"temperature": 1}}')
+    assert r.status_code == 400 and "given twice in one object" in r.json()["error"], r.text
+    r = post_text(server, "/v2/models/chat/generate", b'{"text_input": "x", "max_tokens": 2,}')
+    assert r.status_code == 400 and "not valid JSON" in r.json()["error"] and "at byte 36" in r.json()["error"], r.text
+
+
 @pytest.fixture(scope="module")
 def keyed_server(tmp_path_factory):
     key_file = tmp_path_factory.mktemp("key") / "key"
