@@ -117,7 +117,8 @@ class JsonDoc {
   const std::vector<size_t>& elements(size_t array_offset) const;
 
  private:
-  Members scan_members(JsonReader& r) const;
+  // The members of the object at `r`, and those of the objects in it `nested` levels down.
+  Members scan_members(JsonReader& r, int nested) const;
 
   std::string_view text_;
   std::string origin_;
