@@ -9,7 +9,7 @@
 // of 150k tokens, its merges) are read straight from the text into what the tokenizer keeps.
 //
 // A member name given twice: the last counts, as in Hugging Face's reader (serde_json's map
-// visitors overwrite) and as the nlohmann/json reader these files were read with before.
+// visitors overwrite) and as graphrt did before it read them with the base reader.
 #pragma once
 
 #include <cstdint>
