@@ -1,8 +1,9 @@
 // libFuzzer target: GPT-2's vocab.json + merges.txt reader (llm/tokenizer/vocab_merges.cc).
 // The input is the vocab.json text, a NUL byte, then the merges.txt text (no NUL: the input
 // is both files' text, the merges empty); a second and a third NUL begin added_tokens.json's
-// and tokenizer_config.json's text (the files are absent without them). Any input either makes a tokenizer that encodes a
-// fixed text and decodes it to valid UTF-8, or ends in one graphrt::Error.
+// and tokenizer_config.json's text (the files are absent without them). Any input either
+// makes a tokenizer that encodes a fixed text and decodes it to valid UTF-8, or ends in one
+// graphrt::Error.
 #include <cstddef>
 #include <cstdint>
 #include <string>

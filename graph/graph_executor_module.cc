@@ -15,7 +15,7 @@ namespace {
 using Method = std::function<void(GraphExecutor&, const TVMArgs&, RetValue*)>;
 
 // {"dtype": {name: "float32"}, "shape": {name: [dims]}}: TVM's (shape_dict, dtype_dict). Names in
-// bytewise order, the last of a repeated name, as the nlohmann/json writer before gave them.
+// bytewise order, the last of a repeated name, as graphrt gave them before it wrote them with JsonWriter.
 std::string tensor_info_json(const std::vector<TensorInfo>& infos) {
   std::map<std::string, const TensorInfo*> by_name;
   for (const TensorInfo& t : infos) by_name[t.name] = &t;

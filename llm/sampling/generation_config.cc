@@ -58,7 +58,9 @@ double number_of(const std::string& field, const JsonAt& value) {
 
 int64_t integer_of(const std::string& field, const JsonAt& value) {
   const JsonType type = value.type();
-  if (type != JsonType::kNumber) throw field_error(field, "must be an integer, got " + std::string(json_type_name(type)));
+  if (type != JsonType::kNumber) {
+    throw field_error(field, "must be an integer, got " + std::string(json_type_name(type)));
+  }
   if (value.is_integer()) return value.integer(INT64_MIN, INT64_MAX);
   JsonReader r = value.reader();
   uint64_t big = 0;
@@ -75,7 +77,9 @@ int32_t checked_token(const std::string& field, int64_t token) {
   return static_cast<int32_t>(token);
 }
 
-int32_t token_of(const std::string& field, const JsonAt& value) { return checked_token(field, integer_of(field, value)); }
+int32_t token_of(const std::string& field, const JsonAt& value) {
+  return checked_token(field, integer_of(field, value));
+}
 
 std::vector<std::string> stop_strings_of(const JsonAt& value) {
   if (value.is_string()) return {value.string()};
@@ -114,9 +118,12 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"temperature", [](GenerationConfig& c, const JsonAt& v) { c.temperature = number_of("temperature", v); }},
       {"top_p", [](GenerationConfig& c, const JsonAt& v) { c.top_p = number_of("top_p", v); }},
       {"top_k", [](GenerationConfig& c, const JsonAt& v) { c.top_k = integer_of("top_k", v); }},
-      {"presence_penalty", [](GenerationConfig& c, const JsonAt& v) { c.presence_penalty = number_of("presence_penalty", v); }},
-      {"frequency_penalty", [](GenerationConfig& c, const JsonAt& v) { c.frequency_penalty = number_of("frequency_penalty", v); }},
-      {"repetition_penalty", [](GenerationConfig& c, const JsonAt& v) { c.repetition_penalty = number_of("repetition_penalty", v); }},
+      {"presence_penalty",
+       [](GenerationConfig& c, const JsonAt& v) { c.presence_penalty = number_of("presence_penalty", v); }},
+      {"frequency_penalty",
+       [](GenerationConfig& c, const JsonAt& v) { c.frequency_penalty = number_of("frequency_penalty", v); }},
+      {"repetition_penalty",
+       [](GenerationConfig& c, const JsonAt& v) { c.repetition_penalty = number_of("repetition_penalty", v); }},
       {"logit_bias", [](GenerationConfig& c, const JsonAt& v) { c.logit_bias = logit_bias_of(v); }},
       {"seed", [](GenerationConfig& c, const JsonAt& v) { c.seed = integer_of("seed", v); }},
       {"max_tokens", [](GenerationConfig& c, const JsonAt& v) { c.max_tokens = integer_of("max_tokens", v); }},

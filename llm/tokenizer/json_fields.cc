@@ -41,8 +41,9 @@ JsonDoc::JsonDoc(std::string_view text, std::string origin, JsonLimits limits, c
     (void)r.peek();
     root_offset_ = r.offset();
     // The whole text is checked here, so that malformed text is refused as such before any
-    // field is read; the root object's members are found in the same pass.
-    if (r.next_is_object()) members_.emplace(root_offset_, std::make_unique<Members>(scan_members(r)));
+    // field is read; the members of the root object and of the objects in it (tokenizer.json's
+    // model, whose vocabulary is most of the text) are found in the same pass.
+    if (r.next_is_object()) members_.emplace(root_offset_, std::make_unique<Members>(scan_members(r, 1)));
     else r.skip_value();
     r.expect_end();
   } catch (Error& e) {
@@ -57,7 +58,7 @@ JsonReader JsonDoc::reader_at(size_t offset) const {
   return r;
 }
 
-JsonDoc::Members JsonDoc::scan_members(JsonReader& r) const {
+JsonDoc::Members JsonDoc::scan_members(JsonReader& r, int nested) const {
   Members out;
   r.object([&](std::string_view key) {
     (void)r.peek();
@@ -65,7 +66,8 @@ JsonDoc::Members JsonDoc::scan_members(JsonReader& r) const {
     const auto it = out.find(key);
     if (it == out.end()) out.emplace(std::string(key), at);
     else it->second = at;  // the last of a repeated name counts
-    r.skip_value();
+    if (nested > 0 && r.next_is_object()) members_[at] = std::make_unique<Members>(scan_members(r, nested - 1));
+    else r.skip_value();
   });
   return out;
 }
@@ -74,7 +76,7 @@ const JsonDoc::Members& JsonDoc::members(size_t object_offset) const {
   auto& slot = members_[object_offset];
   if (!slot) {
     JsonReader r = reader_at(object_offset);
-    slot = std::make_unique<Members>(scan_members(r));
+    slot = std::make_unique<Members>(scan_members(r, 0));
   }
   return *slot;
 }

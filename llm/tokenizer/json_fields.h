@@ -9,7 +9,7 @@
 // of 150k tokens, its merges) are read straight from the text into what the tokenizer keeps.
 //
 // A member name given twice: the last counts, as in Hugging Face's reader (serde_json's map
-// visitors overwrite) and as the nlohmann/json reader these files were read with before.
+// visitors overwrite) and as graphrt did before it read them with the base reader.
 #pragma once
 
 #include <cstdint>
@@ -117,7 +117,8 @@ class JsonDoc {
   const std::vector<size_t>& elements(size_t array_offset) const;
 
  private:
-  Members scan_members(JsonReader& r) const;
+  // The members of the object at `r`, and those of the objects in it `nested` levels down.
+  Members scan_members(JsonReader& r, int nested) const;
 
   std::string_view text_;
   std::string origin_;

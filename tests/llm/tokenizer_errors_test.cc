@@ -75,7 +75,8 @@ TEST(TokenizerErrors, ARepeatedMemberNameTakesTheLastValue) {
 
 TEST(TokenizerErrors, AHostileVocabularyTokenIsCutInTheField) {
   const std::string token(5000, 'x');
-  const Error e = json_error(R"({"model": {"type": "BPE", "vocab": {")" + token + R"(\u0001": "zero"}, "merges": []}})");
+  const Error e =
+      json_error(R"({"model": {"type": "BPE", "vocab": {")" + token + R"(\u0001": "zero"}, "merges": []}})");
   EXPECT_LT(e.context_value("field").size(), 100u) << e.context_value("field");
   EXPECT_EQ(e.context_value("field").rfind("model.vocab.'xxx", 0), 0u) << e.context_value("field");
   EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
