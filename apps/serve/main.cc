@@ -334,7 +334,7 @@ int serve(int argc, char** argv) {
   stop.on_exit_timeout([&frontend, exit_timeout_secs] {
     frontend.cut_streams("the server stopped: --exit-timeout-secs (" + std::to_string(exit_timeout_secs) +
                              ") passed before the stream ended",
-                         500);
+                         2000);  // time to flush each stream's last queued events on a loaded machine
   });
   frontend.stop();
   if (grpc_frontend) grpc_frontend->stop();  // returns when the RPCs in flight are answered
