@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "backends/vulkan/vulkan_driver_pin.h"
 #include "graphrt/error.h"
 #include "graphrt/ndarray.h"
 #include "graphrt/runtime.h"
@@ -92,6 +93,7 @@ void VulkanDeviceAPI::create_instance() {
     throw Error(ErrorKind::kDevice, "no Vulkan driver found by " + loader_.path + " (vkCreateInstance: " +
                                         describe_result(r) + "; install one, e.g. Debian mesa-vulkan-drivers)");
   if (r != VK_SUCCESS) throw Error(ErrorKind::kDevice, "vkCreateInstance failed: " + describe_result(r));
+  pin_loaded_vulkan_drivers();
   loader_.instance_api_version = version;
   std::string missing = loader_.resolve_instance(instance_);
   if (!missing.empty()) throw Error(ErrorKind::kDevice, loader_.path + " lacks Vulkan instance entry points: " + missing);
