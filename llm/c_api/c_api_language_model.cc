@@ -3,15 +3,22 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graphrt/c_api.h"
 #include "graphrt/json_writer.h"
+#include "graphrt/language_model.h"
 #include "graphrt/text_generation.h"
 #include "src/layer_api/c_api_guard.h"
 
 struct graphrt_lm {
   std::unique_ptr<graphrt::Session> session;  // outlives the generator made over it
   std::unique_ptr<graphrt::TextGenerator> generator;
+  // graphrt_lm_step's: the steps, grown and never shrunk (a steady decode refills the same
+  // token vectors, so the call allocates nothing), and the last step's logits, which the
+  // caller's pointer reads.
+  std::vector<graphrt::SequenceStep> steps;
+  graphrt::StepLogits logits;
 };
 
 namespace graphrt {
@@ -213,6 +220,51 @@ int graphrt_lm_default_config(graphrt_lm_t lm, const char** config_json) {
     ThreadStrings& strings = thread_strings();
     strings.result = config_to_json(lm_of(lm).generator->default_config());
     *config_json = strings.result.c_str();
+  });
+}
+
+int graphrt_lm_add_sequence(graphrt_lm_t lm, int64_t seq_id) {
+  return graphrt_api_guard([&] { lm_of(lm).generator->language_model().add_sequence(seq_id); });
+}
+
+int graphrt_lm_remove_sequence(graphrt_lm_t lm, int64_t seq_id) {
+  return graphrt_api_guard([&] { lm_of(lm).generator->language_model().remove_sequence(seq_id); });
+}
+
+int graphrt_lm_vocab_size(graphrt_lm_t lm, int64_t* out) {
+  return graphrt_api_guard([&] {
+    require_out(out, "out");
+    *out = lm_of(lm).generator->language_model().vocab_size();
+  });
+}
+
+int graphrt_lm_step(graphrt_lm_t lm, size_t n, const int64_t* seq_ids, const int32_t* tokens, const int64_t* offsets,
+                    const float** logits) {
+  return graphrt_api_guard([&] {
+    require_out(logits, "logits");
+    *logits = nullptr;
+    graphrt_lm& model = lm_of(lm);
+    if (n == 0) throw Error("graphrt_lm_step: a step of no sequence (n is 0)");
+    if (!seq_ids) throw Error("graphrt_lm_step: null seq_ids");
+    if (offsets && offsets[0] != 0)
+      throw Error("graphrt_lm_step: offsets[0] is " + std::to_string(offsets[0]) + ", not 0");
+    for (size_t i = 0; offsets && i < n; ++i)
+      if (offsets[i + 1] < offsets[i])
+        throw Error("graphrt_lm_step: offsets[" + std::to_string(i + 1) + "] (" + std::to_string(offsets[i + 1]) +
+                    ") is below offsets[" + std::to_string(i) + "] (" + std::to_string(offsets[i]) + ")");
+    const int64_t total = offsets ? offsets[n] : static_cast<int64_t>(n);
+    if (!tokens && total > 0) throw Error("graphrt_lm_step: null tokens");
+    if (model.steps.size() < n) model.steps.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      SequenceStep& s = model.steps[i];
+      s.id = seq_ids[i];
+      const int64_t begin = offsets ? offsets[i] : static_cast<int64_t>(i);
+      const int64_t end = offsets ? offsets[i + 1] : begin + 1;
+      s.tokens.assign(tokens + begin, tokens + end);
+    }
+    model.logits = StepLogits();  // the last step's rows go back to the model's storage first
+    model.logits = model.generator->language_model().step(model.steps.data(), n);
+    *logits = model.logits.row(0);
   });
 }
 
