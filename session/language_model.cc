@@ -170,7 +170,6 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
 
   // Kept from step to step so that a steady decode allocates nothing (their capacity stays).
   std::vector<int64_t> pass_ids, pass_lengths, step_ids;
-  std::vector<int32_t> positions;
   Ref<ShapeObject> ids_shape, lengths_shape;
   std::vector<NDArray> host_ids, host_positions, host_logits, aliases;
   std::vector<Span> spans;
