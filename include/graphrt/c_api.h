@@ -282,6 +282,12 @@ GRAPHRT_API int graphrt_lm_default_config(graphrt_lm_t lm, const char** config_j
  * (invalid argument), a sequence not added (not found) or twice in the step, no token, a token
  * outside [0, vocab) or a sequence past its length limit (out of range), offsets that do not
  * start at 0 or go down. A steady decode allocates nothing (after its first steps). */
+/* A language model of a library alone whose forward functions take token ids and hold their
+ * weights (prefill / decode on the KV cache, as the relax_tiny_llm_* fixtures): only the calls
+ * below (the text calls fail with failed precondition). max_total_seq_len, prefill_chunk_size
+ * 0: 64 and 16 (graphrt::LanguageModelOptions); one sequence per forward pass. */
+GRAPHRT_API int graphrt_lm_open_library(const char* path, int64_t max_total_seq_len, int64_t prefill_chunk_size,
+                                        int device_type, int device_id, graphrt_lm_t* out);
 GRAPHRT_API int graphrt_lm_add_sequence(graphrt_lm_t lm, int64_t seq_id);
 GRAPHRT_API int graphrt_lm_remove_sequence(graphrt_lm_t lm, int64_t seq_id);
 GRAPHRT_API int graphrt_lm_vocab_size(graphrt_lm_t lm, int64_t* out);

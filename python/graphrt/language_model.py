@@ -76,13 +76,18 @@ class Tokenizer:
 
 class LanguageModel:
     """An MLC-LLM model folder on a device ("cpu", "opencl", graphrt.cpu(0), ...);
-    `model_lib`: the model library (MLC's --model-lib; None: <folder>/<name>-<device>.so)."""
+    `model_lib`: the model library (MLC's --model-lib; None: <folder>/<name>-<device>.so).
+    LanguageModel.from_library(path): a token-id library alone, which only steps."""
 
-    def __init__(self, folder, device="cpu", model_lib=None):
+    def __init__(self, folder, device="cpu", model_lib=None, _library=None):
         dev = to_device(device)
         handle = ctypes.c_void_p()
-        _lib.call("graphrt_lm_open", _lib.c_str(str(folder)), _lib.c_str(str(model_lib)) if model_lib else None,
-              dev.device_type, dev.device_id, ctypes.byref(handle), path=str(folder))
+        if _library is not None:  # from_library
+            _lib.call("graphrt_lm_open_library", _lib.c_str(str(folder)), _library[0], _library[1], dev.device_type,
+                      dev.device_id, ctypes.byref(handle), path=str(folder))
+        else:
+            _lib.call("graphrt_lm_open", _lib.c_str(str(folder)), _lib.c_str(str(model_lib)) if model_lib else None,
+                      dev.device_type, dev.device_id, ctypes.byref(handle), path=str(folder))
         self._handle = handle
         self._lock = threading.RLock()
         self.folder = str(folder)
@@ -95,6 +100,15 @@ class LanguageModel:
         self._logits_ref = ctypes.byref(self._logits)
         self._buffers = ((ctypes.c_int64 * 0)(), (ctypes.c_int32 * 0)(), (ctypes.c_int64 * 0)())
         self._views = {}
+
+    @classmethod
+    def from_library(cls, path, device="cpu", max_total_seq_len=0, prefill_chunk_size=0):
+        """A library alone whose forward functions take token ids and hold their weights
+        (prefill / decode on the KV cache, e.g. relax_tiny_llm_gqa's deploy_relax.so): it steps
+        (add_sequence, step, remove_sequence); no tokenizer, no generation. Sizes 0: 64, 16."""
+        lm = cls(path, device, _library=(int(max_total_seq_len), int(prefill_chunk_size)))
+        lm.tokenizer = None
+        return lm
 
     @property
     def vocab_size(self):

@@ -6,7 +6,9 @@
  * a single sequence's prefill and decode. Every refusal (an empty step, NULL arrays, a sequence
  * not added or twice, a token outside the vocabulary, no token, bad offsets) fails with its
  * kind and a message naming what is at fault, and leaves the cache as it was: the scenario goes
- * on after each with TVM's logits.
+ * on after each with TVM's logits. graphrt_lm_open_library on the token-id library
+ * relax_tiny_llm_gqa: its case's prefill and decodes against TVM's logits, and the text calls
+ * refused (a library alone has no tokenizer).
  *
  * usage: graphrt_c_lm_step FIXTURES_DIR   (exit 77: the fixture is absent) */
 #include <graphrt/c_api.h>
@@ -28,8 +30,11 @@
     }                                                                                                \
   } while (0)
 
-static const char* g_package;
+static const char* g_package; /* the folder expect_logits reads TVM's files from */
 static int64_t g_vocab;
+
+static const int32_t g_vocab_token = 96; /* past relax_tiny_llm_gqa's vocabulary */
+static graphrt_lm_t lm_missing = NULL;
 
 static int32_t argmax(const float* row) {
   int64_t best = 0;
@@ -141,6 +146,37 @@ int main(int argc, char** argv) {
   CHECK_CALL(graphrt_lm_remove_sequence(lm, ten));
   CHECK_REFUSED(GRAPHRT_ERROR_NOT_FOUND, "sequence 0", graphrt_lm_step(lm, 1, ids, &first, NULL, &logits));
   graphrt_lm_free(lm);
-  printf("graphrt_lm_step: the scenario's logits within %g of TVM's, every refusal named\n", TOLERANCE);
+
+  /* A token-id library alone (the relax-ffi case's sizes: 64 tokens, chunks of 16). */
+  {
+    char library[4300], tiny[4200];
+    snprintf(tiny, sizeof tiny, "%.4000s/relax-ffi/relax_tiny_llm_gqa", argv[1]);
+    snprintf(library, sizeof library, "%s/deploy_relax.so", tiny);
+    const int32_t prompt[5] = {24, 3, 56, 72, 0}; /* input_ids_prefill.npy */
+    const int32_t decodes[2] = {42, 12};          /* input_ids_decode0.npy, input_ids_decode1.npy */
+    const int64_t five[2] = {0, 5};
+    const int64_t zero = 0;
+    const char* text = NULL;
+    g_package = tiny;
+    CHECK_CALL(graphrt_lm_open_library(library, 64, 16, 0, 0, &lm));
+    CHECK_CALL(graphrt_lm_vocab_size(lm, &g_vocab));
+    CHECK_TRUE(g_vocab == 96);
+    CHECK_CALL(graphrt_lm_add_sequence(lm, zero));
+    CHECK_CALL(graphrt_lm_step(lm, 1, &zero, prompt, five, &logits));
+    expect_logits(logits, 1, "output_prefill_logits.npy");
+    CHECK_CALL(graphrt_lm_step(lm, 1, &zero, &decodes[0], NULL, &logits));
+    expect_logits(logits, 1, "output_decode0_logits.npy");
+    CHECK_CALL(graphrt_lm_step(lm, 1, &zero, &decodes[1], NULL, &logits));
+    expect_logits(logits, 1, "output_decode1_logits.npy");
+    CHECK_REFUSED(GRAPHRT_ERROR_OUT_OF_RANGE, "96", graphrt_lm_step(lm, 1, &zero, &g_vocab_token, NULL, &logits));
+    CHECK_REFUSED(GRAPHRT_ERROR_FAILED_PRECONDITION, "library alone",
+                  graphrt_lm_generate(lm, "x", NULL, NULL, NULL, &text, NULL));
+    CHECK_REFUSED(GRAPHRT_ERROR_NOT_FOUND, "deploy_missing.so",
+                  graphrt_lm_open_library("/nonexistent/deploy_missing.so", 0, 0, 0, 0, &lm_missing));
+    CHECK_TRUE(lm_missing == NULL);
+    graphrt_lm_free(lm);
+  }
+  printf("graphrt_lm_step: the scenario's and the token-id library's logits within %g of TVM's, every refusal named\n",
+         TOLERANCE);
   return 0;
 }

@@ -130,3 +130,24 @@ def test_refusals_name_what_is_at_fault(lm):
         lm.remove_sequence(5)
     # Nothing ran: the sequence is still empty, and its first step is a prefill as any.
     assert lm.step([0], [[464, 3139, 286, 4881, 318]]).shape == (1, lm.vocab_size)
+
+
+def test_a_token_id_library_steps_with_tvms_logits(lib_ok):
+    case = os.path.join(fixtures_dir() or "", "relax-ffi", "relax_tiny_llm_gqa")
+    if not fixtures_dir() or not os.path.isfile(os.path.join(case, "case.json")):
+        skip_without_fixtures("relax-ffi/relax_tiny_llm_gqa")
+    with open(os.path.join(case, "case.json")) as f:
+        sizes = json.load(f)["cache_config"]
+    lm = graphrt.LanguageModel.from_library(os.path.join(case, "deploy_relax.so"),
+                                            max_total_seq_len=sizes["max_total_seq_len"],
+                                            prefill_chunk_size=sizes["prefill_chunk_size"])
+    assert lm.vocab_size == 96 and lm.tokenizer is None
+    lm.add_sequence(0)
+    for ids, want in (("input_ids_prefill.npy", "output_prefill_logits.npy"),
+                      ("input_ids_decode0.npy", "output_decode0_logits.npy"),
+                      ("input_ids_decode1.npy", "output_decode1_logits.npy")):
+        tokens = [int(t) for t in np.load(os.path.join(case, ids)).ravel()]
+        logits = lm.step([0], [tokens if len(tokens) > 1 else tokens[0]])
+        np.testing.assert_array_equal(logits, np.load(os.path.join(case, want)).reshape(1, -1))
+    with pytest.raises(graphrt.error.FailedPreconditionError, match="library alone"):
+        lm.generate("x")
