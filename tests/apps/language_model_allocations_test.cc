@@ -3,7 +3,8 @@
 // libstdc++'s calls, operator new included, which calls malloc), every allocation of any
 // thread is counted between two points, and N decode steps after a warm-up must count zero.
 // Run on the MLC fixture (embed, batch_decode / decode, the KV cache's begin/end_forward) with
-// 1 to 4 sequences, and on the token-id library relax_tiny_llm_gqa; the tokens are each step's
+// 1 to 4 sequences, through the C API's graphrt_lm_step too, and on the token-id library
+// relax_tiny_llm_gqa; the tokens are each step's
 // argmax, and the first steps' tokens are case.json's greedy completion (the steps are real).
 //
 // GRAPHRT_ALLOCATION_TRACE=1 prints the call stack of each allocation counted (to find one).
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "fixture_cases.h"
+#include "graphrt/c_api.h"
 #include "graphrt/language_model.h"
 #include "graphrt/session.h"
 #include "mlc_scenario.h"
@@ -201,6 +203,31 @@ TEST_F(StepAllocations, TokenIdLibraryDecodeAllocatesNothing) {
   const int steps = static_cast<int>(std::min<int64_t>(room - 4, 24));
   ASSERT_GT(steps, 4);
   EXPECT_EQ(0, allocations_of_decode(lm, batch, 4, steps, nullptr));
+}
+
+TEST_F(StepAllocations, CApiStepOfADecodeAllocatesNothing) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  graphrt_lm_t lm = nullptr;
+  ASSERT_EQ(0, graphrt_lm_open(graphrt_test::mlc::package_dir().c_str(), nullptr, 0, 0, &lm)) << TVMGetLastError();
+  int64_t vocab = 0;
+  ASSERT_EQ(0, graphrt_lm_vocab_size(lm, &vocab));
+  const int64_t ids[2] = {0, 1};
+  const int32_t prompts[6] = {464, 3139, 286, 7454, 2402, 257};
+  const int64_t offsets[3] = {0, 3, 6};
+  const float* logits = nullptr;
+  for (int64_t id : ids) ASSERT_EQ(0, graphrt_lm_add_sequence(lm, id));
+  ASSERT_EQ(0, graphrt_lm_step(lm, 2, ids, prompts, offsets, &logits)) << TVMGetLastError();
+  int32_t next[2];
+  for (int i = 0; i < 4 + 30; ++i) {
+    for (int r = 0; r < 2; ++r) next[r] = argmax(logits + r * vocab, vocab);
+    const bool count = i >= 4;
+    if (count) g_counting.store(true);
+    const int rc = graphrt_lm_step(lm, 2, ids, next, nullptr, &logits);
+    if (count) g_counting.store(false);
+    ASSERT_EQ(0, rc) << TVMGetLastError();
+  }
+  EXPECT_EQ(0, g_allocations.exchange(0));
+  graphrt_lm_free(lm);
 }
 
 }  // namespace
