@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Time a TVM-compiled language model's steps (a relax-ffi case with a paged KV cache, such as
 relax_tiny_llm_gqa) on graphrt and on TVM v0.26's own runtime, each in fresh processes, alternating.
+Engines: tvm and graphrt (the same Python under TVM's names: begin_forward, prefill / decode,
+end_forward), graphrt-lm (graphrt.LanguageModel.from_library(...).step: one foreign call a step).
 
 usage: llm_step_bench.py CASE_DIR [--rounds R] [--decodes N] [--peer DIR] [--json OUT]
   --peer: TVM v0.26's runtime folder (python/, lib/); default ../shared/peer/tvm-0.26-runtime.
@@ -52,6 +54,31 @@ print(json.dumps({"load_s": t1 - t0, "prefill_s": prefill, "decode_med_s": sorte
 '''
 
 
+LM_CHILD = r'''
+import json, os, sys, time
+import numpy as np
+case_dir, decodes = sys.argv[2], int(sys.argv[3])
+t0 = time.perf_counter()
+import graphrt
+lm = graphrt.LanguageModel.from_library(os.path.join(case_dir, "deploy_relax.so"), max_total_seq_len=1024,
+                                        prefill_chunk_size=256)
+lm.add_sequence(0)
+t1 = time.perf_counter()
+ids = [int(t) for t in np.load(os.path.join(case_dir, "input_ids_prefill.npy")).ravel()]
+t = time.perf_counter()
+logits = lm.step([0], [ids], copy=False)
+prefill = time.perf_counter() - t
+tok = int(np.argmax(logits[0]))
+steps = []
+for _ in range(decodes):
+    t = time.perf_counter()
+    logits = lm.step([0], [tok], copy=False)
+    steps.append(time.perf_counter() - t)
+    tok = int(np.argmax(logits[0]))
+print(json.dumps({"load_s": t1 - t0, "prefill_s": prefill, "decode_med_s": sorted(steps)[len(steps) // 2]}))
+'''
+
+
 def child(engine, case, decodes, peer, graphrt_py):
     env = dict(os.environ)
     env.setdefault("TVM_NUM_THREADS", "1")
@@ -60,7 +87,8 @@ def child(engine, case, decodes, peer, graphrt_py):
                    TVM_USE_RUNTIME_LIB="1")
     else:
         env["PYTHONPATH"] = graphrt_py
-    p = subprocess.run([sys.executable, "-c", CHILD, engine, case, str(decodes)], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-c", LM_CHILD if engine == "graphrt-lm" else CHILD, engine, case, str(decodes)],
+                       capture_output=True, text=True,
                        env=env, timeout=600)
     if p.returncode != 0:
         raise RuntimeError("%s: %s" % (engine, p.stderr.strip().splitlines()[-3:]))
@@ -77,16 +105,20 @@ def main():
     ap.add_argument("--json")
     a = ap.parse_args()
     graphrt_py = os.environ.get("GRAPHRT_PY", os.path.join(here, "..", "python"))
-    res = {"tvm": [], "graphrt": []}
+    res = {"tvm": [], "graphrt": [], "graphrt-lm": []}
     for _ in range(a.rounds):
-        for e in ("tvm", "graphrt"):
+        for e in ("tvm", "graphrt", "graphrt-lm"):
             res[e].append(child(e, a.case, a.decodes, a.peer, graphrt_py))
     med = {e: {k: statistics.median(r[k] for r in res[e]) for k in res[e][0]} for e in res}
     line = " | ".join("%s: load %.1f ms prefill %.1f us decode %.1f us" % (
         e, med[e]["load_s"] * 1e3, med[e]["prefill_s"] * 1e6, med[e]["decode_med_s"] * 1e6) for e in res)
     ratios = {k: med["graphrt"][k] / med["tvm"][k] for k in med["tvm"]}
+    lm_ratios = {k: med["graphrt-lm"][k] / med["tvm"][k] for k in med["tvm"]}
     print(os.path.basename(os.path.normpath(a.case)), "|", line, "| graphrt/tvm: load %.3f prefill %.3f decode %.3f" % (
-        ratios["load_s"], ratios["prefill_s"], ratios["decode_med_s"]))
+        ratios["load_s"], ratios["prefill_s"], ratios["decode_med_s"]),
+        "| graphrt-lm/tvm: prefill %.3f decode %.3f" % (lm_ratios["prefill_s"], lm_ratios["decode_med_s"]),
+        "| decode spread (us): " + ", ".join("%s %.1f-%.1f" % (e, min(r["decode_med_s"] for r in res[e]) * 1e6,
+                                                             max(r["decode_med_s"] for r in res[e]) * 1e6) for e in res))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"medians": med, "ratios": ratios, "runs": res}, f, indent=1)

@@ -6,9 +6,8 @@
 #include "graphrt/language_model.h"
 
 #include <algorithm>
-#include <cstring>
+#include <initializer_list>
 #include <map>
-#include <set>
 
 #include "graphrt/device_api.h"
 #include "graphrt/relax_vm.h"
@@ -38,8 +37,27 @@ PackedFunc global(const Runtime& runtime, const char* name) {
   return f;
 }
 
-RetValue call(const PackedFunc& f, const std::vector<RetValue>& args) {
-  return call_with_values(f, args);
+// A packed call of the values given, through arrays on the stack: a step's calls allocate
+// nothing of their own.
+constexpr size_t kMaxArgs = 8;
+RetValue call_n(const PackedFunc& f, const RetValue* args, size_t n) {
+  if (!f) throw Error(ErrorKind::kFailedPrecondition, "call of a null function");
+  if (n > kMaxArgs) throw Error(ErrorKind::kInternal, "a language-model call of " + std::to_string(n) + " arguments");
+  TVMValue values[kMaxArgs];
+  int codes[kMaxArgs];
+  for (size_t i = 0; i < n; ++i) {
+    values[i] = args[i].value();
+    codes[i] = args[i].code();
+  }
+  RetValue ret;
+  f->call(TVMArgs(values, codes, static_cast<int>(n)), &ret);
+  return ret;
+}
+
+RetValue call(const PackedFunc& f, std::initializer_list<RetValue> args) { return call_n(f, args.begin(), args.size()); }
+
+bool same_dims(const NDArray& a, const int64_t* dims, size_t n) {
+  return a.shape().size() == n && std::equal(dims, dims + n, a.shape().begin());
 }
 
 RetValue int_value(int64_t v) {
@@ -110,15 +128,28 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
 
   RetValue shape(int64_t v) const { return shape(std::vector<int64_t>{v}); }
   RetValue shape(const std::vector<int64_t>& v) const;
-  NDArray host_int32(const int32_t* values, int64_t n, int64_t padded) const;
-  NDArray token_tensor(const int32_t* tokens, int64_t n) const;
+  // The shape tuple held in `slot`, refilled with `v` when no one else holds it, else a new
+  // one kept there: begin_forward's arguments, made once for a steady decode.
+  RetValue shape_in(Ref<ShapeObject>& slot, const std::vector<int64_t>& v);
+  // A host array of `dims` from `kept` that no one else holds, else a new one kept there: a
+  // step's token ids and logit positions, written anew each step.
+  NDArray host_array(std::vector<NDArray>& kept, std::initializer_list<int64_t> dims, DLDataType dtype);
+  // An array of `dims` over `of`'s memory, not owning it (the caller keeps `of` while it is
+  // used): the embeddings as the forward function takes them, one kept per shape and re-aimed
+  // at each step's embeddings instead of a view made per step.
+  NDArray alias(const NDArray& of, std::initializer_list<int64_t> dims);
+  NDArray host_int32(const int32_t* values, int64_t n, int64_t padded);
+  NDArray token_tensor(const int32_t* tokens, int64_t n);
   int64_t& length_of(int64_t id);
-  RetValue embed_spans(const std::vector<Span>& spans, int64_t total, Pass pass) const;
+  // The spans' embeddings as the pass takes them; `rows` keeps embed's result alive.
+  RetValue embed_spans(const Span* spans, size_t count, int64_t total, Pass pass, NDArray* rows);
   // One forward pass of the spans (one span unless a batch pass): begin_forward, the
-  // function, end_forward; the logits of each span's last token, [spans, vocab].
-  NDArray forward(Pass pass, const std::vector<Span>& spans);
-  NDArray run_function(Pass pass, const std::vector<Span>& spans, int64_t total);
-  NDArray logits_rows(const NDArray& logits, size_t rows, const std::string& function) const;
+  // function, end_forward; the logits of each span's last token as the function returned
+  // them ([1, 1, vocab], [1, spans, vocab] or [spans, 1, vocab]), checked.
+  NDArray forward(Pass pass, const Span* spans, size_t count);
+  NDArray forward(Pass pass, const Span& span) { return forward(pass, &span, 1); }
+  NDArray run_function(Pass pass, const Span* spans, size_t count, int64_t total);
+  void check_logits(const NDArray& logits, size_t rows, const std::string& function) const;
 
   Runtime& runtime;  // the model's session's (it outlives the model)
   std::shared_ptr<Model> folder_model;  // an MLC folder's library, loaded by the constructor
@@ -136,6 +167,17 @@ struct __attribute__((visibility("hidden"))) LanguageModel::Impl {
   int64_t vocab = 0;
   int64_t padding = 1;  // token ids are zero-padded to a multiple of it before embed
   std::map<int64_t, int64_t> lengths;  // the tokens each sequence holds
+
+  // Kept from step to step so that a steady decode allocates nothing (their capacity stays).
+  std::vector<int64_t> pass_ids, pass_lengths, step_ids;
+  Ref<ShapeObject> ids_shape, lengths_shape;
+  std::vector<NDArray> host_ids, host_positions, host_logits, aliases;
+  std::vector<Span> spans;
+  struct Row {
+    size_t pass, pass_row, step_row;
+  };
+  std::vector<NDArray> pass_logits;
+  std::vector<Row> rows;
 };
 
 LanguageModel::Impl::Impl(const Model& model, Runtime& rt, DLDevice dev)
@@ -196,22 +238,55 @@ RetValue LanguageModel::Impl::shape(const std::vector<int64_t>& v) const {
   return r;
 }
 
-NDArray LanguageModel::Impl::host_int32(const int32_t* values, int64_t n, int64_t padded) const {
-  NDArray host = apis.empty({padded}, DLDataType{kDLInt, 32, 1}, cpu());
+RetValue LanguageModel::Impl::shape_in(Ref<ShapeObject>& slot, const std::vector<int64_t>& v) {
+  if (slot && slot->ref_count() == 1) slot->dims.assign(v.begin(), v.end());
+  else slot = make_ref<ShapeObject>(v);
+  RetValue r;
+  r.set_object(Ref<Object>(slot));
+  return r;
+}
+
+NDArray LanguageModel::Impl::host_array(std::vector<NDArray>& kept, std::initializer_list<int64_t> dims,
+                                        DLDataType dtype) {
+  for (const NDArray& a : kept)
+    if (a.use_count() == 1 && a.dtype() == dtype && same_dims(a, dims.begin(), dims.size())) return a;
+  NDArray a = apis.empty(std::vector<int64_t>(dims), dtype, cpu());
+  // A few shapes (the batch sizes of a serving loop); past them the oldest makes room.
+  constexpr size_t kKept = 8;
+  if (kept.size() >= kKept) kept.erase(kept.begin());
+  kept.push_back(a);
+  return a;
+}
+
+NDArray LanguageModel::Impl::alias(const NDArray& of, std::initializer_list<int64_t> dims) {
+  NDArray* found = nullptr;
+  for (NDArray& a : aliases)
+    if (a.use_count() == 1 && a.dtype() == of.dtype() && a.device() == of.device() &&
+        same_dims(a, dims.begin(), dims.size()))
+      found = &a;
+  if (!found) {
+    constexpr size_t kKept = 8;
+    if (aliases.size() >= kKept) aliases.erase(aliases.begin());
+    aliases.push_back(NDArray::wrap(nullptr, std::vector<int64_t>(dims), of.dtype(), of.device(), nullptr));
+    found = &aliases.back();
+  }
+  (*found)->data = static_cast<char*>(of->data) + of->byte_offset;  // as NDArray::view: offset 0
+  (*found)->byte_offset = 0;
+  return *found;
+}
+
+NDArray LanguageModel::Impl::host_int32(const int32_t* values, int64_t n, int64_t padded) {
+  NDArray host = host_array(host_ids, {padded}, DLDataType{kDLInt, 32, 1});
   int32_t* out = static_cast<int32_t*>(host->data);
   std::copy(values, values + n, out);
   std::fill(out + n, out + padded, 0);
   return host;
 }
 
-NDArray LanguageModel::Impl::token_tensor(const int32_t* tokens, int64_t n) const {
-  NDArray host = apis.empty({1, n}, ids_dtype, cpu());
-  if (ids_dtype.bits == 32) {
-    host.copy_from_bytes(tokens, static_cast<size_t>(n) * sizeof(int32_t));
-  } else {
-    const std::vector<int64_t> wide(tokens, tokens + n);
-    host.copy_from_bytes(wide.data(), wide.size() * sizeof(int64_t));
-  }
+NDArray LanguageModel::Impl::token_tensor(const int32_t* tokens, int64_t n) {
+  NDArray host = host_array(host_ids, {1, n}, ids_dtype);
+  if (ids_dtype.bits == 32) std::copy(tokens, tokens + n, static_cast<int32_t*>(host->data));
+  else std::copy(tokens, tokens + n, static_cast<int64_t*>(host->data));
   return device.device_type == kDLCPU ? host : apis.copy_to_device(host, device);
 }
 
@@ -224,83 +299,91 @@ int64_t& LanguageModel::Impl::length_of(int64_t id) {
 }
 
 // The spans' tokens, one buffer zero-padded to the padding factor, through embed: [padded, h],
-// viewed as the pass's input ([1, total, h], or [b, 1, h] for a batch decode).
-RetValue LanguageModel::Impl::embed_spans(const std::vector<Span>& spans, int64_t total, Pass pass) const {
-  std::vector<int32_t> ids;
-  ids.reserve(static_cast<size_t>(total));
-  for (const Span& s : spans) ids.insert(ids.end(), s.tokens, s.tokens + s.n);
+// aliased as the pass's input ([1, total, h], or [b, 1, h] for a batch decode).
+RetValue LanguageModel::Impl::embed_spans(const Span* spans, size_t count, int64_t total, Pass pass, NDArray* rows) {
   const int64_t padded = (total + padding - 1) / padding * padding;
-  NDArray host = host_int32(ids.data(), total, padded);
+  NDArray host = host_array(host_ids, {padded}, DLDataType{kDLInt, 32, 1});
+  int32_t* out = static_cast<int32_t*>(host->data);
+  for (size_t i = 0; i < count; ++i) out = std::copy(spans[i].tokens, spans[i].tokens + spans[i].n, out);
+  std::fill(out, static_cast<int32_t*>(host->data) + padded, 0);
   RetValue input;
   input.set_ndarray(device.device_type == kDLCPU ? host : apis.copy_to_device(host, device));
-  NDArray rows;
   try {
-    rows = call(embed, {input, weights}).as_ndarray();
+    *rows = call(embed, {input, weights}).as_ndarray();
   } catch (Error& e) {
     throw e.with("function", "embed");
   }
-  if (rows.shape().size() != 2 || rows.shape()[0] < total)
-    throw Error(ErrorKind::kTypeMismatch, "embed returned " + shape_to_string(rows.shape()) + " for " +
+  if (rows->shape().size() != 2 || rows->shape()[0] < total)
+    throw Error(ErrorKind::kTypeMismatch, "embed returned " + shape_to_string(rows->shape()) + " for " +
                                               std::to_string(padded) + " token ids, not [n, hidden]")
         .with("function", "embed");
-  const int64_t hidden = rows.shape()[1];
-  RetValue out;
-  out.set_ndarray(pass == Pass::kBatchDecode ? rows.view({total, 1, hidden}, rows.dtype())
-                                             : rows.view({1, total, hidden}, rows.dtype()));
-  return out;
+  const int64_t hidden = rows->shape()[1];
+  RetValue r;
+  r.set_ndarray(pass == Pass::kBatchDecode ? alias(*rows, {total, 1, hidden}) : alias(*rows, {1, total, hidden}));
+  return r;
 }
 
-NDArray LanguageModel::Impl::run_function(Pass pass, const std::vector<Span>& spans, int64_t total) {
+NDArray LanguageModel::Impl::run_function(Pass pass, const Span* spans, size_t count, int64_t total) {
   const PackedFunc& fn = functions[static_cast<int>(pass)];
-  std::vector<RetValue> args;
+  RetValue args[4];
+  size_t n = 0;
+  NDArray rows;  // embed's result, which the first argument aliases: kept until the call returns
   if (!embeddings) {
-    args.resize(1);
-    args[0].set_ndarray(token_tensor(spans[0].tokens, spans[0].n));
+    args[n++].set_ndarray(token_tensor(spans[0].tokens, spans[0].n));
   } else {
-    args.push_back(embed_spans(spans, total, pass));
+    args[n++] = embed_spans(spans, count, total, pass, &rows);
     if (pass == Pass::kBatchPrefill) {
       // logit_positions[i]: the last token of span i in the concatenated input.
-      std::vector<int32_t> positions;
+      NDArray host = host_array(host_positions, {static_cast<int64_t>(count)}, DLDataType{kDLInt, 32, 1});
+      int32_t* p = static_cast<int32_t*>(host->data);
       int64_t at = 0;
-      for (const Span& s : spans) positions.push_back(static_cast<int32_t>((at += s.n) - 1));
-      NDArray host = host_int32(positions.data(), static_cast<int64_t>(positions.size()),
-                                static_cast<int64_t>(positions.size()));
-      args.emplace_back();
-      args.back().set_ndarray(device.device_type == kDLCPU ? host : apis.copy_to_device(host, device));
+      for (size_t i = 0; i < count; ++i) p[i] = static_cast<int32_t>((at += spans[i].n) - 1);
+      args[n++].set_ndarray(device.device_type == kDLCPU ? host : apis.copy_to_device(host, device));
     }
   }
-  args.push_back(cache);
-  if (embeddings) args.push_back(weights);
-  const Value result = Value::from(call(fn, args));
-  if (!result.is_tuple() || result.items.size() != 2 || result.items[0].kind != Value::Kind::kTensor ||
-      result.items[1].kind != Value::Kind::kObject)
+  args[n++] = cache;
+  if (embeddings) args[n++] = weights;
+  const RetValue result = call_n(fn, args, n);
+  // (logits, the cache), read in place: no Value tree per step.
+  const ArrayObject* tuple = result.code() == kTVMObjectHandle
+                                 ? dynamic_cast<const ArrayObject*>(static_cast<const Object*>(result.value().v_handle))
+                                 : nullptr;
+  RetValue logits, next_cache;
+  if (tuple && tuple->size() == 2) {
+    tuple->get_item(0, &logits);
+    tuple->get_item(1, &next_cache);
+  }
+  if (!tuple || tuple->size() != 2 ||
+      (logits.code() != kTVMNDArrayHandle && logits.code() != kTVMDLTensorHandle) ||
+      next_cache.code() != kTVMObjectHandle || !next_cache.value().v_handle)
     throw Error(ErrorKind::kTypeMismatch, "function '" + names[static_cast<int>(pass)] +
                                               "' returned something other than (logits, the KV cache)")
         .with("function", names[static_cast<int>(pass)]);
-  cache.set_object(result.items[1].object);
-  return result.items[0].tensor;
+  cache = std::move(next_cache);
+  return logits.as_ndarray();
 }
 
-NDArray LanguageModel::Impl::forward(Pass pass, const std::vector<Span>& spans) {
+NDArray LanguageModel::Impl::forward(Pass pass, const Span* spans, size_t count) {
   // A library with only the batch functions takes one sequence through them.
   if (!functions[static_cast<int>(pass)] && embeddings)
     pass = pass == Pass::kPrefill ? Pass::kBatchPrefill : pass == Pass::kDecode ? Pass::kBatchDecode : pass;
-  std::vector<int64_t> ids, appended;
+  pass_ids.clear();
+  pass_lengths.clear();
   int64_t total = 0;
-  for (const Span& s : spans) {
-    ids.push_back(s.id);
-    appended.push_back(s.n);
-    total += s.n;
+  for (size_t i = 0; i < count; ++i) {
+    pass_ids.push_back(spans[i].id);
+    pass_lengths.push_back(spans[i].n);
+    total += spans[i].n;
   }
-  call(begin, {cache, shape(ids), shape(appended)});
+  call(begin, {cache, shape_in(ids_shape, pass_ids), shape_in(lengths_shape, pass_lengths)});
   // begin_forward gave the tokens their positions whether or not the function succeeds.
-  for (const Span& s : spans) {
-    auto it = lengths.find(s.id);
-    if (it != lengths.end()) it->second += s.n;
+  for (size_t i = 0; i < count; ++i) {
+    auto it = lengths.find(spans[i].id);
+    if (it != lengths.end()) it->second += spans[i].n;
   }
   NDArray logits;
   try {
-    logits = run_function(pass, spans, total);
+    logits = run_function(pass, spans, count, total);
   } catch (Error& e) {
     try {
       call(end, {cache});  // no pass stays open after a failure
@@ -310,22 +393,22 @@ NDArray LanguageModel::Impl::forward(Pass pass, const std::vector<Span>& spans) 
     throw e.with("function", names[static_cast<int>(pass)]);
   }
   call(end, {cache});
-  return logits_rows(logits, spans.size(), names[static_cast<int>(pass)]);
+  check_logits(logits, count, names[static_cast<int>(pass)]);
+  return logits;
 }
 
-// The logits as [rows, vocab] (prefill/decode: [1, 1, vocab]; batch_prefill [1, b, vocab];
-// batch_decode [b, 1, vocab]: one row per sequence either way).
-NDArray LanguageModel::Impl::logits_rows(const NDArray& logits, size_t rows, const std::string& function) const {
+// The logits, one row per sequence whatever the shape (prefill/decode: [1, 1, vocab];
+// batch_prefill [1, b, vocab]; batch_decode [b, 1, vocab]).
+void LanguageModel::Impl::check_logits(const NDArray& logits, size_t rows, const std::string& function) const {
   const DLDataType f32{kDLFloat, 32, 1};
   const int64_t width = logits.shape().empty() ? 0 : logits.shape().back();
-  if (logits.dtype() != f32 || width < 1 || logits.nbytes() != rows * static_cast<size_t>(width) * sizeof(float) ||
-      (vocab > 0 && width != vocab))
+  if (logits.dtype() != f32 || width < 1 || logits.shape().size() < 2 ||
+      logits.nbytes() != rows * static_cast<size_t>(width) * sizeof(float) || (vocab > 0 && width != vocab))
     throw Error(ErrorKind::kTypeMismatch, "function '" + function + "' returned logits " +
                                               dtype_to_string(logits.dtype()) + shape_to_string(logits.shape()) + " for " +
                                               std::to_string(rows) + " sequences, not float32 [.., " +
                                               (vocab > 0 ? std::to_string(vocab) : std::string("vocab")) + "]")
         .with("function", function);
-  return logits.view({static_cast<int64_t>(rows), width}, f32);
 }
 
 LanguageModel::LanguageModel(const Model& model, LanguageModelOptions options) : options_(std::move(options)) {
@@ -339,7 +422,7 @@ LanguageModel::LanguageModel(const Model& model, LanguageModelOptions options) :
     // The probe: one token tells the vocabulary, and that prefill works on the cache made.
     call(impl_->add, {impl_->cache, int_value(0)});
     const int32_t zero = 0;
-    const NDArray logits = impl_->forward(Impl::Pass::kPrefill, {{0, &zero, 1}});
+    const NDArray logits = impl_->forward(Impl::Pass::kPrefill, Impl::Span{0, &zero, 1});
     call(impl_->remove, {impl_->cache, int_value(0)});
     vocab_ = logits.shape().back();
   } catch (Error& e) {
@@ -446,9 +529,9 @@ int64_t LanguageModel::sequence_length(int64_t id) const { return impl_->length_
 
 namespace {
 
-void check_tokens(int64_t id, const std::vector<int32_t>& tokens, int64_t vocab) {
-  if (tokens.empty()) throw Error("sequence " + seq_name(id) + " is given no token").with("sequence", seq_name(id));
-  for (size_t i = 0; i < tokens.size(); ++i)
+void check_tokens(int64_t id, const int32_t* tokens, size_t n, int64_t vocab) {
+  if (n == 0) throw Error("sequence " + seq_name(id) + " is given no token").with("sequence", seq_name(id));
+  for (size_t i = 0; i < n; ++i)
     if (tokens[i] < 0 || tokens[i] >= vocab)
       throw Error(ErrorKind::kOutOfRange, "token " + std::to_string(i) + " of sequence " + seq_name(id) + " is " +
                                               std::to_string(tokens[i]) + ", outside the model's vocabulary [0, " +
@@ -465,69 +548,65 @@ void check_room(int64_t id, int64_t length, int64_t n, int64_t limit) {
         .with("option", "max_total_seq_len");
 }
 
-// Copies `rows` (pass row, step row) of `from` ([n, vocab], on any device) into the host array
-// `to`: straight from the device, one copy per run of rows consecutive in both (a decode step's
-// whole batch is one copy), and only the rows asked for.
-void copy_rows(const DeviceApis& apis, const NDArray& from, const std::vector<std::pair<size_t, size_t>>& rows,
-               NDArray& to) {
-  const DLDataType f32{kDLFloat, 32, 1};
-  const int64_t width = from.shape()[1];
-  const uint64_t row_bytes = static_cast<uint64_t>(width) * sizeof(float);
-  for (size_t i = 0; i < rows.size();) {
-    size_t j = i + 1;
-    while (j < rows.size() && rows[j].first == rows[j - 1].first + 1 && rows[j].second == rows[j - 1].second + 1) ++j;
-    const int64_t n = static_cast<int64_t>(j - i);
-    const NDArray src = from.view({n, width}, f32, rows[i].first * row_bytes);
-    const NDArray dst = to.view({n, width}, f32, rows[i].second * row_bytes);
-    apis.copy(src.handle(), dst.handle());
-    i = j;
-  }
-}
-
 }  // namespace
 
 NDArray LanguageModel::prefill(int64_t id, const std::vector<int32_t>& tokens) {
   int64_t& length = impl_->length_of(id);
-  check_tokens(id, tokens, vocab_);
+  check_tokens(id, tokens.data(), tokens.size(), vocab_);
   const int64_t n = static_cast<int64_t>(tokens.size());
   check_room(id, length, n, max_sequence_length());
   NDArray logits;
   for (int64_t at = 0; at < n; at += options_.prefill_chunk_size) {
     const int64_t chunk = std::min(options_.prefill_chunk_size, n - at);
-    logits = impl_->forward(Impl::Pass::kPrefill, {{id, tokens.data() + at, chunk}});
+    logits = impl_->forward(Impl::Pass::kPrefill, Impl::Span{id, tokens.data() + at, chunk});
   }
   return logits.view({1, 1, vocab_}, logits.dtype());
 }
 
 NDArray LanguageModel::decode(int64_t id, int32_t token) {
   const int64_t length = impl_->length_of(id);
-  check_tokens(id, {token}, vocab_);
+  check_tokens(id, &token, 1, vocab_);
   check_room(id, length, 1, max_sequence_length());
-  const NDArray logits = impl_->forward(Impl::Pass::kDecode, {{id, &token, 1}});
+  const NDArray logits = impl_->forward(Impl::Pass::kDecode, Impl::Span{id, &token, 1});
   return logits.view({1, 1, vocab_}, logits.dtype());
 }
 
-StepLogits LanguageModel::step(const std::vector<SequenceStep>& steps) {
-  if (steps.empty()) throw Error("a step of no sequence");
-  std::set<int64_t> seen;
+StepLogits LanguageModel::step(const std::vector<SequenceStep>& steps) { return step(steps.data(), steps.size()); }
+
+StepLogits LanguageModel::step(const SequenceStep* steps, size_t count) {
+  if (count == 0 || !steps) throw Error("a step of no sequence");
+  Impl& m = *impl_;
+  // A sequence twice: the ids sorted in a kept buffer (no set per step).
+  m.step_ids.clear();
+  for (size_t i = 0; i < count; ++i) m.step_ids.push_back(steps[i].id);
+  std::sort(m.step_ids.begin(), m.step_ids.end());
+  const auto twice = std::adjacent_find(m.step_ids.begin(), m.step_ids.end());
+  if (twice != m.step_ids.end())
+    throw Error("sequence " + seq_name(*twice) + " is twice in one step").with("sequence", seq_name(*twice));
   bool all_single = true;
-  for (const SequenceStep& s : steps) {
-    if (!seen.insert(s.id).second)
-      throw Error("sequence " + seq_name(s.id) + " is twice in one step").with("sequence", seq_name(s.id));
-    const int64_t length = impl_->length_of(s.id);
-    check_tokens(s.id, s.tokens, vocab_);
-    check_room(s.id, length, static_cast<int64_t>(s.tokens.size()), max_sequence_length());
+  const int64_t limit = max_sequence_length();
+  for (size_t i = 0; i < count; ++i) {
+    const SequenceStep& s = steps[i];
+    const int64_t length = m.length_of(s.id);
+    check_tokens(s.id, s.tokens.data(), s.tokens.size(), vocab_);
+    check_room(s.id, length, static_cast<int64_t>(s.tokens.size()), limit);
     all_single = all_single && s.tokens.size() == 1;
   }
-  const int64_t rows = static_cast<int64_t>(steps.size());
-  const bool batch = batches_sequences() && steps.size() > 1;
-  // Each pass's logits and which of its rows are which step's (pass row, step row).
-  std::vector<std::pair<NDArray, std::vector<std::pair<size_t, size_t>>>> passes;
+  const bool batch = batches_sequences() && count > 1;
+  // Each pass's logits, and which of its rows are which step's.
+  m.pass_logits.clear();
+  m.rows.clear();
   if (!batch) {
-    for (size_t i = 0; i < steps.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       const SequenceStep& s = steps[i];
-      const NDArray l = s.tokens.size() == 1 ? decode(s.id, s.tokens[0]) : prefill(s.id, s.tokens);
-      passes.push_back({l.view({1, vocab_}, l.dtype()), {{0, i}}});
+      NDArray l;
+      const int64_t n = static_cast<int64_t>(s.tokens.size());
+      for (int64_t at = 0; at < n; at += options_.prefill_chunk_size) {
+        const int64_t chunk = std::min(options_.prefill_chunk_size, n - at);
+        l = m.forward(n == 1 ? Impl::Pass::kDecode : Impl::Pass::kPrefill, Impl::Span{s.id, s.tokens.data() + at, chunk});
+      }
+      m.rows.push_back({m.pass_logits.size(), 0, i});
+      m.pass_logits.push_back(std::move(l));
     }
   } else {
     // Passes of at most max_batch_size sequences and (prefill) prefill_chunk_size tokens; a
@@ -536,18 +615,17 @@ StepLogits LanguageModel::step(const std::vector<SequenceStep>& steps) {
     const int64_t budget = all_single ? max_seqs : options_.prefill_chunk_size;
     size_t next = 0;
     int64_t taken = 0;  // tokens of steps[next] already passed
-    while (next < steps.size()) {
-      std::vector<Impl::Span> spans;
-      std::vector<std::pair<size_t, size_t>> finished;
+    while (next < count) {
+      m.spans.clear();
       int64_t room = budget;
-      while (next < steps.size() && room > 0 && static_cast<int64_t>(spans.size()) < max_seqs) {
+      while (next < count && room > 0 && static_cast<int64_t>(m.spans.size()) < max_seqs) {
         const SequenceStep& s = steps[next];
         const int64_t left = static_cast<int64_t>(s.tokens.size()) - taken;
         const int64_t n = std::min(left, room);
-        spans.push_back({s.id, s.tokens.data() + taken, n});
+        m.spans.push_back({s.id, s.tokens.data() + taken, n});
         room -= n;
         if (n == left) {
-          finished.push_back({spans.size() - 1, next});
+          m.rows.push_back({m.pass_logits.size(), m.spans.size() - 1, next});
           ++next;
           taken = 0;
         } else {
@@ -555,14 +633,34 @@ StepLogits LanguageModel::step(const std::vector<SequenceStep>& steps) {
         }
       }
       const Impl::Pass pass = all_single ? Impl::Pass::kBatchDecode : Impl::Pass::kBatchPrefill;
-      passes.push_back({impl_->forward(pass, spans), std::move(finished)});
+      m.pass_logits.push_back(m.forward(pass, m.spans.data(), m.spans.size()));
     }
   }
   // One pass whose rows are the step's in order: its logits are the result (no copy on the CPU).
-  if (passes.size() == 1 && passes[0].first.shape()[0] == rows && passes[0].first.device().device_type == kDLCPU)
-    return StepLogits(passes[0].first);
-  NDArray out = impl_->apis.empty({rows, vocab_}, DLDataType{kDLFloat, 32, 1}, cpu());
-  for (const auto& p : passes) copy_rows(impl_->apis, p.first, p.second, out);
+  if (m.pass_logits.size() == 1 && m.pass_logits[0].device().device_type == kDLCPU &&
+      m.pass_logits[0].nbytes() == count * static_cast<size_t>(vocab_) * sizeof(float)) {
+    NDArray only = std::move(m.pass_logits[0]);
+    m.pass_logits.clear();  // the model's storage is the caller's alone until it lets go
+    return StepLogits(std::move(only));
+  }
+  // Else the rows asked for, copied straight from each pass's logits (on any device) into one
+  // host array: one copy per run of rows consecutive in both (a decode's whole batch is one).
+  const DLDataType f32{kDLFloat, 32, 1};
+  NDArray out = m.host_array(m.host_logits, {static_cast<int64_t>(count), vocab_}, f32);
+  const uint64_t row_bytes = static_cast<uint64_t>(vocab_) * sizeof(float);
+  for (size_t i = 0; i < m.rows.size();) {
+    size_t j = i + 1;
+    while (j < m.rows.size() && m.rows[j].pass == m.rows[i].pass && m.rows[j].pass_row == m.rows[j - 1].pass_row + 1 &&
+           m.rows[j].step_row == m.rows[j - 1].step_row + 1)
+      ++j;
+    const int64_t n = static_cast<int64_t>(j - i);
+    const NDArray& from = m.pass_logits[m.rows[i].pass];
+    const NDArray src = from.view({n, vocab_}, f32, m.rows[i].pass_row * row_bytes);
+    const NDArray dst = out.view({n, vocab_}, f32, m.rows[i].step_row * row_bytes);
+    m.apis.copy(src.handle(), dst.handle());
+    i = j;
+  }
+  m.pass_logits.clear();
   return StepLogits(out);
 }
 

@@ -33,12 +33,24 @@ void check_depth(const BuiltinArgs& args, const std::vector<Value>& items) {
                      ErrorKind::kResourceExhausted);
 }
 
-void make_tuple(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
-  std::vector<Value> items;
-  items.reserve(static_cast<size_t>(args.size()));
-  for (int i = 0; i < args.size(); ++i) items.push_back(args.at(i));
-  check_depth(args, items);
-  *ret = relax::make_tuple(std::move(items));
+void make_tuple(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
+  // The tuple is the VM's recycled one (a decode step makes the same tuples every call).
+  constexpr int kInline = 16;
+  const Value* inline_items[kInline];
+  std::vector<const Value*> wide;
+  const Value** items = inline_items;
+  if (args.size() > kInline) {
+    wide.resize(static_cast<size_t>(args.size()));
+    items = wide.data();
+  }
+  for (int i = 0; i < args.size(); ++i) items[i] = &args.at(i);
+  Ref<TupleObj> t = vm.recycler().tuple(items, static_cast<size_t>(args.size()));
+  if (t->depth > kMaxValueDepth) {
+    std::vector<Value> held;
+    held.swap(t->items);
+    check_depth(args, held);  // throws, naming the depth
+  }
+  *ret = std::move(t);
 }
 
 size_t tuple_index(const BuiltinArgs& args, const TupleObj& t) {

@@ -99,7 +99,7 @@ void alloc_shape_heap(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
     throw args.error("shape heap size " + std::to_string(size) + " outside 0.." + std::to_string(kMaxShapeHeap),
                      ErrorKind::kResourceExhausted);
   vm.charge(static_cast<uint64_t>(size), args.name());
-  NDArray heap = vm.pool().allocate_tensor({size}, DLDataType{kDLInt, 64, 1});
+  NDArray heap = vm.recycler().shape_heap(vm.pool(), size);
   if (size) std::fill_n(static_cast<int64_t*>(heap->data), size, 0);
   *ret = std::move(heap);
 }
@@ -147,18 +147,26 @@ int64_t make_one(const BuiltinArgs& args, int64_t* heap, int64_t heap_size, int6
   throw args.error("unknown make_shape code " + std::to_string(code));
 }
 
-void make_shape(VirtualMachine&, const BuiltinArgs& args, Value* ret) {
+void make_shape(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   args.require(2, "(heap, ndim, code, value, ...)");
   int64_t heap_size = 0;
   int64_t* heap = args.heap(0, &heap_size);
   const int64_t ndim = args.as_int(1, "ndim");
   if (ndim < 0 || ndim > (args.size() - 2) / 2) throw args.error("ndim " + std::to_string(ndim) + " does not match its codes");
-  std::vector<int64_t> dims(static_cast<size_t>(ndim));
+  // On the stack up to a rank no tensor reaches; the shape itself is the VM's recycled one.
+  constexpr int64_t kInline = 16;
+  int64_t inline_dims[kInline];
+  std::vector<int64_t> wide;
+  int64_t* dims = inline_dims;
+  if (ndim > kInline) {
+    wide.resize(static_cast<size_t>(ndim));
+    dims = wide.data();
+  }
   for (int64_t i = 0; i < ndim; ++i) {
     const int k = static_cast<int>(2 + i * 2);
-    dims[static_cast<size_t>(i)] = make_one(args, heap, heap_size, args.as_int(k, "code"), args.as_int(k + 1, "value"));
+    dims[i] = make_one(args, heap, heap_size, args.as_int(k, "code"), args.as_int(k + 1, "value"));
   }
-  *ret = relax::make_shape(std::move(dims));
+  *ret = vm.recycler().shape(dims, static_cast<size_t>(ndim));
 }
 
 void make_prim_value(VirtualMachine&, const BuiltinArgs& args, Value* ret) {

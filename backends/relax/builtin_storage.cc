@@ -80,7 +80,7 @@ void reshape(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   const int64_t have = shape_numel(data.shape().data(), static_cast<int>(data.shape().size()));
   if (want != have)
     throw args.error("cannot reshape " + shape_to_string(data.shape()) + " to " + shape_to_string(shape.dims));
-  *ret = data.view(shape.dims, data.dtype());
+  *ret = vm.recycler().view(data, shape.dims);
 }
 
 void copy(VirtualMachine&, const BuiltinArgs& args, Value* ret) {

@@ -102,7 +102,10 @@ Value VirtualMachine::call(int64_t function, const Value* const* args, int num_a
     throw Error(ErrorKind::kTypeMismatch, "Relax function " + quote_untrusted(f.name) + " takes " + std::to_string(f.num_args) + " arguments, " +
                 std::to_string(num_args) + " given")
         .with("function", f.name);
-  if (depth_ == 0 && nested_calls_ == 0) remaining_ = budget_ ? budget_ : ~uint64_t{0};
+  if (depth_ == 0 && nested_calls_ == 0) {
+    remaining_ = budget_ ? budget_ : ~uint64_t{0};
+    recycler_.release_idle();  // what the last call's kept objects held goes back first
+  }
   if (nested_calls_ >= kMaxCallDepth)
     throw Error(ErrorKind::kResourceExhausted, "Relax VM calls nest deeper than " + std::to_string(kMaxCallDepth));
   struct Nest {

@@ -15,6 +15,7 @@
 
 #include "graphrt/device_api.h"
 #include "backends/relax/linked_executable.h"
+#include "backends/relax/recycler.h"
 #include "backends/relax/storage_cache.h"
 
 namespace graphrt {
@@ -65,6 +66,8 @@ class VirtualMachine {
   const LinkedExecutable& linked() const { return *linked_; }
   StoragePool& pool() { return storages_.pool(); }
   StorageCache& storages() { return storages_; }
+  // make_shape's, make_tuple's and reshape's objects, made again only when all are held.
+  Recycler& recycler() { return recycler_; }
   // Per-callee call counts and wall time while `on` (reset when turned on);
   // off by default, and then the hot loop does no timing.
   struct CallStats {
@@ -130,6 +133,7 @@ class VirtualMachine {
 
   std::shared_ptr<const LinkedExecutable> linked_;
   StorageCache storages_;
+  Recycler recycler_;  // after storages_: destroyed first, its views before their storage
   std::vector<DLDevice> devices_{DLDevice{kDLCPU, 0}};
   DeviceApis apis_;  // of devices_
   std::vector<Value> device_literals_;  // the program's literals with tensors on devices_[0]

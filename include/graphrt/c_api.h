@@ -261,6 +261,39 @@ GRAPHRT_API int graphrt_lm_chat(graphrt_lm_t lm, const char* messages_json, cons
 /* The model's request defaults, as a JSON object of generation fields. */
 GRAPHRT_API int graphrt_lm_default_config(graphrt_lm_t lm, const char** config_json);
 
+/* Steps of the model itself (graphrt::LanguageModel::step): sequences of the KV cache under
+ * the caller's ids, and one call per step that appends each sequence's new tokens and gives the
+ * logits of its last one; no tokenizer, no sampler. As MLC's engine: a step of one token per
+ * sequence is one batch_decode (KV cache's begin_forward, the model, end_forward), else one
+ * batch_prefill (split where it passes the prefill chunk or the batch size).
+ *
+ *   int64_t ids[2] = {0, 1};
+ *   int32_t prompts[5] = {464, 3139, 286, 7454, 2402};
+ *   int64_t offsets[3] = {0, 3, 5};                  sequence i: prompts[offsets[i] .. offsets[i + 1])
+ *   const float* logits;                             float32 [2, vocab]: row i is sequence i's
+ *   graphrt_lm_add_sequence(lm, 0); graphrt_lm_add_sequence(lm, 1);
+ *   graphrt_lm_step(lm, 2, ids, prompts, offsets, &logits);
+ *   int32_t next[2] = {argmax(logits), argmax(logits + vocab)};
+ *   graphrt_lm_step(lm, 2, ids, next, NULL, &logits);   offsets NULL: one token each (a decode)
+ *
+ * *logits is owned by `lm` and holds until its next step, sequence call, generation or free.
+ * Sequence ids are not negative; the generation calls above take ids not in use. Refused before
+ * any forward pass, naming the sequence ("sequence" in the message): n 0 or NULL arrays
+ * (invalid argument), a sequence not added (not found) or twice in the step, no token, a token
+ * outside [0, vocab) or a sequence past its length limit (out of range), offsets that do not
+ * start at 0 or go down. A steady decode allocates nothing (after its first steps). */
+/* A language model of a library alone whose forward functions take token ids and hold their
+ * weights (prefill / decode on the KV cache, as the relax_tiny_llm_* fixtures): only the calls
+ * below (the text calls fail with failed precondition). max_total_seq_len, prefill_chunk_size
+ * 0: 64 and 16 (graphrt::LanguageModelOptions); one sequence per forward pass. */
+GRAPHRT_API int graphrt_lm_open_library(const char* path, int64_t max_total_seq_len, int64_t prefill_chunk_size,
+                                        int device_type, int device_id, graphrt_lm_t* out);
+GRAPHRT_API int graphrt_lm_add_sequence(graphrt_lm_t lm, int64_t seq_id);
+GRAPHRT_API int graphrt_lm_remove_sequence(graphrt_lm_t lm, int64_t seq_id);
+GRAPHRT_API int graphrt_lm_vocab_size(graphrt_lm_t lm, int64_t* out);
+GRAPHRT_API int graphrt_lm_step(graphrt_lm_t lm, size_t n, const int64_t* seq_ids, const int32_t* tokens,
+                                const int64_t* offsets, const float** logits);
+
 /* ---- warnings ---- */
 /* The library never prints: warnings (level 1) go to this callback, or nowhere
  * when it is NULL (the default). */

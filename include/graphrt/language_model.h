@@ -84,29 +84,37 @@ struct SequenceStep {
 
 // The logits of a step: one row of vocab_size() float32 values per sequence of the step, in
 // the step's order, the logits of each sequence's last new token, on the host (what a CPU
-// sampler reads). On the CPU the rows are the model's own output (no copy).
+// sampler reads). On the CPU the rows are the model's own output (no copy, no view: its array
+// may be [rows, 1, vocab] or [1, rows, vocab], every dimension but the last counting rows).
 class StepLogits {
  public:
   StepLogits() = default;
-  // `rows`: float32 [rows, vocab] on the host.
+  // `rows`: float32 [..., vocab] on the host, row-major.
   GRAPHRT_HEADER_ONLY explicit StepLogits(NDArray rows) : array_(std::move(rows)) {
-    if (!array_.defined() || array_.shape().size() != 2 || array_.dtype() != DLDataType{kDLFloat, 32, 1} ||
+    if (!array_.defined() || array_.shape().size() < 2 || array_.dtype() != DLDataType{kDLFloat, 32, 1} ||
         array_.device().device_type != kDLCPU)
       throw Error(ErrorKind::kInvalidArgument, "StepLogits holds float32 [rows, vocab] on the host");
+    vocab_ = array_.shape().back();
+    rows_ = 1;
+    for (size_t d = 0; d + 1 < array_.shape().size(); ++d) rows_ *= static_cast<size_t>(array_.shape()[d]);
   }
-  size_t rows() const { return array_.defined() ? static_cast<size_t>(array_.shape()[0]) : 0; }
-  int64_t vocab_size() const { return array_.defined() ? array_.shape()[1] : 0; }
+  size_t rows() const { return rows_; }
+  int64_t vocab_size() const { return vocab_; }
   // Row i's vocab_size() floats; an index past rows() is an Error.
   GRAPHRT_HEADER_ONLY const float* row(size_t i) const {
     if (i >= rows())
       throw Error(ErrorKind::kOutOfRange, "row " + std::to_string(i) + " of logits with " + std::to_string(rows()) +
                                               " rows");
-    return static_cast<const float*>(array_->data) + i * static_cast<size_t>(vocab_size());
+    return reinterpret_cast<const float*>(static_cast<const char*>(array_->data) + array_->byte_offset) +
+           i * static_cast<size_t>(vocab_size());
   }
+  // The rows as the model gave them (see above for the shape).
   const NDArray& array() const { return array_; }
 
  private:
   NDArray array_;
+  size_t rows_ = 0;
+  int64_t vocab_ = 0;
 };
 
 class LanguageModel {
@@ -156,6 +164,10 @@ class LanguageModel {
   // runs: an empty step or token list, a sequence twice or not in the cache, a token outside
   // the vocabulary, a sequence that would pass its limit (max_sequence_length()).
   StepLogits step(const std::vector<SequenceStep>& steps);
+  // The same over `count` steps at `steps` (a caller's buffer, reused from step to step). A
+  // steady decode (one token per sequence, the same number of sequences as the step before)
+  // allocates nothing on the CPU: its buffers, shape tuples and views are kept and refilled.
+  StepLogits step(const SequenceStep* steps, size_t count);
   // Appends the tokens to the sequence, in forward passes of at most prefill_chunk_size
   // tokens; returns the last pass's logits (the prefill function's, [1, 1, vocab] for MLC's
   // models), on the model's device. Refused before any pass runs: no token, a token outside

@@ -106,8 +106,12 @@ class TextGenerator {
   // sequence's room), for a caller that steps the model itself (ContinuousBatcher). Errors
   // name the field ("prompt" when the ids leave no room) and the option ("max_total_seq_len").
   TextGeneration start(const std::vector<int32_t>& ids, const GenerationConfig& config);
-  // A sequence id that no other generation of this generator uses.
-  int64_t new_sequence_id() { return next_sequence_++; }
+  // A sequence id that no other generation of this generator uses and that is not in the
+  // model's cache (a caller's own sequences, graphrt_lm_add_sequence's, share it).
+  int64_t new_sequence_id() {
+    while (model_->has_sequence(next_sequence_)) ++next_sequence_;
+    return next_sequence_++;
+  }
 
  private:
   GenerationResult run(const std::vector<int32_t>& ids, const GenerationConfig& config,

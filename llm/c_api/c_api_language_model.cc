@@ -3,15 +3,24 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graphrt/c_api.h"
 #include "graphrt/json_writer.h"
+#include "graphrt/language_model.h"
 #include "graphrt/text_generation.h"
 #include "src/layer_api/c_api_guard.h"
 
 struct graphrt_lm {
   std::unique_ptr<graphrt::Session> session;  // outlives the generator made over it
-  std::unique_ptr<graphrt::TextGenerator> generator;
+  std::unique_ptr<graphrt::TextGenerator> generator;  // null for a library alone (graphrt_lm_open_library)
+  std::shared_ptr<graphrt::Model> library;             // graphrt_lm_open_library's, and its model over it
+  std::unique_ptr<graphrt::LanguageModel> library_model;
+  // graphrt_lm_step's: the steps, grown and never shrunk (a steady decode refills the same
+  // token vectors, so the call allocates nothing), and the last step's logits, which the
+  // caller's pointer reads.
+  std::vector<graphrt::SequenceStep> steps;
+  graphrt::StepLogits logits;
 };
 
 namespace graphrt {
@@ -19,7 +28,17 @@ namespace {
 
 graphrt_lm& lm_of(graphrt_lm_t lm) {
   if (!lm) throw Error("null language model handle");
+  if (!lm->generator)
+    throw Error(ErrorKind::kFailedPrecondition,
+                "this language model is a library alone (graphrt_lm_open_library): no tokenizer, no generation; "
+                "it steps (graphrt_lm_step)");
   return *lm;
+}
+
+// The model that steps: the folder's, or the library's.
+LanguageModel& model_of(graphrt_lm_t lm) {
+  if (!lm) throw Error("null language model handle");
+  return lm->generator ? lm->generator->language_model() : *lm->library_model;
 }
 
 template <typename T>
@@ -161,6 +180,26 @@ int graphrt_lm_open(const char* folder, const char* model_lib, int device_type, 
   });
 }
 
+int graphrt_lm_open_library(const char* path, int64_t max_total_seq_len, int64_t prefill_chunk_size, int device_type,
+                            int device_id, graphrt_lm_t* out) {
+  return graphrt_api_guard([&] {
+    require_out(out, "out");
+    *out = nullptr;
+    if (!path) throw Error("graphrt_lm_open_library: null path");
+    const DLDevice device = device_type == 0 ? cpu() : DLDevice{static_cast<DLDeviceType>(device_type), device_id};
+    LanguageModelOptions options;
+    if (max_total_seq_len > 0) options.max_total_seq_len = max_total_seq_len;
+    if (prefill_chunk_size > 0) options.prefill_chunk_size = prefill_chunk_size;
+    auto lm = std::make_unique<graphrt_lm>();
+    lm->session = std::make_unique<Session>(runtime(), device);
+    ModelSource source;
+    source.path = path;
+    lm->library = lm->session->load(source);
+    lm->library_model = std::make_unique<LanguageModel>(*lm->library, options);
+    *out = lm.release();
+  });
+}
+
 void graphrt_lm_free(graphrt_lm_t lm) { std::unique_ptr<graphrt_lm> owned(lm); }
 
 int graphrt_lm_tokenize(graphrt_lm_t lm, const char* text, const int32_t** ids, size_t* count) {
@@ -213,6 +252,52 @@ int graphrt_lm_default_config(graphrt_lm_t lm, const char** config_json) {
     ThreadStrings& strings = thread_strings();
     strings.result = config_to_json(lm_of(lm).generator->default_config());
     *config_json = strings.result.c_str();
+  });
+}
+
+int graphrt_lm_add_sequence(graphrt_lm_t lm, int64_t seq_id) {
+  return graphrt_api_guard([&] { model_of(lm).add_sequence(seq_id); });
+}
+
+int graphrt_lm_remove_sequence(graphrt_lm_t lm, int64_t seq_id) {
+  return graphrt_api_guard([&] { model_of(lm).remove_sequence(seq_id); });
+}
+
+int graphrt_lm_vocab_size(graphrt_lm_t lm, int64_t* out) {
+  return graphrt_api_guard([&] {
+    require_out(out, "out");
+    *out = model_of(lm).vocab_size();
+  });
+}
+
+int graphrt_lm_step(graphrt_lm_t lm, size_t n, const int64_t* seq_ids, const int32_t* tokens, const int64_t* offsets,
+                    const float** logits) {
+  return graphrt_api_guard([&] {
+    require_out(logits, "logits");
+    *logits = nullptr;
+    LanguageModel& stepped = model_of(lm);
+    graphrt_lm& model = *lm;
+    if (n == 0) throw Error("graphrt_lm_step: a step of no sequence (n is 0)");
+    if (!seq_ids) throw Error("graphrt_lm_step: null seq_ids");
+    if (offsets && offsets[0] != 0)
+      throw Error("graphrt_lm_step: offsets[0] is " + std::to_string(offsets[0]) + ", not 0");
+    for (size_t i = 0; offsets && i < n; ++i)
+      if (offsets[i + 1] < offsets[i])
+        throw Error("graphrt_lm_step: offsets[" + std::to_string(i + 1) + "] (" + std::to_string(offsets[i + 1]) +
+                    ") is below offsets[" + std::to_string(i) + "] (" + std::to_string(offsets[i]) + ")");
+    const int64_t total = offsets ? offsets[n] : static_cast<int64_t>(n);
+    if (!tokens && total > 0) throw Error("graphrt_lm_step: null tokens");
+    if (model.steps.size() < n) model.steps.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      SequenceStep& s = model.steps[i];
+      s.id = seq_ids[i];
+      const int64_t begin = offsets ? offsets[i] : static_cast<int64_t>(i);
+      const int64_t end = offsets ? offsets[i + 1] : begin + 1;
+      s.tokens.assign(tokens + begin, tokens + end);
+    }
+    model.logits = StepLogits();  // the last step's rows go back to the model's storage first
+    model.logits = stepped.step(model.steps.data(), n);
+    *logits = model.logits.row(0);
   });
 }
 

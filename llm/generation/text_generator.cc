@@ -128,7 +128,7 @@ TextGeneration TextGenerator::start(const std::vector<int32_t>& ids, const Gener
 GenerationResult TextGenerator::run(const std::vector<int32_t>& ids, const GenerationConfig& config,
                                     const TextCallback& on_text) {
   TextGeneration generation = start(ids, config);
-  const int64_t id = next_sequence_++;
+  const int64_t id = new_sequence_id();
   SequenceGuard sequence(*model_, id);
   const auto start_time = Clock::now();
   StepLogits logits = model_->step({{id, ids}});
@@ -157,7 +157,7 @@ std::vector<GenerationResult> TextGenerator::generate_batch(const std::vector<st
     const std::vector<int32_t> prompt_ids = tokenizer_->encode(prompts[i]);
     generations.push_back(start(prompt_ids, configs[i]));
     generations.back().result().prompt_tokens = static_cast<int64_t>(prompt_ids.size());
-    ids.push_back(next_sequence_++);
+    ids.push_back(new_sequence_id());
     sequences.push_back(std::make_unique<SequenceGuard>(*model_, ids.back()));
     step.push_back({ids.back(), prompt_ids});
   }

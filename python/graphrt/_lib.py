@@ -218,6 +218,12 @@ _SIGNATURES = {
     "graphrt_lm_generate": (_int, [_vp, _cp, _cp, TextCallback, _vp, _p(_cp), _p(_cp)]),
     "graphrt_lm_chat": (_int, [_vp, _cp, _cp, TextCallback, _vp, _p(_cp), _p(_cp)]),
     "graphrt_lm_default_config": (_int, [_vp, _p(_cp)]),
+    "graphrt_lm_open_library": (_int, [_cp, ctypes.c_int64, ctypes.c_int64, _int, _int, _p(_vp)]),
+    "graphrt_lm_add_sequence": (_int, [_vp, ctypes.c_int64]),
+    "graphrt_lm_remove_sequence": (_int, [_vp, ctypes.c_int64]),
+    "graphrt_lm_vocab_size": (_int, [_vp, _p(ctypes.c_int64)]),
+    "graphrt_lm_step": (_int, [_vp, ctypes.c_size_t, _p(ctypes.c_int64), _p(ctypes.c_int32), _p(ctypes.c_int64),
+                               _p(_p(ctypes.c_float))]),
     "graphrt_version": (_cp, []),
     "graphrt_init": (_int, []),
 }

@@ -52,9 +52,14 @@ Sequence& BlockTable::sequence(int64_t seq_id) {
 
 std::vector<int32_t> BlockTable::trace(const Sequence& seq) const {
   std::vector<int32_t> blocks;
-  for (int32_t b = seq.last_block; b != -1; b = block(b).parent) blocks.push_back(b);
-  std::reverse(blocks.begin(), blocks.end());
+  trace(seq, &blocks);
   return blocks;
+}
+
+void BlockTable::trace(const Sequence& seq, std::vector<int32_t>* out) const {
+  out->clear();
+  for (int32_t b = seq.last_block; b != -1; b = block(b).parent) out->push_back(b);
+  std::reverse(out->begin(), out->end());
 }
 
 int64_t BlockTable::pages_needed(const Sequence& seq, int64_t n) const {
@@ -214,6 +219,9 @@ void BlockTable::pop(int64_t seq_id, int64_t n, const PageCopy& copy) {
 void BlockTable::reserve(Sequence& seq, int64_t n) {
   Block& last = blocks_[static_cast<size_t>(seq.last_block)];
   const size_t target = static_cast<size_t>(ceil_div(last.length + n, page_size_));
+  // Room for every page of the cache at the first growth: a decode taking a new page then
+  // never reallocates the list (a block cannot hold more pages than there are).
+  if (last.pages.capacity() < target) last.pages.reserve(std::max(target, static_cast<size_t>(num_pages_)));
   while (last.pages.size() < target) {
     const int32_t page = take_page();
     blocks_[static_cast<size_t>(seq.last_block)].pages.push_back(page);

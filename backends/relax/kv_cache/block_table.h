@@ -50,6 +50,8 @@ class BlockTable {
   const Block& block(int32_t index) const { return blocks_[static_cast<size_t>(index)]; }
   // The sequence's blocks, root first.
   std::vector<int32_t> trace(const Sequence& seq) const;
+  // The same into *out (its capacity reused).
+  void trace(const Sequence& seq, std::vector<int32_t>* out) const;
   // Pages that appending `n` tokens to the sequence would take from the free list.
   int64_t pages_needed(const Sequence& seq, int64_t n) const;
   // Whether the sequence's last block may take new tokens (no fork shares it).

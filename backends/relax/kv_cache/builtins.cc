@@ -1,6 +1,7 @@
 #include "backends/relax/kv_cache/builtins.h"
 
-#include <set>
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -72,11 +73,13 @@ int64_t layer_arg(const BuiltinArgs& args, const PagedKVCache& cache, int i) {
 
 // A tensor of the given shape (-1: any) and dtype on the cache's device.
 NDArray tensor_arg(const BuiltinArgs& args, const PagedKVCache& cache, int i, const char* what,
-                   const std::vector<int64_t>& shape, DLDataType dtype) {
+                   std::initializer_list<int64_t> shape, DLDataType dtype) {
   const NDArray t = args.as_tensor(i, what);
   bool ok = t.shape().size() == shape.size();
-  for (size_t d = 0; ok && d < shape.size(); ++d) ok = shape[d] < 0 || t.shape()[d] == shape[d];
-  if (!ok) throw arg_error(args, i, what, "has shape " + shape_to_string(t.shape()) + ", expected " + shape_to_string(shape));
+  for (size_t d = 0; ok && d < shape.size(); ++d) ok = shape.begin()[d] < 0 || t.shape()[d] == shape.begin()[d];
+  if (!ok)
+    throw arg_error(args, i, what,
+                    "has shape " + shape_to_string(t.shape()) + ", expected " + shape_to_string(std::vector<int64_t>(shape)));
   if (t.dtype() != dtype)
     throw arg_error(args, i, what, "is " + dtype_to_string(t.dtype()) + ", expected " + dtype_to_string(dtype),
                     ErrorKind::kTypeMismatch);
@@ -157,12 +160,14 @@ void begin_forward(const BuiltinArgs& args, Value*) {
   if (lengths.size() != ids.size())
     throw arg_error(args, 2, "append_lengths", "has " + std::to_string(lengths.size()) + " values for " +
                                                    std::to_string(ids.size()) + " sequences");
-  std::set<int64_t> seen;
-  for (int64_t id : ids) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int64_t id = ids[i];
     if (!cache.table().has(id))
       throw arg_error(args, 1, "seq_ids", "name " + std::to_string(id) + ", a sequence not in the KV cache",
                       ErrorKind::kNotFound);
-    if (!seen.insert(id).second) throw arg_error(args, 1, "seq_ids", "name sequence " + std::to_string(id) + " twice");
+    // A batch is at most the cache's max sequences: the pairs cost less than a set's nodes.
+    if (std::find(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i), id) != ids.begin() + static_cast<std::ptrdiff_t>(i))
+      throw arg_error(args, 1, "seq_ids", "name sequence " + std::to_string(id) + " twice");
   }
   for (int64_t n : lengths)
     if (n <= 0) throw arg_error(args, 2, "append_lengths", "has " + std::to_string(n) + "; each must be at least 1");
@@ -275,9 +280,8 @@ void debug_get_kv(const BuiltinArgs& args, Value*) {
                                             std::to_string(length) + " (the sequence's length); they are " +
                                             std::to_string(start) + " and " + std::to_string(end),
                     ErrorKind::kOutOfRange);
-  const std::vector<int64_t> shape{c.num_layers, end - start, c.num_kv_heads, c.qk_head_dim};
-  const NDArray k = tensor_arg(args, cache, 4, "k_data", shape, c.dtype);
-  const NDArray v = tensor_arg(args, cache, 5, "v_data", shape, c.dtype);
+  const NDArray k = tensor_arg(args, cache, 4, "k_data", {c.num_layers, end - start, c.num_kv_heads, c.qk_head_dim}, c.dtype);
+  const NDArray v = tensor_arg(args, cache, 5, "v_data", {c.num_layers, end - start, c.num_kv_heads, c.qk_head_dim}, c.dtype);
   guarded(args, [&] { cache.debug_get_kv(id, start, end, k, v); });
 }
 
@@ -351,13 +355,27 @@ PackedFunc global_function(const KvEntry& e, const Runtime& runtime) {
   const Runtime* owner = &runtime;
   return make_function(
       [name, body, owner](const TVMArgs& targs, RetValue* ret) {
-        std::vector<Value> values;
-        values.reserve(static_cast<size_t>(targs.size()));
-        for (int i = 0; i < targs.size(); ++i) values.push_back(value_from_arg(targs, i));
-        std::vector<const Value*> argv;
-        for (const Value& v : values) argv.push_back(&v);
+        // On the stack for the usual few arguments (a decode step's begin/end_forward).
+        constexpr int kInline = 8;
+        Value inline_values[kInline];
+        const Value* inline_argv[kInline];
+        std::vector<Value> wide_values;
+        std::vector<const Value*> wide_argv;
+        const int n = targs.size();
+        Value* values = inline_values;
+        const Value** argv = inline_argv;
+        if (n > kInline) {
+          wide_values.resize(static_cast<size_t>(n));
+          wide_argv.resize(static_cast<size_t>(n));
+          values = wide_values.data();
+          argv = wide_argv.data();
+        }
+        for (int i = 0; i < n; ++i) {
+          values[i] = value_from_arg(targs, i);
+          argv[i] = &values[i];
+        }
         Value out;
-        body(*owner, BuiltinArgs(name, argv.data(), static_cast<int>(argv.size())), &out);
+        body(*owner, BuiltinArgs(name, argv, n), &out);
         value_to_ret(out, ret);
       },
       name);

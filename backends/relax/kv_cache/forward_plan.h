@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "backends/relax/kv_cache/block_table.h"
@@ -44,9 +45,22 @@ struct ForwardPlan {
   std::vector<int32_t> append_position_map;       // [total_append] each new token's slot (page * page_size + offset)
 };
 
-// Plans the forward pass and grows the sequences by their append lengths
-// (pages taken as needed). The caller checked the batch: known, distinct
+// What planning uses on the way, kept by the cache from pass to pass with the plan itself, so
+// that a steady decode's plan reuses their capacity and allocates nothing.
+struct PlanScratch {
+  std::vector<Sequence*> seqs;
+  std::vector<std::vector<int32_t>> traces;    // each sequence's blocks up to kMaxBlockDepth
+  std::vector<std::vector<int32_t>> trailing;  // and those past it
+  std::vector<std::vector<int32_t>> blocks;    // [depth][sequence]
+  std::vector<std::vector<std::pair<int32_t, int64_t>>> chunks, coalesced;  // [depth]
+};
+
+// Plans the forward pass into *plan (its vectors refilled) and grows the sequences by their
+// append lengths (pages taken as needed). The caller checked the batch: known, distinct
 // sequences, positive lengths, appendable last blocks, enough free pages.
+void plan_forward(BlockTable& table, const std::vector<int64_t>& seq_ids, const std::vector<int64_t>& append_lengths,
+                  ForwardPlan* plan, PlanScratch* scratch);
+// The same into a new plan.
 ForwardPlan plan_forward(BlockTable& table, const std::vector<int64_t>& seq_ids,
                          const std::vector<int64_t>& append_lengths);
 

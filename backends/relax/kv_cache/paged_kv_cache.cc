@@ -15,14 +15,16 @@ namespace {
 constexpr DLDataType kInt32{kDLInt, 32, 1};
 constexpr DLDataType kFloat32{kDLFloat, 32, 1};
 
-// Calls one of the cache's kernels; a failure names it.
-void invoke(const PackedFunc& f, const char* role, std::vector<Value> args) {
-  std::vector<const Value*> argv;
-  argv.reserve(args.size());
-  for (const Value& v : args) argv.push_back(&v);
+// Calls one of the cache's kernels; a failure names it. The arguments stay on the stack.
+void invoke(const PackedFunc& f, const char* role, std::initializer_list<Value> args) {
+  constexpr size_t kMax = 16;
+  const Value* argv[kMax];
+  if (args.size() > kMax) throw Error(ErrorKind::kInternal, std::string("KV cache kernel ") + role + ": too many arguments");
+  size_t n = 0;
+  for (const Value& v : args) argv[n++] = &v;
   Value ret;
   try {
-    call_packed(f, argv.data(), static_cast<int>(argv.size()), &ret);
+    call_packed(f, argv, static_cast<int>(n), &ret);
   } catch (Error& e) {
     throw e.with("KV cache kernel", role);
   }
@@ -53,9 +55,34 @@ PagedKVCache::PagedKVCache(const CacheConfig& config, CacheKernels kernels, Devi
 void PagedKVCache::refill_int32(NDArray* slot, const std::vector<int32_t>& values) const {
   const DLDevice device = config_.device;
   const int64_t n = static_cast<int64_t>(values.size());
-  if (device.device_type != kDLCPU || !slot->defined() || slot->use_count() != 1 || slot->shape()[0] != n ||
-      slot->device().device_type != kDLCPU)
+  const bool host = device.device_type == kDLCPU && slot->defined() && slot->use_count() == 1 &&
+                    slot->device().device_type == kDLCPU;
+  if (host && slot->shape()[0] != n) {
+    // Another length on the host: in place when the table's memory holds it (nobody else sees
+    // the array), else a new one with room to grow.
+    int64_t capacity = slot->shape()[0];
+    for (const NDArray& m : table_memory_)
+      if (m->data == (*slot)->data) capacity = m.shape()[0];
+    if (n <= capacity) {
+      NDArrayNode* node = NDArrayNode::from_handle(slot->handle());
+      node->shape[0] = n;
+      node->dl.shape = node->shape.data();
+    } else {
+      const int64_t room = std::max<int64_t>(n * 2, 16);
+      const NDArray memory = apis_.empty({room}, kInt32, device);
+      *slot = memory.view({n}, kInt32);
+      // Memory no table views any more goes (the list holds each table's memory, so no
+      // address in it can be another array's).
+      table_memory_.erase(std::remove_if(table_memory_.begin(), table_memory_.end(),
+                                         [](const NDArray& m) {
+                                           return NDArrayNode::from_handle(m.handle())->storage.use_count() == 1;
+                                         }),
+                          table_memory_.end());
+      table_memory_.push_back(memory);
+    }
+  } else if (!host) {
     *slot = apis_.empty({n}, kInt32, device);
+  }
   if (n) apis_.copy_from_bytes(*slot, values.data(), values.size() * sizeof(int32_t));
 }
 
@@ -110,7 +137,7 @@ void PagedKVCache::begin_forward(const std::vector<int64_t>& seq_ids, const std:
     throw Error(ErrorKind::kResourceExhausted, "the batch needs " + std::to_string(pages) + " new pages, and the cache has " +
                                                    std::to_string(table_.free_pages()) + " free (capacity " +
                                                    std::to_string(config_.max_total_seq_len) + " tokens)");
-  plan_ = plan_forward(table_, seq_ids, append_lengths);
+  plan_forward(table_, seq_ids, append_lengths, &plan_, &plan_scratch_);
   upload_plan();
   forward_active_ = true;
 }
@@ -190,8 +217,17 @@ const ForwardPlan& PagedKVCache::plan() const {
   return plan_;
 }
 
-NDArray PagedKVCache::temp(const NDArray& buffer, std::vector<int64_t> shape) const {
-  return buffer.view(shape, buffer.dtype());
+NDArray PagedKVCache::temp(const NDArray& buffer, std::initializer_list<int64_t> shape) const {
+  for (const NDArray& v : temp_views_)
+    if (v.use_count() == 1 && v->data == buffer->data && v.shape().size() == shape.size() &&
+        std::equal(shape.begin(), shape.end(), v.shape().begin()))
+      return v;
+  NDArray v = buffer.view(std::vector<int64_t>(shape), buffer.dtype());
+  // The shapes of a few batch sizes for each of the six buffers; past them the oldest goes.
+  constexpr size_t kKept = 48;
+  if (temp_views_.size() >= kKept) temp_views_.erase(temp_views_.begin());
+  temp_views_.push_back(v);
+  return v;
 }
 
 NDArray PagedKVCache::query_positions() const {

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <string>
+#include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "graphrt/device_api.h"
@@ -101,7 +103,8 @@ class PagedKVCache : public StateObj {
   void stage_plan();
   void paged_attention(int64_t local_layer, const NDArray& q, const NDArray& out, const NDArray& lse,
                        double sm_scale, bool first);
-  NDArray temp(const NDArray& buffer, std::vector<int64_t> shape) const;
+  // `buffer` viewed as `shape`: a view made before that nobody holds now, else a new one kept.
+  NDArray temp(const NDArray& buffer, std::initializer_list<int64_t> shape) const;
   void refill_int32(NDArray* slot, const std::vector<int32_t>& values) const;
 
   CacheConfig config_;
@@ -118,6 +121,12 @@ class PagedKVCache : public StateObj {
   std::vector<NDArray> qo_indptr_, page_indptr_, page_indices_, last_page_len_, k_rope_pos_offset_;
   // Scratch of prefill_chunk_size rows, viewed at each pass's length.
   NDArray temp_q_, temp_k_, temp_v_, temp_out_, temp_lse_, merged_lse_;
+  // Kept so that a steady decode allocates nothing: temp's views, and the memory of the host
+  // tables refill_int32 made with room to grow, whose length it then changes in place (a new
+  // page makes page_indices one longer).
+  mutable std::vector<NDArray> temp_views_;
+  mutable std::vector<NDArray> table_memory_;
+  PlanScratch plan_scratch_;
 };
 
 }  // namespace kv

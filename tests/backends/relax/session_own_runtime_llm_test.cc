@@ -183,7 +183,10 @@ TEST_F(OwnRuntimeCaches, ALanguageModelsKvCacheAllocatesFromTheSessionsRuntime) 
     allocs = cpu_->allocs();
     expect_bits(lm.decode(0, tokens(std::string("input_ids_") + step + ".npy").at(0)),
                 std::string("output_") + step + "_logits.npy");
-    EXPECT_GT(cpu_->allocs(), allocs) << step;
+    // The first decode's token tensor and tables (of other lengths than the prefill's) come
+    // from the session's CPU; the second reuses them and allocates nothing at all.
+    if (std::string(step) == "decode0") EXPECT_GT(cpu_->allocs(), allocs) << step;
+    else EXPECT_EQ(cpu_->allocs(), allocs) << step;
   }
   EXPECT_EQ(7, lm.total_sequence_length());  // the case's 5 + 1 + 1 tokens
   // The kernels' workspace (rms_norm's, transpose_append's) comes through TVM's C ABI, which
