@@ -28,7 +28,10 @@ import json
 import queue
 import threading
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # numpy is optional for text generation and for `import graphrt`; step() needs it
+    np = None
 
 from . import _lib
 from .error import InvalidArgumentError, TypeMismatchError
@@ -47,7 +50,7 @@ def _config_json(fields):
 
 
 def _token(x):
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+    if isinstance(x, int if np is None else (int, np.integer)) and not isinstance(x, bool):
         return int(x)
     raise TypeError("%r is no token id" % (x,))
 
@@ -134,6 +137,8 @@ class LanguageModel:
         All ints (one token each) is one batch_decode; else one batch_prefill. One foreign call.
         copy=False returns a view of the model's own rows instead of a copy: it holds until the
         next call on this model."""
+        if np is None:
+            raise ImportError("LanguageModel.step returns numpy arrays: install numpy (Debian python3-numpy)")
         n = len(seq_ids)
         if n != len(tokens):
             raise InvalidArgumentError("step: %d sequence ids for %d token lists" % (n, len(tokens)))
@@ -144,7 +149,7 @@ class LanguageModel:
                 flat = []
                 offsets = [0]
                 for t in tokens:
-                    if isinstance(t, (int, np.integer)):
+                    if isinstance(t, int if np is None else (int, np.integer)):
                         flat.append(int(t))
                     else:
                         flat.extend(x if type(x) is int else _token(x) for x in t)
