@@ -1,8 +1,8 @@
 """A Python object's native handle as a plain int, and the references Python let go of that the
 next call frees.
 
-`Handle._addr` is the handle's address (absent once the object is freed), so a call writes it
-into its block with no conversion: ctypes' c_void_p costs an object per handle made and an
+`Handle._addr` is the handle's address (absent once the object is freed) and `_code` its type
+code, so a call writes both into its block with no conversion and no test of the class: ctypes' c_void_p costs an object per handle made and an
 attribute call per handle read. `handle` stays as the c_void_p view others expect (None when
 freed).
 
@@ -36,9 +36,12 @@ def set_free_functions(array_free, object_free):
 
 
 class Handle:
-    """Base of the classes whose objects hold one native handle (NDArray, Object)."""
+    """Base of the classes whose objects hold one native handle (NDArray, Object, Function,
+    Module). `_code` is the handle's type code (the class's _graphrt_type_code, kept per object
+    because a slot read is what the interpreter specialises: a call reads both per argument and
+    tells no class)."""
 
-    __slots__ = ("_addr",)
+    __slots__ = ("_addr", "_code")
 
     @property
     def handle(self):
@@ -54,6 +57,9 @@ class Handle:
             h = h.value  # a c_void_p
         if h:
             self._addr = h
+            code = getattr(type(self), "_graphrt_type_code", None)
+            if code is not None:
+                self._code = code
         else:
             try:
                 del self._addr

@@ -143,6 +143,7 @@ class NDArray(_handle.Handle):
         """An array owning `handle` (an int a C call returned with its reference)."""
         a = cls.__new__(cls)
         a._addr = handle
+        a._code = 13  # kNDArrayHandle
         a._owned = True
         a._base = None
         return a

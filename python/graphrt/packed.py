@@ -353,7 +353,7 @@ HOLD_GIL_BELOW_NS = 20_000
 # freed) and their type code, and a value without them (an int, a str, a numpy array, ...) takes
 # the general conversion.
 _ADDR = operator.attrgetter("_addr")
-_TYPE_CODE = operator.attrgetter("_graphrt_type_code")
+_CODE = operator.attrgetter("_code")
 _BLOCKS = _call_block.FREE
 _RESULT = _call_block.RESULT.unpack_from
 _RESULT_AT = _call_block.RESULT_AT
@@ -376,6 +376,7 @@ def _block_result(entry, code, value, type_index):
         if type_index == _ARRAY_TYPE_INDEX[0] and value:  # a Relax tuple (TVM's Array), read lazily as TVM's is
             a = _ARRAY_NEW(Array)
             a._addr = value
+            a._code = _K_OBJECT
             return a
         return _convert_by_index(Object(value), type_index)
     if code == _lib.kNull:
@@ -480,57 +481,63 @@ class Function(_OwnedHandle):
         try:
             h = self._addr
             written = False
+            # handles (any class: _addr and _code are slots of every handle object; anything
+            # else, or a freed handle, raises AttributeError), unless the first argument is an int
             if n == 1:
                 a, = args
-                if type(a) is _ND:
+                if type(a) is not int:
                     if m == 0:
-                        _P1[0](block, 0, a._addr, 13, h, 1, 0)
+                        _P1[0](block, 0, a._addr, a._code, h, 1, 0)
                     elif m == 1:
-                        _P1[1](block, 0, a._addr, f, 13, fc, h, 1, 1)
+                        _P1[1](block, 0, a._addr, f, a._code, fc, h, 1, 1)
                     else:
-                        _P1[len(fv)](block, 0, a._addr, *fv, 13, *fc, h, 1, len(fv))
+                        _P1[len(fv)](block, 0, a._addr, *fv, a._code, *fc, h, 1, len(fv))
                     written = True
             elif n == 2:
                 a, b = args
-                if type(a) is _ND and type(b) is _ND:
+                if type(a) is not int:
                     if m == 0:
-                        _P2[0](block, 0, a._addr, b._addr, 13, 13, h, 2, 0)
+                        _P2[0](block, 0, a._addr, b._addr, a._code, b._code, h, 2, 0)
                     elif m == 1:
-                        _P2[1](block, 0, a._addr, b._addr, f, 13, 13, fc, h, 2, 1)
+                        _P2[1](block, 0, a._addr, b._addr, f, a._code, b._code, fc, h, 2, 1)
                     else:
-                        _P2[len(fv)](block, 0, a._addr, b._addr, *fv, 13, 13, *fc, h, 2, len(fv))
+                        _P2[len(fv)](block, 0, a._addr, b._addr, *fv, a._code, b._code, *fc, h, 2, len(fv))
                     written = True
             elif n == 3:
                 a, b, c = args
-                if type(a) is _ND and type(b) is _ND and type(c) is _ND:
+                if type(a) is not int:
                     if m == 0:
-                        _P3[0](block, 0, a._addr, b._addr, c._addr, 13, 13, 13, h, 3, 0)
+                        _P3[0](block, 0, a._addr, b._addr, c._addr, a._code, b._code, c._code, h, 3, 0)
                     elif m == 1:
-                        _P3[1](block, 0, a._addr, b._addr, c._addr, f, 13, 13, 13, fc, h, 3, 1)
+                        _P3[1](block, 0, a._addr, b._addr, c._addr, f, a._code, b._code, c._code, fc, h, 3, 1)
                     else:
-                        _P3[len(fv)](block, 0, a._addr, b._addr, c._addr, *fv, 13, 13, 13, *fc, h, 3, len(fv))
+                        _P3[len(fv)](block, 0, a._addr, b._addr, c._addr, *fv, a._code, b._code, c._code, *fc, h, 3,
+                                     len(fv))
                     written = True
             elif n == 4:
                 a, b, c, d = args
-                if type(a) is _ND and type(b) is _ND and type(c) is _ND and type(d) is _ND:
+                if type(a) is not int:
                     if m == 0:
-                        _P4[0](block, 0, a._addr, b._addr, c._addr, d._addr, 13, 13, 13, 13, h, 4, 0)
+                        _P4[0](block, 0, a._addr, b._addr, c._addr, d._addr, a._code, b._code, c._code, d._code, h, 4, 0)
                     elif m == 1:
-                        _P4[1](block, 0, a._addr, b._addr, c._addr, d._addr, f, 13, 13, 13, 13, fc, h, 4, 1)
+                        _P4[1](block, 0, a._addr, b._addr, c._addr, d._addr, f, a._code, b._code, c._code, d._code, fc,
+                               h, 4, 1)
                     else:
-                        _P4[len(fv)](block, 0, a._addr, b._addr, c._addr, d._addr, *fv, 13, 13, 13, 13, *fc, h, 4,
-                                     len(fv))
+                        _P4[len(fv)](block, 0, a._addr, b._addr, c._addr, d._addr, *fv, a._code, b._code, c._code,
+                                     d._code, *fc, h, 4, len(fv))
                     written = True
             elif n == 5:
                 a, b, c, d, e = args
-                if type(a) is _ND and type(b) is _ND and type(c) is _ND and type(d) is _ND and type(e) is _ND:
+                if type(a) is not int:
                     if m == 0:
-                        _P5[0](block, 0, a._addr, b._addr, c._addr, d._addr, e._addr, 13, 13, 13, 13, 13, h, 5, 0)
+                        _P5[0](block, 0, a._addr, b._addr, c._addr, d._addr, e._addr, a._code, b._code, c._code,
+                               d._code, e._code, h, 5, 0)
                     elif m == 1:
-                        _P5[1](block, 0, a._addr, b._addr, c._addr, d._addr, e._addr, f, 13, 13, 13, 13, 13, fc, h, 5, 1)
+                        _P5[1](block, 0, a._addr, b._addr, c._addr, d._addr, e._addr, f, a._code, b._code, c._code,
+                               d._code, e._code, fc, h, 5, 1)
                     else:
-                        _P5[len(fv)](block, 0, a._addr, b._addr, c._addr, d._addr, e._addr, *fv, 13, 13, 13, 13, 13,
-                                     *fc, h, 5, len(fv))
+                        _P5[len(fv)](block, 0, a._addr, b._addr, c._addr, d._addr, e._addr, *fv, a._code, b._code,
+                                     c._code, d._code, e._code, *fc, h, 5, len(fv))
                     written = True
             if not written:  # not written above: other handles (objects, functions, modules), ints, 0 or 6-8 arguments
                 if m == 1:
@@ -546,8 +553,8 @@ class Function(_OwnedHandle):
                 else:  # ints only (a shape made per step): int64 values, out of range -> struct.error
                     _PACK_INTS[n][k](block, 0, *args, *gv, *_INT_CODES[n], *gc, h, n, k)
                     written = True
-                if not written:  # handles, by their class's type code (AttributeError for anything else)
-                    _PACK[n][k](block, 0, *map(_ADDR, args), *gv, *map(_TYPE_CODE, args), *gc, h, n, k)
+                if not written:  # handles, by their type codes (AttributeError for anything else)
+                    _PACK[n][k](block, 0, *map(_ADDR, args), *gv, *map(_CODE, args), *gc, h, n, k)
         except (AttributeError, struct.error):  # not a handle, or a freed one: the general path says so
             _BLOCKS.append(entry)
             if m == 1:
@@ -566,6 +573,7 @@ class Function(_OwnedHandle):
             _BLOCKS.append(entry)
             a = _ND_NEW(_ND)
             a._addr = value
+            a._code = 13
             a._owned = True
             a._base = None
             return a
