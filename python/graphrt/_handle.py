@@ -2,9 +2,9 @@
 next call frees.
 
 `Handle._addr` is the handle's address (absent once the object is freed) and `_code` its type
-code, so a call writes both into its block with no conversion and no test of the class: ctypes' c_void_p costs an object per handle made and an
-attribute call per handle read. `handle` stays as the c_void_p view others expect (None when
-freed).
+code, so a call writes both into its block with no conversion and no test of the class:
+ctypes' c_void_p costs an object per handle made and an attribute call per handle read.
+`handle` stays as the c_void_p view others expect (None when freed).
 
 An array or object dropped by Python (its `__del__`) is not freed by a foreign call of its own:
 its address waits in DROPPED_ARRAYS / DROPPED_OBJECTS, and the next graphrt_function_call_block

@@ -419,7 +419,6 @@ _TAKE_DROPPED = _handle.take_dropped
 _PACK = [[p.pack_into for p in row] for row in _call_block.PACK]
 _PACK_INTS = [[p.pack_into for p in row] for row in _call_block.PACK_INTS]
 _P1, _P2, _P3, _P4, _P5 = _PACK[1], _PACK[2], _PACK[3], _PACK[4], _PACK[5]
-_ARRAY_CODES = [(_K_NDARRAY,) * k for k in range(_SHORT + 1)]
 _INT_CODES = [(_lib.kInt,) * k for k in range(_SHORT + 1)]
 
 
@@ -518,7 +517,8 @@ class Function(_OwnedHandle):
                 a, b, c, d = args
                 if type(a) is not int:
                     if m == 0:
-                        _P4[0](block, 0, a._addr, b._addr, c._addr, d._addr, a._code, b._code, c._code, d._code, h, 4, 0)
+                        _P4[0](block, 0, a._addr, b._addr, c._addr, d._addr, a._code, b._code, c._code, d._code,
+                               h, 4, 0)
                     elif m == 1:
                         _P4[1](block, 0, a._addr, b._addr, c._addr, d._addr, f, a._code, b._code, c._code, d._code, fc,
                                h, 4, 1)
