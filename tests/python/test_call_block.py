@@ -137,6 +137,10 @@ def test_function_calls_with_every_kind_of_argument(lib_ok):
     mixed = make_tuple(a[0], make_tuple(a[1]), size, 7, "s", np.zeros(2, "int32"))
     assert size(mixed) == 6 and size(mixed[1]) == 1
     assert mixed[3] == 7 and mixed[4] == "s" and mixed[5].numpy().tolist() == [0, 0]
+    # 1-5 handles of any class take the positional writers (each object's _addr and _code)
+    handles = make_tuple(size, mixed, a[2], graphrt.ShapeTuple([3]))
+    assert size(handles) == 4 and size(handles[1]) == 6 and handles[2].numpy().tolist() == [0, 1, 2]
+    assert handles[3] == [3] and isinstance(handles[0], graphrt.Function) and handles[0](handles) == 4
     freed = graphrt.nd.array(np.zeros(1, "float32"))
     freed.free()
     with pytest.raises(graphrt.GraphrtError, match="freed"):
