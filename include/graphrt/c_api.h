@@ -69,15 +69,23 @@ GRAPHRT_API int graphrt_load_plugin(const char* path);
  * fills the ret_* fields: ret_value and ret_type_code as TVMFuncCall returns them (a returned
  * handle is the caller's), ret_type_index the type index of a kTVMObjectHandle result (what
  * TVMObjectGetTypeIndex would say; 0 for other results), elapsed_ns the call's own duration
- * (a binding can tell from it whether releasing its interpreter lock pays). */
+ * (a binding can tell from it whether releasing its interpreter lock pays).
+ * block->num_free values after the arguments (args[num_args .. num_args + num_free), with
+ * their type codes) are references the caller drops, so that a binding frees what its
+ * program let go of (the previous call's result) in the next call instead of a foreign call
+ * each: kTVMNDArrayHandle ones as TVMArrayFree, kTVMObjectHandle ones as TVMObjectFree, a
+ * NULL handle skipped. They are dropped before the function is called, whether or not the
+ * call then succeeds (a null function handle too); a negative count, a missing array, or
+ * another type code among them fails the whole block with nothing dropped and nothing called
+ * (GRAPHRT_ERROR_INVALID_ARGUMENT). */
 typedef struct graphrt_call_block {
   /* what a call sets, first: a binding writes them and reads the results with one copy each */
   TVMFunctionHandle function;
   int num_args;
-  int ret_type_code;
+  int num_free;
   TVMValue ret_value;
+  int ret_type_code;
   uint32_t ret_type_index;
-  int32_t reserved; /* 0 */
   int64_t elapsed_ns;
   /* where the arguments are, usually set once per block */
   TVMValue* args;

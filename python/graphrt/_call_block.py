@@ -14,22 +14,31 @@ SHORT = _lib._SHORT  # arguments a block holds; longer calls take the general pa
 
 
 class Block(ctypes.Structure):
-    # The arrays first: one pack_into writes the arguments, then the function and the argument
-    # count at the start of the C block, and stops before the fields the C function fills.
+    # The arrays first: one pack_into writes the arguments and the handles to free after them,
+    # then the function and the two counts at the start of the C block, and stops before the
+    # fields the C function fills.
     _fields_ = [("values", _lib.TVMValue * SHORT), ("codes", ctypes.c_int * SHORT), ("c", _lib.CallBlockC)]
 
 
 _C = Block.c.offset
-assert _C == 12 * SHORT and _lib.CallBlockC.num_args.offset == 8, "graphrt_call_block's layout"
+assert _C == 12 * SHORT and _lib.CallBlockC.num_free.offset == 12 and _lib.CallBlockC.ret_value.offset == 16, (
+    "graphrt_call_block's layout")
 
-# PACK[n].pack_into(block, 0, *n handle values, *n type codes, function handle, n)
-PACK = [struct.Struct("=%dQ%dx%di%dxQi" % (n, 8 * (SHORT - n), n, 4 * (SHORT - n))) for n in range(SHORT + 1)]
-# PACK_INTS[n]: the same with int64 values
-PACK_INTS = [struct.Struct("=%dq%dx%di%dxQi" % (n, 8 * (SHORT - n), n, 4 * (SHORT - n))) for n in range(SHORT + 1)]
-# RESULT.unpack_from(block, RESULT_AT) -> (ret_type_code, ret_value as int64, ret_type_index, reserved, elapsed_ns)
-RESULT = struct.Struct("=iqIiq")
-RESULT_AT = _C + _lib.CallBlockC.ret_type_code.offset
-VALUE_AT = _C + _lib.CallBlockC.ret_value.offset
+
+def _packer(n, m, value):
+    """n arguments and m handles to free: *values, *type codes, function handle, n, m."""
+    k = n + m
+    return struct.Struct("=%d%s%dx%di%dxQii" % (k, value, 8 * (SHORT - k), k, 4 * (SHORT - k)))
+
+
+# PACK[n][m].pack_into(block, 0, *n argument values, *m handles, *n + m type codes, function, n, m)
+PACK = [[_packer(n, m, "Q") for m in range(SHORT - n + 1)] for n in range(SHORT + 1)]
+# PACK_INTS[n][m]: the same with int64 argument values (and the handles to free as int64)
+PACK_INTS = [[_packer(n, m, "q") for m in range(SHORT - n + 1)] for n in range(SHORT + 1)]
+# RESULT.unpack_from(block, RESULT_AT) -> (ret_value as int64, ret_type_code, ret_type_index, elapsed_ns)
+RESULT = struct.Struct("=qiIq")
+RESULT_AT = _C + _lib.CallBlockC.ret_value.offset
+VALUE_AT = RESULT_AT
 
 # (block, its C part's address as a c_void_p) of the blocks no call is using.
 FREE = []

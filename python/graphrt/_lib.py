@@ -4,6 +4,7 @@ import ctypes.util
 import os
 import threading
 
+from . import _handle
 from . import _raised
 from .error import GraphrtError, GraphrtTypeError, FunctionNotFoundError, error_for_kind  # noqa: F401  (re-exported)
 
@@ -82,10 +83,10 @@ class CallBlockC(ctypes.Structure):  # graphrt_call_block
     _fields_ = [
         ("function", ctypes.c_void_p),
         ("num_args", ctypes.c_int),
-        ("ret_type_code", ctypes.c_int),
+        ("num_free", ctypes.c_int),
         ("ret_value", TVMValue),
+        ("ret_type_code", ctypes.c_int),
         ("ret_type_index", ctypes.c_uint32),
-        ("reserved", ctypes.c_int32),
         ("elapsed_ns", ctypes.c_int64),
         ("args", ctypes.c_void_p),
         ("type_codes", ctypes.c_void_p),
@@ -337,6 +338,7 @@ def _load_gil_held(path):
     CALL_BLOCK_HELD = getattr(held, "graphrt_function_call_block", None)  # None: a library before it
     if CALL_BLOCK_HELD is not None:
         CALL_BLOCK_HELD.restype = ctypes.c_int
+    _handle.set_free_functions(ARRAY_FREE, OBJECT_FREE)
 
 
 def library_path():

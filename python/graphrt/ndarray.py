@@ -2,6 +2,7 @@
 import ctypes
 import re
 
+from . import _handle
 from . import _lib
 from ._lib import GraphrtError, GraphrtTypeError
 from .device import Device, cpu, to_device
@@ -122,45 +123,58 @@ def _capsule_destructor(capsule_ptr):
 _CAPSULE_DESTRUCTOR_PTR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
 
 
-class NDArray:
+_DROPPED = _handle.DROPPED_ARRAYS
+_MAX_DROPPED = _handle.MAX_DROPPED
+
+
+class NDArray(_handle.Handle):
     """An n-dimensional array owned by graphrt (a TVM NDArray handle)."""
 
-    __slots__ = ("handle", "_owned", "_base", "__weakref__")
+    __slots__ = ("_owned", "_base", "__weakref__")
     _graphrt_type_code = _lib.kNDArrayHandle  # how a function call passes it (packed.Function)
 
     def __init__(self, handle, owned=True, base=None):
-        self.handle = ctypes.c_void_p(handle) if isinstance(handle, int) else handle
         self._owned = owned
         self._base = base  # keeps the owner of a borrowed handle alive
+        self.handle = handle  # an int or a c_void_p: kept as the int _addr (_handle.Handle)
 
     @classmethod
     def _adopt(cls, handle):
         """An array owning `handle` (an int a C call returned with its reference)."""
         a = cls.__new__(cls)
-        a.handle = ctypes.c_void_p(handle)
+        a._addr = handle
+        a._code = 13  # kNDArrayHandle
         a._owned = True
         a._base = None
         return a
 
     def __del__(self):
-        # free() inlined: a frame less for every array dropped (each result of a call)
+        # Not freed here: the next call frees it in its block (_handle), a foreign call less for
+        # every array dropped (each result of a call). drop_array inlined: a frame less.
         try:
-            h = self.handle
-            if h and self._owned:
-                _lib.ARRAY_FREE(h)
-        except Exception:  # interpreter shutdown
+            if self._owned:
+                if len(_DROPPED) < _MAX_DROPPED:
+                    _DROPPED.append(self._addr)
+                else:
+                    _lib.ARRAY_FREE(self._addr)
+        except Exception:  # freed already (no _addr), or interpreter shutdown
             pass
 
     def free(self):
         """Drops this reference now; later use raises GraphrtError."""
-        h, self.handle = self.handle, None
-        if h is not None and h.value and self._owned and _lib._LIB is not None:
-            _lib.ARRAY_FREE(h)
+        try:
+            a = self._addr
+        except AttributeError:
+            return
+        del self._addr
+        if self._owned and _lib._LIB is not None:
+            _lib.ARRAY_FREE(a)
 
     def _h(self):
-        if self.handle is None or not self.handle.value:
-            raise _error.FailedPreconditionError("NDArray has been freed")
-        return self.handle
+        try:
+            return ctypes.c_void_p(self._addr)
+        except AttributeError:
+            raise _error.FailedPreconditionError("NDArray has been freed") from None
 
     @property
     def _t(self):
@@ -272,8 +286,8 @@ class NDArray:
 
     def same_as(self, other):
         """True when `other` is this very array handle (TVM's identity test, not a value compare)."""
-        return (isinstance(other, NDArray) and self.handle is not None and other.handle is not None
-                and self.handle.value == other.handle.value)
+        return (isinstance(other, NDArray) and getattr(self, "_addr", None) is not None
+                and getattr(self, "_addr", None) == getattr(other, "_addr", None))
 
     def __setitem__(self, in_slice, value):
         """a[:] = x copies x (an NDArray or numpy array/scalar) into the whole array, as in TVM."""
@@ -335,6 +349,8 @@ def _shape_tuple(shape):
 def empty(shape, dtype="float32", device=None):
     """An uninitialised array on `device` (default cpu(0))."""
     shape = _shape_tuple(shape)
+    if _DROPPED or _handle.DROPPED_OBJECTS:  # what Python let go of goes back before more is taken
+        _handle.flush()
     dev = cpu(0) if device is None else to_device(device)
     t = str_to_dtype(dtype)
     arr = _lib.shape_array(shape)

@@ -11,6 +11,7 @@ import time
 
 from . import _lib
 from . import _call_block
+from . import _handle
 from . import _raised
 from ._lib import GraphrtError, GraphrtTypeError, FunctionNotFoundError, TVMValue
 from .benchmark import BenchmarkResult
@@ -27,27 +28,35 @@ except ImportError:
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
-class Object:
+_DROPPED_OBJECTS = _handle.DROPPED_OBJECTS
+_DROPPED_ARRAYS = _handle.DROPPED_ARRAYS
+_MAX_DROPPED = _handle.MAX_DROPPED
+
+
+class Object(_handle.Handle):
     """An opaque graphrt object returned by a function (freed with TVMObjectFree)."""
 
-    __slots__ = ("handle",)
+    __slots__ = ()
     _graphrt_type_code = _lib.kObjectHandle  # how Function.__call__ passes it
 
     def __init__(self, handle):
-        self.handle = ctypes.c_void_p(handle)
+        self.handle = handle  # an int, a c_void_p or None: kept as the int _addr (_handle.Handle)
 
     def __del__(self):
+        # Freed by the next call's block (_handle), as NDArray's; drop_object inlined.
         try:
-            h, self.handle = self.handle, None
-            if h is not None and h.value and _lib._LIB is not None:
-                _lib.OBJECT_FREE(h)
-        except Exception:
+            if len(_DROPPED_OBJECTS) < _MAX_DROPPED:
+                _DROPPED_OBJECTS.append(self._addr)
+            else:
+                _lib.OBJECT_FREE(self._addr)
+        except Exception:  # freed or handed over already (no _addr), or interpreter shutdown
             pass
 
     def _h(self):
-        if self.handle is None or not self.handle.value:
-            raise _error.FailedPreconditionError("object has been freed")
-        return self.handle
+        try:
+            return ctypes.c_void_p(self._addr)
+        except AttributeError:
+            raise _error.FailedPreconditionError("object has been freed") from None
 
     @property
     def type_key(self):
@@ -274,7 +283,7 @@ def _return_value(value, code):
         ba = ctypes.cast(value.v_handle, ctypes.POINTER(_lib.TVMByteArray)).contents
         return ctypes.string_at(ba.data, ba.size) if ba.size else b""
     if code == _lib.kNDArrayHandle:
-        return NDArray(ctypes.c_void_p(value.v_handle), owned=True)
+        return NDArray._adopt(value.v_handle) if value.v_handle else NDArray(None)
     if code == _lib.kModuleHandle:
         return Module(ctypes.c_void_p(value.v_handle))
     if code == _lib.kFuncHandle:
@@ -290,14 +299,15 @@ def _return_value(value, code):
     raise _error.UnsupportedError("function returned a value of unsupported type code %d" % code)
 
 
-class _OwnedHandle:
-    """A C handle that carries one reference, dropped by free() or at collection."""
+class _OwnedHandle(_handle.Handle):
+    """A C handle that carries one reference, dropped by free() or at collection (at once: modules
+    and functions are not dropped per call)."""
 
-    __slots__ = ("handle", "__weakref__")
+    __slots__ = ("__weakref__",)
     _free_function = None  # name of the C API call that drops the reference
 
     def __init__(self, handle):
-        self.handle = handle if isinstance(handle, ctypes.c_void_p) else ctypes.c_void_p(handle)
+        self.handle = handle  # an int, a c_void_p or None: kept as the int _addr (_handle.Handle)
 
     def __del__(self):
         try:
@@ -306,14 +316,19 @@ class _OwnedHandle:
             pass
 
     def free(self):
-        h, self.handle = self.handle, None
-        if h is not None and h.value and _lib._LIB is not None:
-            getattr(_lib._LIB, self._free_function)(h)
+        try:
+            a = self._addr
+        except AttributeError:
+            return
+        del self._addr
+        if _lib._LIB is not None:
+            getattr(_lib._LIB, self._free_function)(ctypes.c_void_p(a))
 
     def _h(self):
-        if self.handle is None or not self.handle.value:
-            raise _error.FailedPreconditionError("%s has been freed" % self._describe())
-        return self.handle
+        try:
+            return ctypes.c_void_p(self._addr)
+        except AttributeError:
+            raise _error.FailedPreconditionError("%s has been freed" % self._describe()) from None
 
     def _describe(self):
         return "object"
@@ -334,12 +349,12 @@ _FUNC_CALL = []
 HOLD_GIL_BELOW_NS = 20_000
 
 # What a value passed to a function is, read without a Python loop (operator.attrgetter is C):
-# the classes whose instances cross as handles carry their type code, and a value without one
-# (an int, a str, a numpy array, ...) takes the general conversion.
-_HANDLE_VALUE = operator.attrgetter("handle.value")
-_TYPE_CODE = operator.attrgetter("_graphrt_type_code")
+# the classes whose instances cross as handles carry their address (_handle.Handle, absent once
+# freed) and their type code, and a value without them (an int, a str, a numpy array, ...) takes
+# the general conversion.
+_ADDR = operator.attrgetter("_addr")
+_CODE = operator.attrgetter("_code")
 _BLOCKS = _call_block.FREE
-_PACK = _call_block.PACK
 _RESULT = _call_block.RESULT.unpack_from
 _RESULT_AT = _call_block.RESULT_AT
 _CALL_BLOCK = []  # [graphrt_function_call_block releasing the GIL, the same holding it]
@@ -358,8 +373,11 @@ def _block_result(entry, code, value, type_index):
     Python); returns the block to the free list."""
     if code == _lib.kObjectHandle:
         _BLOCKS.append(entry)
-        if type_index == _ARRAY_TYPE_INDEX[0]:  # a Relax tuple (TVM's Array), read lazily as TVM's is
-            return Array(value)
+        if type_index == _ARRAY_TYPE_INDEX[0] and value:  # a Relax tuple (TVM's Array), read lazily as TVM's is
+            a = _ARRAY_NEW(Array)
+            a._addr = value
+            a._code = _K_OBJECT
+            return a
         return _convert_by_index(Object(value), type_index)
     if code == _lib.kNull:
         _BLOCKS.append(entry)
@@ -385,17 +403,23 @@ def _convert_by_index(obj, type_index):
     return convert(obj)
 
 
+def _give_back(values, codes):
+    """Drops taken for a block that was not called wait again."""
+    for v, c in zip(values, codes):
+        (_DROPPED_ARRAYS if c == _K_NDARRAY else _DROPPED_OBJECTS).append(v)
+
+
 _ND = NDArray
 _ND_NEW = NDArray.__new__
-_PACK_1, _PACK_2, _PACK_3 = (_PACK[k].pack_into for k in (1, 2, 3))
-_C_VOID_P = ctypes.c_void_p
+_ARRAY_NEW = Array.__new__
 _K_NDARRAY = _lib.kNDArrayHandle
-_ARRAY_CODES = [(_K_NDARRAY,) * k for k in range(_SHORT + 1)]
+_K_OBJECT = _lib.kObjectHandle
+_TAKE_DROPPED = _handle.take_dropped
+# _PACK[n][m](block, 0, *n argument values, *m handles to free, *n + m type codes, function, n, m)
+_PACK = [[p.pack_into for p in row] for row in _call_block.PACK]
+_PACK_INTS = [[p.pack_into for p in row] for row in _call_block.PACK_INTS]
+_P1, _P2, _P3, _P4, _P5 = _PACK[1], _PACK[2], _PACK[3], _PACK[4], _PACK[5]
 _INT_CODES = [(_lib.kInt,) * k for k in range(_SHORT + 1)]
-# class -> type code of the handle classes seen (NDArray from the start): 1-3 such arguments are
-# written by Function.__call__'s own branches, one dictionary lookup each.
-_CODE_OF = {NDArray: _K_NDARRAY}
-_PACK_INTS = [p.pack_into for p in _call_block.PACK_INTS]
 
 
 class Function(_OwnedHandle):
@@ -415,10 +439,12 @@ class Function(_OwnedHandle):
 
     def __call__(self, *args):
         """One foreign call (graphrt_function_call_block) on a block from the free list. The
-        arguments are written into it by one pack_into: a model's call (up to four NDArrays) reads
-        each array's handle by attribute, which the interpreter specialises, and passes the type
-        codes as constants; other handles (objects, functions, modules) are read by C-level
-        getters. Any other argument takes _call_converted."""
+        arguments, and the arrays and objects Python dropped since the last call (_handle: the
+        block frees them), are written into it by one pack_into: a model's call (1-5 NDArrays)
+        reads each array's address by a slot read that the interpreter specialises and passes the
+        type codes as constants; other handles (objects, functions, modules) and ints are read by
+        C-level getters. Any other argument takes _call_converted. An array result is made with
+        its address as an int; the block's result is read by one unpack_from."""
         n = len(args)
         if n > _SHORT:
             return self._call_converted(args, n)
@@ -427,61 +453,127 @@ class Function(_OwnedHandle):
         except IndexError:
             entry = _new_block()
         block = entry[0]
-        arrays = True  # whether the branches below wrote the arguments (handles of known classes)
+        # m handles to free: one (f, its code fc: the previous call's result, the usual case)
+        # written as positional values, or several (fv, fc) taken by _handle.take_dropped.
+        if _DROPPED_ARRAYS:
+            if len(_DROPPED_ARRAYS) == 1 and not _DROPPED_OBJECTS:
+                m, fc = 1, _K_NDARRAY
+                try:
+                    f = _DROPPED_ARRAYS.pop()
+                except IndexError:  # another thread took it: a NULL, which the block skips
+                    f = 0
+            else:
+                fv, fc = _TAKE_DROPPED(_SHORT - n)
+                m = -1
+        elif _DROPPED_OBJECTS:
+            if len(_DROPPED_OBJECTS) == 1:
+                m, fc = 1, _K_OBJECT
+                try:
+                    f = _DROPPED_OBJECTS.pop()
+                except IndexError:
+                    f = 0
+            else:
+                fv, fc = _TAKE_DROPPED(_SHORT - n)
+                m = -1
+        else:
+            m = 0
         try:
+            h = self._addr
+            written = False
+            # handles (any class: _addr and _code are slots of every handle object; anything
+            # else, or a freed handle, raises AttributeError), unless the first argument is an int
             if n == 1:
                 a, = args
-                ca = _CODE_OF.get(type(a))
-                if ca:
-                    _PACK_1(block, 0, a.handle.value, ca, self.handle.value, 1)
-                else:
-                    arrays = False
+                if type(a) is not int:
+                    if m == 0:
+                        _P1[0](block, 0, a._addr, a._code, h, 1, 0)
+                    elif m == 1:
+                        _P1[1](block, 0, a._addr, f, a._code, fc, h, 1, 1)
+                    else:
+                        _P1[len(fv)](block, 0, a._addr, *fv, a._code, *fc, h, 1, len(fv))
+                    written = True
             elif n == 2:
                 a, b = args
-                ca, cb = _CODE_OF.get(type(a)), _CODE_OF.get(type(b))
-                if ca and cb:
-                    _PACK_2(block, 0, a.handle.value, b.handle.value, ca, cb, self.handle.value, 2)
-                else:
-                    arrays = False
+                if type(a) is not int:
+                    if m == 0:
+                        _P2[0](block, 0, a._addr, b._addr, a._code, b._code, h, 2, 0)
+                    elif m == 1:
+                        _P2[1](block, 0, a._addr, b._addr, f, a._code, b._code, fc, h, 2, 1)
+                    else:
+                        _P2[len(fv)](block, 0, a._addr, b._addr, *fv, a._code, b._code, *fc, h, 2, len(fv))
+                    written = True
             elif n == 3:
                 a, b, c = args
-                ca, cb, cc = _CODE_OF.get(type(a)), _CODE_OF.get(type(b)), _CODE_OF.get(type(c))
-                if ca and cb and cc:
-                    _PACK_3(block, 0, a.handle.value, b.handle.value, c.handle.value, ca, cb, cc, self.handle.value, 3)
+                if type(a) is not int:
+                    if m == 0:
+                        _P3[0](block, 0, a._addr, b._addr, c._addr, a._code, b._code, c._code, h, 3, 0)
+                    elif m == 1:
+                        _P3[1](block, 0, a._addr, b._addr, c._addr, f, a._code, b._code, c._code, fc, h, 3, 1)
+                    else:
+                        _P3[len(fv)](block, 0, a._addr, b._addr, c._addr, *fv, a._code, b._code, c._code, *fc, h, 3,
+                                     len(fv))
+                    written = True
+            elif n == 4:
+                a, b, c, d = args
+                if type(a) is not int:
+                    if m == 0:
+                        _P4[0](block, 0, a._addr, b._addr, c._addr, d._addr, a._code, b._code, c._code, d._code,
+                               h, 4, 0)
+                    elif m == 1:
+                        _P4[1](block, 0, a._addr, b._addr, c._addr, d._addr, f, a._code, b._code, c._code, d._code, fc,
+                               h, 4, 1)
+                    else:
+                        _P4[len(fv)](block, 0, a._addr, b._addr, c._addr, d._addr, *fv, a._code, b._code, c._code,
+                                     d._code, *fc, h, 4, len(fv))
+                    written = True
+            elif n == 5:
+                a, b, c, d, e = args
+                if type(a) is not int:
+                    if m == 0:
+                        _P5[0](block, 0, a._addr, b._addr, c._addr, d._addr, e._addr, a._code, b._code, c._code,
+                               d._code, e._code, h, 5, 0)
+                    elif m == 1:
+                        _P5[1](block, 0, a._addr, b._addr, c._addr, d._addr, e._addr, f, a._code, b._code, c._code,
+                               d._code, e._code, fc, h, 5, 1)
+                    else:
+                        _P5[len(fv)](block, 0, a._addr, b._addr, c._addr, d._addr, e._addr, *fv, a._code, b._code,
+                                     c._code, d._code, e._code, *fc, h, 5, len(fv))
+                    written = True
+            if not written:  # not written above: other handles (objects, functions, modules), ints, 0 or 6-8 arguments
+                if m == 1:
+                    gv, gc = (f,), (fc,)
+                elif m == 0:
+                    gv = gc = ()
                 else:
-                    arrays = False
-            else:
-                for a in args:
-                    if type(a) is not _ND:
-                        arrays = False
-                        break
-                else:
-                    _PACK[n].pack_into(block, 0, *map(_HANDLE_VALUE, args), *_ARRAY_CODES[n], self.handle.value, n)
-            if not arrays:
+                    gv, gc = fv, fc
+                k = len(gv)
                 for a in args:
                     if type(a) is not int:
                         break
                 else:  # ints only (a shape made per step): int64 values, out of range -> struct.error
-                    _PACK_INTS[n](block, 0, *args, *_INT_CODES[n], self.handle.value, n)
-                    arrays = True
-            if not arrays:  # other handles (objects, functions, modules), by their class's type code
-                _PACK[n].pack_into(block, 0, *map(_HANDLE_VALUE, args), *map(_TYPE_CODE, args), self.handle.value, n)
-                for a in args:  # their classes take the branches above from the next call on
-                    _CODE_OF[type(a)] = a._graphrt_type_code
+                    _PACK_INTS[n][k](block, 0, *args, *gv, *_INT_CODES[n], *gc, h, n, k)
+                    written = True
+                if not written:  # handles, by their type codes (AttributeError for anything else)
+                    _PACK[n][k](block, 0, *map(_ADDR, args), *gv, *map(_CODE, args), *gc, h, n, k)
         except (AttributeError, struct.error):  # not a handle, or a freed one: the general path says so
             _BLOCKS.append(entry)
-            return self._call_converted(args, n)
+            if m == 1:
+                fv, fc = (f,), (fc,)
+            if m:
+                _give_back(fv, fc)
+            return self._call_converted(args, len(args))
         # the call, inlined here as in _call_block (a Python frame less on every call)
         if self._hold_gil:
             rc = _CALL_BLOCK[1](entry[1])
         else:
             rc = _CALL_BLOCK[0](entry[1])
-        code, value, type_index, _, elapsed = _RESULT(block, _RESULT_AT)
+        value, code, type_index, elapsed = _RESULT(block, _RESULT_AT)
         self._hold_gil = elapsed < HOLD_GIL_BELOW_NS
-        if rc == 0 and code == _K_NDARRAY:  # the common result: an array, made as NDArray._adopt makes it
+        if code == 13 and rc == 0:  # the common result: an array, made as NDArray._adopt makes it
             _BLOCKS.append(entry)
-            a = _ND_NEW(NDArray)
-            a.handle = _C_VOID_P(value)
+            a = _ND_NEW(_ND)
+            a._addr = value
+            a._code = 13
             a._owned = True
             a._base = None
             return a
@@ -495,7 +587,7 @@ class Function(_OwnedHandle):
             rc = _CALL_BLOCK[1](entry[1])
         else:
             rc = _CALL_BLOCK[0](entry[1])
-        code, value, type_index, _, elapsed = _RESULT(entry[0], _RESULT_AT)
+        value, code, type_index, elapsed = _RESULT(entry[0], _RESULT_AT)
         self._hold_gil = elapsed < HOLD_GIL_BELOW_NS
         if rc != 0:
             _BLOCKS.append(entry)
@@ -506,7 +598,8 @@ class Function(_OwnedHandle):
         return _block_result(entry, code, value, type_index)
 
     def _call_converted(self, args, n):
-        """Any arguments: each converted by _put_arg (into a block's arrays when they fit)."""
+        """Any arguments: each converted by _put_arg (into a block's arrays when they fit, the
+        waiting drops after them)."""
         keep = []
         if n > _SHORT:
             return self._call_long(args, n, keep)
@@ -523,7 +616,12 @@ class Function(_OwnedHandle):
         except BaseException:
             _BLOCKS.append(entry)
             raise
+        fv, fc = _TAKE_DROPPED(_SHORT - n)
+        for i, (v, c) in enumerate(zip(fv, fc), n):
+            values[i].v_handle = v
+            codes[i] = c
         block.c.num_args = n
+        block.c.num_free = len(fv)
         return self._call_block(entry)
 
     def _call_long(self, args, n, keep):
@@ -543,7 +641,7 @@ class Function(_OwnedHandle):
         return _return_value(ret, ret_code.value)
 
     def __repr__(self):
-        return "<graphrt.Function %s>" % (self._name or hex(self.handle.value or 0) if self.handle else "(freed)")
+        return "<graphrt.Function %s>" % (self._name or hex(self._addr) if self.handle else "(freed)")
 
 
 class Module(_OwnedHandle):

@@ -1,6 +1,7 @@
 // graphrt_function_call_block (include/graphrt/c_api.h): TVMFuncCall with its arguments and
 // result in one caller-held block, so that a binding pays one foreign call of one argument per
-// invocation and needs no second call to tell what kind of object came back.
+// invocation, needs no second call to tell what kind of object came back, and drops the
+// references its program let go of since the last call without a foreign call each.
 #include <chrono>
 
 #include "graphrt/c_api.h"
@@ -11,14 +12,35 @@
 using namespace graphrt;
 
 namespace {
+// Everything that would stop the block before its frees: checked first, so that a refused block
+// drops nothing (its caller still holds those references) and an accepted one drops them all.
 void check_block(const graphrt_call_block* block) {
   if (!block) throw Error(ErrorKind::kTypeMismatch, "graphrt_function_call_block: null block");
-  if (!block->function) throw Error(ErrorKind::kTypeMismatch, "graphrt_function_call_block: null function handle");
   if (block->num_args < 0)
     throw Error("graphrt_function_call_block: negative argument count " + std::to_string(block->num_args));
-  if (block->num_args > 0 && (!block->args || !block->type_codes))
-    throw Error("graphrt_function_call_block: " + std::to_string(block->num_args) +
-                " arguments but no argument or type-code array");
+  if (block->num_free < 0)
+    throw Error("graphrt_function_call_block: negative free count " + std::to_string(block->num_free));
+  if ((block->num_args > 0 || block->num_free > 0) && (!block->args || !block->type_codes))
+    throw Error("graphrt_function_call_block: " + std::to_string(block->num_args) + " arguments and " +
+                std::to_string(block->num_free) + " frees but no argument or type-code array");
+  for (int i = block->num_args; i < block->num_args + block->num_free; ++i) {
+    int code = block->type_codes[i];
+    if (code != kTVMNDArrayHandle && code != kTVMObjectHandle)
+      throw Error("graphrt_function_call_block: value " + std::to_string(i) + " to free has type code " +
+                  std::to_string(code) + " (an array or object handle is freed)");
+  }
+}
+
+// The caller's references after the arguments, dropped as TVMArrayFree / TVMObjectFree drop them.
+void drop_frees(const graphrt_call_block* block) {
+  for (int i = block->num_args; i < block->num_args + block->num_free; ++i) {
+    void* handle = block->args[i].v_handle;
+    if (!handle) continue;
+    if (block->type_codes[i] == kTVMNDArrayHandle)
+      NDArray::adopt_handle(static_cast<DLTensor*>(handle));  // the temporary's destructor drops it
+    else
+      static_cast<Object*>(handle)->dec_ref();
+  }
 }
 
 int64_t now_ns() {
@@ -30,6 +52,8 @@ int64_t now_ns() {
 extern "C" GRAPHRT_API int graphrt_function_call_block(graphrt_call_block* block) {
   return graphrt_api_guard([&] {
     check_block(block);
+    drop_frees(block);
+    if (!block->function) throw Error(ErrorKind::kTypeMismatch, "graphrt_function_call_block: null function handle");
     block->ret_type_code = kTVMNullptr;
     block->ret_value.v_handle = nullptr;
     block->ret_type_index = 0;

@@ -1,6 +1,8 @@
 // The C API: errors come back as codes + messages, never exceptions.
 #include "fixture_cases.h"
 #include "graphrt/c_api.h"
+#include "graphrt/ndarray.h"
+#include "graphrt/object.h"
 
 #include <cstring>
 #include <thread>
@@ -275,6 +277,96 @@ TEST(CApi, StreamStreamSynchronize) {
   ASSERT_EQ(0, graphrt_device_available(99, 0, &available, &reason));
   EXPECT_EQ(available, 0);
   EXPECT_NE(std::string(reason).find("device type 99"), std::string::npos) << reason;
+}
+
+namespace {
+int32_t object_refs(TVMObjectHandle h) { return static_cast<graphrt::Object*>(h)->ref_count(); }
+}  // namespace
+
+// The references a block carries after its arguments are dropped before the call, whether it
+// then succeeds or fails; a block refused for its counts or its frees' type codes drops none.
+TEST(CApi, CallBlockDropsTheCallersFrees) {
+  int64_t shape[1] = {2};
+  TVMArrayHandle a = nullptr;
+  ASSERT_EQ(0, TVMArrayAlloc(shape, 1, kDLFloat, 32, 1, kDLCPU, 0, &a));
+  TVMFunctionHandle make_array = nullptr, array_size = nullptr;
+  ASSERT_EQ(0, TVMFuncGetGlobal("runtime.Array", &make_array));
+  ASSERT_EQ(0, TVMFuncGetGlobal("runtime.ArraySize", &array_size));
+  ASSERT_NE(make_array, nullptr);
+  ASSERT_NE(array_size, nullptr);
+  TVMValue args[4];
+  int codes[4];
+  graphrt_call_block block{};
+  block.function = make_array;
+  block.args = args;
+  block.type_codes = codes;
+  args[0].v_handle = a;
+  codes[0] = kTVMNDArrayHandle;
+  block.num_args = 1;
+  ASSERT_EQ(0, graphrt_function_call_block(&block)) << TVMGetLastError();
+  ASSERT_EQ(block.ret_type_code, kTVMObjectHandle);
+  TVMObjectHandle tuple = block.ret_value.v_handle;  // holds one reference to a
+  ASSERT_EQ(0, TVMObjectRetain(tuple));
+  ASSERT_EQ(object_refs(tuple), 2);
+  ASSERT_EQ(array_refs(a), 2);
+  TVMValue ret;
+  int ret_code;
+  ASSERT_EQ(0, TVMFuncCall(make_array, args, codes, 1, &ret, &ret_code)) << TVMGetLastError();
+  TVMObjectHandle second = ret.v_handle;  // another reference to a, through a second tuple
+  ASSERT_EQ(array_refs(a), 3);
+
+  // One argument, then three frees: the second tuple, one reference of the first, a NULL.
+  args[1].v_handle = second;
+  codes[1] = kTVMObjectHandle;
+  args[2].v_handle = tuple;
+  codes[2] = kTVMObjectHandle;
+  args[3].v_handle = nullptr;
+  codes[3] = kTVMNDArrayHandle;
+  block.num_free = 3;
+
+  // Refused blocks drop nothing.
+  block.num_free = -1;
+  EXPECT_EQ(-GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_function_call_block(&block));
+  EXPECT_NE(std::string(TVMGetLastError()).find("negative free count -1"), std::string::npos) << TVMGetLastError();
+  block.num_free = 3;
+  codes[3] = kTVMPackedFuncHandle;
+  EXPECT_EQ(-GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_function_call_block(&block));
+  EXPECT_NE(std::string(TVMGetLastError()).find("value 3 to free has type code 10"), std::string::npos)
+      << TVMGetLastError();
+  codes[3] = kTVMNDArrayHandle;
+  block.args = nullptr;
+  EXPECT_EQ(-GRAPHRT_ERROR_INVALID_ARGUMENT, graphrt_function_call_block(&block));
+  EXPECT_NE(std::string(TVMGetLastError()).find("1 arguments and 3 frees but no argument"), std::string::npos)
+      << TVMGetLastError();
+  block.args = args;
+  EXPECT_EQ(object_refs(tuple), 2);
+  EXPECT_EQ(array_refs(a), 3);
+
+  // Accepted: the frees go before the call (the new tuple takes its own reference to a).
+  ASSERT_EQ(0, graphrt_function_call_block(&block)) << TVMGetLastError();
+  ASSERT_EQ(block.ret_type_code, kTVMObjectHandle);
+  TVMObjectHandle third = block.ret_value.v_handle;
+  EXPECT_EQ(object_refs(tuple), 1);
+  EXPECT_EQ(array_refs(a), 3);  // a, the first tuple's, the third's (the second tuple is gone)
+
+  // A call that fails still drops its frees: ArraySize of an array is a type error.
+  block.function = array_size;
+  args[1].v_handle = third;
+  block.num_free = 1;
+  EXPECT_NE(0, graphrt_function_call_block(&block));
+  EXPECT_EQ(array_refs(a), 2);
+  // So does a block with frees and no function (the error comes after them).
+  block.function = nullptr;
+  args[0].v_handle = tuple;
+  codes[0] = kTVMObjectHandle;
+  block.num_args = 0;
+  block.num_free = 1;
+  EXPECT_EQ(-GRAPHRT_ERROR_TYPE_MISMATCH, graphrt_function_call_block(&block));
+  EXPECT_NE(std::string(TVMGetLastError()).find("null function handle"), std::string::npos);
+  EXPECT_EQ(array_refs(a), 1);  // the first tuple dropped its reference with its last one
+  EXPECT_EQ(0, TVMArrayFree(a));
+  EXPECT_EQ(0, TVMFuncFree(make_array));
+  EXPECT_EQ(0, TVMFuncFree(array_size));
 }
 
 TEST(CApi, CallBlockCallsAndFillsTheResult) {

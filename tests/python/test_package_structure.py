@@ -81,7 +81,9 @@ def test_no_import_circle():
 
 def test_the_calling_convention_imports_no_layer_above_it():
     graph, _ = _graph()
-    assert graph["packed"] <= {"_lib", "_raised", "benchmark", "device", "ndarray", "error", "_call_block"}, graph["packed"]
+    assert graph["packed"] <= {"_lib", "_raised", "benchmark", "device", "ndarray", "error", "_call_block", "_handle"}, (
+        graph["packed"])
+    assert not graph.get("_handle"), graph["_handle"]  # addresses and drops: ctypes alone
     assert graph["_call_block"] <= {"_lib"}, graph["_call_block"]  # the call blocks below it: ctypes over _lib only
     assert "packed" in graph["module"] and "packed" in graph["python_function"]
 
