@@ -44,7 +44,7 @@ std::atomic<long> g_allocations{0};
 bool g_trace = false;
 thread_local bool t_in_trace = false;
 
-void note_allocation() {
+[[maybe_unused]] void note_allocation() {  // unused where a sanitizer owns malloc
   if (!g_counting.load(std::memory_order_relaxed)) return;
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (g_trace && !t_in_trace) {
