@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "graphrt/run_deadline.h"
 #include "backends/relax/packed_convention.h"
@@ -102,6 +103,21 @@ Value VirtualMachine::call(int64_t function, const Value* const* args, int num_a
     throw Error(ErrorKind::kTypeMismatch, "Relax function " + quote_untrusted(f.name) + " takes " + std::to_string(f.num_args) + " arguments, " +
                 std::to_string(num_args) + " given")
         .with("function", f.name);
+  const std::thread::id me = std::this_thread::get_id();
+  std::thread::id caller{};
+  const bool outermost = calling_thread_.compare_exchange_strong(caller, me, std::memory_order_acquire);
+  if (!outermost && caller != me)
+    throw Error(ErrorKind::kFailedPrecondition,
+                "the Relax VM is running a call of another thread (a VM runs one call at a time: make one VM per "
+                "thread)")
+        .with("function", f.name);
+  struct EndCall {
+    std::atomic<std::thread::id>* calling;
+    bool outermost;
+    ~EndCall() {
+      if (outermost) calling->store(std::thread::id{}, std::memory_order_release);
+    }
+  } end_call{&calling_thread_, outermost};
   if (depth_ == 0 && nested_calls_ == 0) {
     remaining_ = budget_ ? budget_ : ~uint64_t{0};
     recycler_.release_idle();  // what the last call's kept objects held goes back first

@@ -5,10 +5,12 @@
 // calls (make one per thread, as with TVM).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -142,6 +144,9 @@ class VirtualMachine {
   std::vector<std::unique_ptr<Frame>> frames_;
   int depth_ = 0;
   int nested_calls_ = 0;        // call()s under way (builtins call back into the VM)
+  // The thread whose call() is under way (none between calls): a VM is one call stack, so a
+  // second thread's call is refused instead of sharing its registers and storage.
+  std::atomic<std::thread::id> calling_thread_{};
   int64_t live_registers_ = 0;  // registers of the frames pushed
   uint64_t budget_ = kDefaultInstructionBudget;
   uint64_t remaining_ = 0;

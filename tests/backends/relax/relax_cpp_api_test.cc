@@ -6,10 +6,14 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apps/common/relax_function.h"
@@ -235,3 +239,51 @@ TEST(RelaxCliResults, IntsFloatsAndShapesFlattenAsArrays) {
 }
 
 }  // namespace
+
+// A VM is one call stack: threads sharing one get TVM's results or a FailedPrecondition error
+// for a call that would overlap another thread's, never a crash or a wrong result.
+TEST(RelaxCppApiDetails, AVmSharedByThreadsRefusesOverlappingCalls) {
+  GRAPHRT_REQUIRE_FIXTURES();
+  const std::string dir = graphrt_test::fixtures_dir() + "/relax-ffi/relax_cnn";
+  if (graphrt_test::fixtures_dir().empty() || !std::ifstream(dir + "/case.json")) GTEST_SKIP() << "no relax-ffi/relax_cnn";
+  graphrt::RelaxVM vm = graphrt::RelaxVM::load(dir + "/deploy_relax.so");
+  const std::vector<graphrt::NDArray> args = {load_npy(dir + "/input_x.npy")};
+  const graphrt_test::Npy want = graphrt_test::read_npy(dir + "/output_0.npy");
+  std::atomic<int> refused{0}, wrong{0}, other{0}, done{0};
+  std::mutex message_mutex;
+  std::string message;
+  // Until an overlap was refused (at least 40 calls a thread, at most 20 s): on a loaded machine
+  // the threads may take turns for a long while.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto work = [&] {
+    for (int i = 0; i < 40 || (refused.load() == 0 && std::chrono::steady_clock::now() < deadline); ++i) {
+      try {
+        const std::vector<graphrt::NDArray> out = vm.call("main", args).flatten();
+        std::vector<char> bytes(want.data.size());
+        out.at(0).copy_to_bytes(bytes.data(), bytes.size());
+        if (bytes != want.data) ++wrong;
+        ++done;
+      } catch (const graphrt::Error& e) {
+        if (e.kind() == graphrt::ErrorKind::kFailedPrecondition &&
+            std::string(e.what()).find("another thread") != std::string::npos) {
+          ++refused;
+        } else {
+          std::lock_guard<std::mutex> lock(message_mutex);
+          message = e.what();
+          ++other;
+        }
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back(work);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(other.load(), 0) << message;
+  EXPECT_GT(refused.load(), 0) << "4 threads on one VM and no overlapping call was refused";
+  EXPECT_GT(done.load(), 0);
+  // Between calls the VM is free again: this thread's call runs.
+  std::vector<char> bytes(want.data.size());
+  vm.call("main", args).flatten().at(0).copy_to_bytes(bytes.data(), bytes.size());
+  EXPECT_TRUE(bytes == want.data);
+}
