@@ -25,6 +25,16 @@
       exit(1);                                                                                        \
     }                                                                                                 \
   } while (0)
+/* A call that fails with error kind `kind`, its message naming `needle`. */
+#define CHECK_REFUSED(kind, needle, call)                                                            \
+  do {                                                                                               \
+    int rc_ = (call);                                                                                \
+    if (rc_ != -(kind) || strstr(TVMGetLastError(), (needle)) == NULL) {                             \
+      fprintf(stderr, "%s:%d: %s returned %d, not -%d naming '%s' (%s)\n", __FILE__, __LINE__, #call, \
+              rc_, kind, needle, rc_ ? TVMGetLastError() : "");                                      \
+      exit(1);                                                                                       \
+    }                                                                                                \
+  } while (0)
 /* A float32 .npy file (format 1.0, C order): its shape and values. */
 typedef struct {
   int ndim;

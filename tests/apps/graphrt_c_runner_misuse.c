@@ -17,17 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A call that fails with error kind `kind`, its message naming `needle`. */
-#define CHECK_REFUSED(kind, needle, call)                                                            \
-  do {                                                                                               \
-    int rc_ = (call);                                                                                \
-    if (rc_ != -(kind) || strstr(TVMGetLastError(), (needle)) == NULL) {                             \
-      fprintf(stderr, "%s:%d: %s returned %d, not -%d naming '%s' (%s)\n", __FILE__, __LINE__, #call, \
-              rc_, kind, needle, rc_ ? TVMGetLastError() : "");                                      \
-      exit(1);                                                                                       \
-    }                                                                                                \
-  } while (0)
-
 static DLTensor tensor_of(Npy* a) {
   DLTensor t;
   memset(&t, 0, sizeof(t));

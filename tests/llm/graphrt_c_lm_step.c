@@ -19,17 +19,6 @@
 
 #define TOLERANCE 1e-5
 
-/* A call that fails with error kind `kind`, its message naming `needle`. */
-#define CHECK_REFUSED(kind, needle, call)                                                            \
-  do {                                                                                               \
-    int rc_ = (call);                                                                                \
-    if (rc_ != -(kind) || strstr(TVMGetLastError(), (needle)) == NULL) {                             \
-      fprintf(stderr, "%s:%d: %s returned %d, not -%d naming '%s' (%s)\n", __FILE__, __LINE__, #call, \
-              rc_, kind, needle, rc_ ? TVMGetLastError() : "");                                      \
-      exit(1);                                                                                       \
-    }                                                                                                \
-  } while (0)
-
 static const char* g_package; /* the folder expect_logits reads TVM's files from */
 static int64_t g_vocab;
 

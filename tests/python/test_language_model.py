@@ -1,31 +1,19 @@
 """graphrt.LanguageModel on the MLC-LLM package fixture (mlc/tiny_gpt2_chat): the greedy
 completions, the chat answer and the tokenizer cases of its case.json (TVM's and the reference
 tokenizer's), as text; streaming, seeds and the errors of generation fields."""
-import json
-import os
 
 import pytest
 
 import graphrt
-from _cases import fixtures_dir, skip_without_fixtures
 
 
 @pytest.fixture(scope="module")
-def package(lib_ok):
-    folder = os.path.join(fixtures_dir() or "", "mlc", "tiny_gpt2_chat")
-    if not fixtures_dir() or not os.path.isfile(os.path.join(folder, "case.json")):
-        skip_without_fixtures("mlc/tiny_gpt2_chat")
-    with open(os.path.join(folder, "case.json")) as f:
-        return folder, json.load(f)
+def lm(mlc_package):
+    return graphrt.LanguageModel(mlc_package[0])
 
 
-@pytest.fixture(scope="module")
-def lm(package):
-    return graphrt.LanguageModel(package[0])
-
-
-def test_greedy_completions_are_case_json_text(lm, package):
-    for c in package[1]["greedy_completions"]:
+def test_greedy_completions_are_case_json_text(lm, mlc_package):
+    for c in mlc_package[1]["greedy_completions"]:
         assert lm.tokenizer.encode(c["prompt"]) == c["prompt_ids"]
         text = lm.generate(c["prompt"], max_tokens=c["max_tokens"], temperature=0)
         assert text == c["text"], c["prompt"]
@@ -34,29 +22,29 @@ def test_greedy_completions_are_case_json_text(lm, package):
         assert lm.last_result["prompt_tokens"] == len(c["prompt_ids"])
 
 
-def test_chat_answer_is_case_json_text(lm, package):
-    chat = package[1]["chat"]
+def test_chat_answer_is_case_json_text(lm, mlc_package):
+    chat = mlc_package[1]["chat"]
     answer = lm.chat(chat["messages"], max_tokens=chat["max_tokens"], temperature=0)
     assert answer == chat["text"]
     assert lm.last_result["tokens"] == chat["output_ids"]
     assert lm.last_result["prompt_tokens"] == len(chat["prompt_ids"])
 
 
-def test_tokenizer_cases(lm, package):
-    for c in package[1]["tokenizer_cases"]:
+def test_tokenizer_cases(lm, mlc_package):
+    for c in mlc_package[1]["tokenizer_cases"]:
         assert lm.tokenizer.encode(c["text"]) == c["ids"], c["text"][:40]
         assert lm.tokenizer.decode(c["ids"]) == c["decoded"], c["text"][:40]
 
 
-def test_stream_pieces_join_to_the_completion(lm, package):
-    for c in package[1]["greedy_completions"]:
+def test_stream_pieces_join_to_the_completion(lm, mlc_package):
+    for c in mlc_package[1]["greedy_completions"]:
         pieces = list(lm.stream(c["prompt"], max_tokens=c["max_tokens"], temperature=0))
         assert "".join(pieces) == c["text"]
         assert all(p for p in pieces)
 
 
-def test_closing_a_stream_stops_it(lm, package):
-    c = package[1]["greedy_completions"][0]
+def test_closing_a_stream_stops_it(lm, mlc_package):
+    c = mlc_package[1]["greedy_completions"][0]
     stream = lm.stream(c["prompt"], max_tokens=200, temperature=0)
     first = next(stream)
     stream.close()
@@ -65,16 +53,16 @@ def test_closing_a_stream_stops_it(lm, package):
     assert lm.generate(c["prompt"], max_tokens=c["max_tokens"], temperature=0) == c["text"]
 
 
-def test_stop_string_cuts_the_text_before_it(lm, package):
-    c = package[1]["greedy_completions"][0]
+def test_stop_string_cuts_the_text_before_it(lm, mlc_package):
+    c = mlc_package[1]["greedy_completions"][0]
     cut = c["text"].index(" dark")
     text = lm.generate(c["prompt"], max_tokens=c["max_tokens"], temperature=0, stop=[" dark"])
     assert text == c["text"][:cut]
     assert lm.last_result["finish_reason"] == "stop"
 
 
-def test_seed_gives_the_same_text_each_run(lm, package):
-    prompt = package[1]["greedy_completions"][1]["prompt"]
+def test_seed_gives_the_same_text_each_run(lm, mlc_package):
+    prompt = mlc_package[1]["greedy_completions"][1]["prompt"]
     a = lm.generate(prompt, max_tokens=12, temperature=1.0, seed=42)
     tokens_a = lm.last_result["tokens"]
     lm.generate(prompt, max_tokens=12, temperature=1.0, seed=7)
@@ -84,8 +72,8 @@ def test_seed_gives_the_same_text_each_run(lm, package):
     assert lm.last_result["tokens"] != tokens_a
 
 
-def test_logprobs(lm, package):
-    c = package[1]["greedy_completions"][0]
+def test_logprobs(lm, mlc_package):
+    c = mlc_package[1]["greedy_completions"][0]
     lm.generate(c["prompt"], max_tokens=3, temperature=0, logprobs=True, top_logprobs=2)
     logprobs = lm.last_result["logprobs"]
     assert [e["token"] for e in logprobs] == c["output_ids"][:3]

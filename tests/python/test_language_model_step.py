@@ -14,26 +14,17 @@ from graphrt import _lib
 from _cases import fixtures_dir, skip_without_fixtures
 
 
-@pytest.fixture(scope="module")
-def package(lib_ok):
-    folder = os.path.join(fixtures_dir() or "", "mlc", "tiny_gpt2_chat")
-    if not fixtures_dir() or not os.path.isfile(os.path.join(folder, "case.json")):
-        skip_without_fixtures("mlc/tiny_gpt2_chat")
-    with open(os.path.join(folder, "case.json")) as f:
-        return folder, json.load(f)
-
-
 @pytest.fixture
-def lm(package):
-    return graphrt.LanguageModel(package[0])
+def lm(mlc_package):
+    return graphrt.LanguageModel(mlc_package[0])
 
 
-def _expected(package, name, rows):
-    return np.load(os.path.join(package[0], name)).reshape(rows, -1)
+def _expected(mlc_package, name, rows):
+    return np.load(os.path.join(mlc_package[0], name)).reshape(rows, -1)
 
 
-def test_the_scenario_gives_tvms_logits(lm, package):
-    case = package[1]
+def test_the_scenario_gives_tvms_logits(lm, mlc_package):
+    case = mlc_package[1]
     tolerance = case["tolerance"]
     assert lm.vocab_size == 50257
     ops = [op for op in case["scenario"] if op["op"] in ("add_sequence", "batch_prefill", "batch_decode")]
@@ -46,13 +37,13 @@ def test_the_scenario_gives_tvms_logits(lm, package):
         tokens = op["input_ids"] if op["op"] == "batch_prefill" else [t[0] for t in op["input_ids"]]
         logits = lm.step(ids, tokens)
         assert logits.shape == (len(ids), lm.vocab_size) and logits.dtype == np.float32
-        np.testing.assert_allclose(logits, _expected(package, op["expect_logits"], len(ids)), atol=tolerance, rtol=0)
+        np.testing.assert_allclose(logits, _expected(mlc_package, op["expect_logits"], len(ids)), atol=tolerance, rtol=0)
     single = [op for op in case["scenario"] if op["op"] in ("prefill", "decode")]
     lm.add_sequence(10)
     for op in single:
         ids = op["input_ids"]
         logits = lm.step([10], [ids if op["op"] == "prefill" else ids[0]])
-        np.testing.assert_allclose(logits, _expected(package, op["expect_logits"], 1), atol=tolerance, rtol=0)
+        np.testing.assert_allclose(logits, _expected(mlc_package, op["expect_logits"], 1), atol=tolerance, rtol=0)
 
 
 def _greedy(lm, seq_ids, prompts, steps):
@@ -66,8 +57,8 @@ def _greedy(lm, seq_ids, prompts, steps):
     return out
 
 
-def test_argmax_steps_are_the_greedy_completions(lm, package):
-    completions = package[1]["greedy_completions"]
+def test_argmax_steps_are_the_greedy_completions(lm, mlc_package):
+    completions = mlc_package[1]["greedy_completions"]
     for i, c in enumerate(completions):  # each alone: prefill, then decode
         lm.add_sequence(100 + i)
         assert _greedy(lm, [100 + i], [c["prompt_ids"]], c["max_tokens"]) == [c["output_ids"]]
