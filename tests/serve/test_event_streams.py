@@ -62,7 +62,7 @@ def open_request(port, path, body, version="1.1", rcvbuf=None, headers=""):
 def read_response(s, deadline=30.0):
     """(status, headers {lower: value}, body bytes, complete): the body dechunked when chunked, else read to
     the connection's end; `complete` says the body's framing ended properly (the last chunk, or the close)."""
-    buf = b""
+    buf = bytearray()  # appended in place: a bytes += per read copies the whole body each time
     end = time.monotonic() + deadline
     head = None
     while True:
@@ -75,8 +75,10 @@ def read_response(s, deadline=30.0):
         if head is not None:
             h = head[1]
             if "content-length" in h and len(buf) >= int(h["content-length"]):
-                return head[0], h, buf[:int(h["content-length"])], True
-            if h.get("transfer-encoding") == "chunked":
+                return head[0], h, bytes(buf[:int(h["content-length"])]), True
+            # Dechunked only once the last chunk may have come (the server sends no trailers): a
+            # dechunk per read made a reader of long streams quadratic, too slow to keep up with them.
+            if h.get("transfer-encoding") == "chunked" and buf.endswith(b"0\r\n\r\n"):
                 body, done = dechunk(buf)
                 if done:
                     return head[0], h, body, True
@@ -87,26 +89,26 @@ def read_response(s, deadline=30.0):
             got = None
         if not got:
             if head is None:
-                return None, {}, buf, False
+                return None, {}, bytes(buf), False
             h = head[1]
             if h.get("transfer-encoding") == "chunked":
                 return head[0], h, dechunk(buf)[0], False
-            return head[0], h, buf, got is not None and "content-length" not in h
+            return head[0], h, bytes(buf), got is not None and "content-length" not in h
         buf += got
 
 
 def dechunk(buf):
-    out, at = b"", 0
+    out, at = [], 0
     while True:
         eol = buf.find(b"\r\n", at)
         if eol < 0:
-            return out, False
+            return b"".join(out), False
         size = int(buf[at:eol], 16)
         if size == 0:
-            return out, buf[eol + 2:eol + 4] == b"\r\n"
+            return b"".join(out), buf[eol + 2:eol + 4] == b"\r\n"
         if len(buf) < eol + 2 + size + 2:
-            return out, False
-        out += buf[eol + 2:eol + 2 + size]
+            return b"".join(out), False
+        out.append(buf[eol + 2:eol + 2 + size])
         at = eol + 2 + size + 2
 
 
