@@ -117,3 +117,40 @@ def test_runner_shared_by_threads_refuses_overlapping_calls(lib_ok, which):
     assert refused, "8 threads on one runner and no overlapping call was refused"
     (y,) = runner(**{name: x})  # one thread again: TVM's answer
     assert np.array_equal(y.numpy(), want)
+
+
+def test_relax_vm_shared_by_threads_refuses_overlapping_calls(lib_ok):
+    # A call of relax_cnn (~0.1-0.3 ms) releases the GIL, so threads sharing one VM meet in it:
+    # the later call is refused (FailedPreconditionError), the others return TVM's output.
+    d = case_dir(os.path.join("relax-ffi", "relax_cnn"))
+    vm = graphrt.relax.VirtualMachine(graphrt.load_module(os.path.join(d, "deploy_relax.so")), graphrt.cpu())
+    main = vm["main"]
+    x = graphrt.nd.array(np.load(os.path.join(d, "input_x.npy")))
+    want = np.load(os.path.join(d, "output_0.npy"))
+    refused, wrong, other = [], [], []
+    start = threading.Barrier(4)
+    deadline = time.monotonic() + 20
+
+    def hammer():
+        start.wait()
+        rounds = 0
+        while rounds < 100 or (not refused and time.monotonic() < deadline):
+            rounds += 1
+            try:
+                if not np.array_equal(main(x).numpy(), want):
+                    wrong.append(rounds)
+            except graphrt.FailedPreconditionError as e:
+                assert "another thread" in str(e), str(e)
+                refused.append(e)
+            except Exception as e:  # noqa: BLE001 - any other failure is the finding
+                other.append(e)
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not other, other[:3]
+    assert not wrong
+    assert refused, "4 threads on one VM and no overlapping call was refused"
+    assert np.array_equal(main(x).numpy(), want)  # one thread again: TVM's answer
