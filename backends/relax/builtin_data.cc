@@ -7,6 +7,7 @@
 #include "backends/relax/builtin.h"
 #include "backends/relax/interpreter.h"
 #include "backends/relax/packed_convention.h"
+#include "src/base/call_buffer/call_buffer.h"
 
 namespace graphrt {
 namespace relax {
@@ -35,16 +36,9 @@ void check_depth(const BuiltinArgs& args, const std::vector<Value>& items) {
 
 void make_tuple(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   // The tuple is the VM's recycled one (a decode step makes the same tuples every call).
-  constexpr int kInline = 16;
-  const Value* inline_items[kInline];
-  std::vector<const Value*> wide;
-  const Value** items = inline_items;
-  if (args.size() > kInline) {
-    wide.resize(static_cast<size_t>(args.size()));
-    items = wide.data();
-  }
+  CallBuffer<const Value*> items(args.size());
   for (int i = 0; i < args.size(); ++i) items[i] = &args.at(i);
-  Ref<TupleObj> t = vm.recycler().tuple(items, static_cast<size_t>(args.size()));
+  Ref<TupleObj> t = vm.recycler().tuple(items.data(), static_cast<size_t>(args.size()));
   if (t->depth > kMaxValueDepth) {
     std::vector<Value> held;
     held.swap(t->items);

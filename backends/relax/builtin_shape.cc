@@ -7,6 +7,7 @@
 
 #include "backends/relax/builtin.h"
 #include "backends/relax/interpreter.h"
+#include "src/base/call_buffer/call_buffer.h"
 
 namespace graphrt {
 namespace relax {
@@ -154,19 +155,12 @@ void make_shape(VirtualMachine& vm, const BuiltinArgs& args, Value* ret) {
   const int64_t ndim = args.as_int(1, "ndim");
   if (ndim < 0 || ndim > (args.size() - 2) / 2) throw args.error("ndim " + std::to_string(ndim) + " does not match its codes");
   // On the stack up to a rank no tensor reaches; the shape itself is the VM's recycled one.
-  constexpr int64_t kInline = 16;
-  int64_t inline_dims[kInline];
-  std::vector<int64_t> wide;
-  int64_t* dims = inline_dims;
-  if (ndim > kInline) {
-    wide.resize(static_cast<size_t>(ndim));
-    dims = wide.data();
-  }
+  CallBuffer<int64_t> dims(static_cast<int>(ndim));
   for (int64_t i = 0; i < ndim; ++i) {
     const int k = static_cast<int>(2 + i * 2);
     dims[i] = make_one(args, heap, heap_size, args.as_int(k, "code"), args.as_int(k + 1, "value"));
   }
-  *ret = vm.recycler().shape(dims, static_cast<size_t>(ndim));
+  *ret = vm.recycler().shape(dims.data(), static_cast<size_t>(ndim));
 }
 
 void make_prim_value(VirtualMachine&, const BuiltinArgs& args, Value* ret) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "src/base/call_buffer/call_buffer.h"
 #include "src/layer_api/ffi_kernel_call.h"
 
 namespace graphrt {
@@ -84,17 +85,10 @@ bool ffi_arg(const Value& v, TVMFFIAny* a) {
 // A tvm-ffi kernel called in its own ABI; false (nothing called) when an argument needs the
 // packed path.
 bool call_ffi_kernel(FfiKernel fn, const PackedFunc& f, const Value* const* args, int num_args, Value* ret) {
-  constexpr int kOnStack = 16;
-  TVMFFIAny stack_args[kOnStack];
-  std::vector<TVMFFIAny> heap_args;
-  TVMFFIAny* ffi_args = stack_args;
-  if (num_args > kOnStack) {
-    heap_args.resize(static_cast<size_t>(num_args));
-    ffi_args = heap_args.data();
-  }
+  CallBuffer<TVMFFIAny> ffi_args(num_args);
   for (int i = 0; i < num_args; ++i)
     if (!ffi_arg(*args[i], &ffi_args[i])) return false;
-  TVMFFIAny result = ffi_kernel_invoke(fn, f->name(), ffi_args, num_args);
+  TVMFFIAny result = ffi_kernel_invoke(fn, f->name(), ffi_args.data(), num_args);
   switch (result.type_index) {
     case kFfiNone: *ret = std::monostate(); return true;
     case kFfiInt:
@@ -126,19 +120,10 @@ void call_generated(TVMBackendPackedCFunc fn, const PackedFunc& f, TVMValue* val
 void call_packed(const PackedFunc& f, const Value* const* args, int num_args, Value* ret) {
   if (FfiKernel fn = ffi_kernel_of(*f))
     if (call_ffi_kernel(fn, f, args, num_args, ret)) return;
-  constexpr int kOnStack = 16;
-  TVMValue stack_values[kOnStack];
-  int stack_codes[kOnStack];
-  std::vector<TVMValue> heap_values;
-  std::vector<int> heap_codes;
-  TVMValue* values = stack_values;
-  int* codes = stack_codes;
-  if (num_args > kOnStack) {
-    heap_values.resize(static_cast<size_t>(num_args));
-    heap_codes.resize(static_cast<size_t>(num_args));
-    values = heap_values.data();
-    codes = heap_codes.data();
-  }
+  CallBuffer<TVMValue> value_buffer(num_args);
+  CallBuffer<int> code_buffer(num_args);
+  TVMValue* values = value_buffer.data();
+  int* codes = code_buffer.data();
   Encoder enc{values, codes};
   for (int i = 0; i < num_args; ++i) enc(i, *args[i]);
   if (TVMBackendPackedCFunc fn = f->backend_c_func()) return call_generated(fn, f, values, codes, num_args, ret);

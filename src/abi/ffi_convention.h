@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "abi/ffi_abi.h"
+#include "base/call_buffer/call_buffer.h"
 #include "graphrt/packed_func.h"
 
 namespace graphrt {
@@ -17,28 +18,6 @@ namespace graphrt {
 // arguments; its result lands in *ret. A failure throws the error the function
 // raised (TVMFFIErrorSetRaised*), naming the function.
 void ffi_call_packed(TVMFFISafeCallType fn, const std::string& name, const TVMArgs& args, RetValue* ret);
-
-// Storage for one call's arguments: on the stack for up to 16 (every kernel launch), else on
-// the heap.
-template <typename T>
-class CallBuffer {
- public:
-  explicit CallBuffer(int n = 0) { reserve(n); }
-  CallBuffer(const CallBuffer&) = delete;
-  CallBuffer& operator=(const CallBuffer&) = delete;
-  void reserve(int n) {
-    if (n <= kOnStack) return;
-    heap_.resize(static_cast<size_t>(n));
-    data_ = heap_.data();
-  }
-  T* data() const { return data_; }
-
- private:
-  static constexpr int kOnStack = 16;
-  T stack_[kOnStack];
-  std::vector<T> heap_;
-  T* data_ = stack_;
-};
 
 // tvm-ffi arguments seen as packed ones, for graphrt functions that generated
 // v0.22+ code calls (TVMFFIFunctionCall). Borrowed: valid while `args` is.
