@@ -26,19 +26,15 @@ bool is_vulkan_driver(const std::string& path) {
 
 }  // namespace
 
-int pin_loaded_vulkan_drivers() {
+void pin_loaded_vulkan_drivers() {
   // Names first, dlopen after: dl_iterate_phdr holds the dynamic linker's lock.
   std::vector<std::string> loaded;
   dl_iterate_phdr(collect_name, &loaded);
-  int pinned = 0;
   for (const std::string& path : loaded) {
     if (!is_vulkan_driver(path)) continue;
-    void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
-    if (!h) continue;
-    dlclose(h);  // drops this reference only: RTLD_NODELETE keeps the object mapped
-    ++pinned;
+    // This reference is dropped at once: RTLD_NODELETE keeps the object mapped.
+    if (void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE)) dlclose(h);
   }
-  return pinned;
 }
 
 }  // namespace vulkan_backend

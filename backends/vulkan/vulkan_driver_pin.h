@@ -12,8 +12,8 @@ namespace graphrt {
 namespace vulkan_backend {
 
 // Marks every loaded object that exports vk_icdGetInstanceProcAddr (a Vulkan driver) as
-// never to be unloaded; returns how many. Call after vkCreateInstance, which loads them.
-int pin_loaded_vulkan_drivers();
+// never to be unloaded. Call after vkCreateInstance, which loads them.
+void pin_loaded_vulkan_drivers();
 
 }  // namespace vulkan_backend
 }  // namespace graphrt

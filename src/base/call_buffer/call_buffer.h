@@ -23,7 +23,7 @@ class CallBuffer {
   T& operator[](int i) const { return data_[i]; }
 
  private:
-  mutable T stack_[N];
+  T stack_[N];
   std::vector<T> heap_;
   T* data_ = stack_;
 };
